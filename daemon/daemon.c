@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the context's lifetime, configuration (re)loading, the table of managed disks and
+ * running one device through classify -> plan -> apply -> report. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "macro.h"
+#include "messages.h"
+#include "policy.h"
+#include "report.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
+
+void hvt_daemon_done(struct hvt_daemon *d) {
+        for (size_t i = 0; i < d->n_disks; i++)
+                hvt_disk_done(&d->disks[i].disk);
+        free(d->disks);
+        hvt_config_free(d->config);
+        udev_monitor_unref(d->monitor);
+        udev_unref(d->udev);
+        sd_event_unref(d->event);
+}
+
+int hvt_daemon_load_config(struct hvt_daemon *d) {
+        struct hvt_config_error err;
+        struct hvt_config *c;
+        char text[512];
+        int r;
+
+        r = hvt_config_load(d->config_path, !d->config_explicit, &c, &err);
+        if (r < 0) {
+                char f_file[300], f_line[32];
+                const char *fields[] = { f_file, f_line, NULL };
+
+                if (r == -ENOMEM)
+                        return hvt_log_errno(&d->log, LOG_ERR, r, "Out of memory loading configuration");
+                hvt_config_error_format(&err, text, sizeof(text));
+                if (err.line > 0)
+                        snprintf(d->config_error, sizeof(d->config_error), "%s:%d", err.file, err.line);
+                else
+                        snprintf(d->config_error, sizeof(d->config_error), "%s", err.file);
+                snprintf(f_file, sizeof(f_file), "HVTUNED_CONFIG_FILE=%s", err.file);
+                snprintf(f_line, sizeof(f_line), "HVTUNED_CONFIG_LINE=%d", err.line);
+                return hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_CONFIG_ERROR, fields, "%s", text);
+        }
+
+        hvt_log_debug(&d->log, "Loaded configuration from %s", c->path ? c->path : "built-in defaults");
+        hvt_config_free(d->config);
+        d->config = c;
+        d->config_error[0] = '\0';
+        return 0;
+}
+
+static struct hvt_tracked *find_tracked(struct hvt_daemon *d, const char *syspath) {
+        for (size_t i = 0; i < d->n_disks; i++)
+                if (strcmp(d->disks[i].disk.syspath, syspath) == 0)
+                        return &d->disks[i];
+        return NULL;
+}
+
+/* Takes ownership of disk. */
+static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
+        if (d->n_disks == d->n_allocated) {
+                size_t n = d->n_allocated ? d->n_allocated * 2 : 16;
+                struct hvt_tracked *p = reallocarray(d->disks, n, sizeof(*p));
+
+                if (!p)
+                        return NULL;
+                d->disks = p;
+                d->n_allocated = n;
+        }
+        d->disks[d->n_disks] = (struct hvt_tracked) { .disk = *disk };
+        *disk = (struct hvt_disk) {};
+        return &d->disks[d->n_disks++];
+}
+
+static void untrack(struct hvt_daemon *d, struct hvt_tracked *t) {
+        size_t i = (size_t) (t - d->disks);
+
+        hvt_disk_done(&t->disk);
+        d->disks[i] = d->disks[--d->n_disks];
+}
+
+static void tune(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_plan plan;
+        struct hvt_apply a;
+
+        hvt_policy_plan(d->config, &t->disk, &plan);
+        (void) hvt_apply_disk(&t->disk, &plan, d->apply_flags, &a);
+        hvt_report_results(&d->log, &t->disk, &a, d->once);
+
+        t->n_failed = t->n_unsupported = 0;
+        for (size_t i = 0; i < a.n; i++) {
+                t->n_failed += a.results[i].outcome == HVT_FAILED;
+                t->n_unsupported += a.results[i].outcome == HVT_UNSUPPORTED;
+        }
+        if (t->n_failed > 0)
+                d->any_failed = true;
+}
+
+static void forget(struct hvt_daemon *d, const char *syspath, bool removed) {
+        struct hvt_tracked *t = find_tracked(d, syspath);
+
+        if (!t)
+                return;
+        if (removed)
+                hvt_report_disk_removed(&d->log, &t->disk);
+        else
+                hvt_log_info(&d->log, "%s: no longer a Hyper-V disk, leaving it as it is", t->disk.sysname);
+        untrack(d, t);
+}
+
+int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        struct hvt_disk disk;
+        struct hvt_tracked *t;
+        const char *syspath = udev_device_get_syspath(dev);
+        int r;
+
+        if (action && strcmp(action, "remove") == 0) {
+                forget(d, syspath, true);
+                return 0;
+        }
+
+        r = hvt_classify(dev, &disk);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot read its Hyper-V identity: %m",
+                                     udev_device_get_sysname(dev));
+        if (r == 0) {
+                forget(d, syspath, false);
+                return 0;
+        }
+
+        t = find_tracked(d, syspath);
+        if (t) {
+                /* The identity may have changed (a LUN re-probed at the same path). */
+                hvt_disk_done(&t->disk);
+                t->disk = disk;
+        } else {
+                t = track(d, &disk);
+                if (!t) {
+                        hvt_disk_done(&disk);
+                        return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
+                }
+                hvt_report_disk_found(&d->log, &t->disk);
+        }
+        tune(d, t);
+        return 0;
+}
+
+int hvt_daemon_enumerate(struct hvt_daemon *d) {
+        _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
+        struct udev_list_entry *entry;
+        int r;
+
+        e = udev_enumerate_new(d->udev);
+        if (!e)
+                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot enumerate devices: %m");
+        r = udev_enumerate_add_match_subsystem(e, "block");
+        if (r >= 0)
+                r = udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
+        if (r >= 0)
+                r = udev_enumerate_scan_devices(e);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate block devices: %m");
+
+        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
+                struct udev_device *dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
+
+                if (!dev)
+                        continue;  /* gone since the scan */
+                (void) hvt_daemon_handle_device(d, dev, NULL);
+                udev_device_unref(dev);
+        }
+        return 0;
+}
+
+void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
+        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0;
+        int off;
+
+        for (size_t i = 0; i < d->n_disks; i++) {
+                bool seen = false;
+
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = strcmp(d->disks[j].disk.controller, d->disks[i].disk.controller) == 0;
+                n_controllers += !seen;
+                n_failed += d->disks[i].n_failed > 0;
+                n_unsupported += d->disks[i].n_unsupported;
+        }
+
+        off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu tuned, %zu failed",
+                       d->n_disks, d->n_disks == 1 ? "" : "s", n_controllers,
+                       n_controllers == 1 ? "" : "s", d->n_disks - n_failed, n_failed);
+        if (n_unsupported > 0 && off > 0 && (size_t) off < size)
+                off += snprintf(buf + off, size - (size_t) off, ", %zu setting%s unsupported",
+                                n_unsupported, n_unsupported == 1 ? "" : "s");
+        if (*d->config_error && off > 0 && (size_t) off < size)
+                snprintf(buf + off, size - (size_t) off, "; config error at %s, keeping previous",
+                         d->config_error);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: where messages go (journal or stderr) and at which level. Structured entries take
+ * a list of extra "FIELD=value" strings. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <syslog.h>
+
+struct hvt_log {
+        int max_level;  /* LOG_INFO, or LOG_DEBUG with -v */
+        bool journal;   /* stderr is connected to journald: send structured entries */
+};
+
+/* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches). */
+void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);
+
+/* Logs message at prio with MESSAGE_ID and the extra fields (NULL-terminated array of
+ * "FIELD=value", may be NULL). Returns -abs(error), or 0 when error is 0, so that callers
+ * can "return hvt_log_errno(...)". */
+int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
+                   const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+
+#define hvt_log_errno(log, prio, error, ...) hvt_log_struct((log), (prio), (error), NULL, NULL, __VA_ARGS__)
+#define hvt_log_info(log, ...) (void) hvt_log_struct((log), LOG_INFO, 0, NULL, NULL, __VA_ARGS__)
+#define hvt_log_debug(log, ...) (void) hvt_log_struct((log), LOG_DEBUG, 0, NULL, NULL, __VA_ARGS__)

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: event sources and their handlers.
+ *
+ * The monitor listens on the "udev" source, after rules ran: a handler on the kernel source
+ * would race the distro rules that set their own scheduler. It is receiving before the
+ * start-up enumeration, so a disk that appears during the walk is seen at least once. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "loop.h"
+#include "macro.h"
+#include "messages.h"
+#include "notify.h"
+
+/* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
+#define MONITOR_RCVBUF (128 * 1024 * 1024)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_device *, udev_device_unref);
+
+static void update_status(struct hvt_daemon *d) {
+        char status[256];
+
+        hvt_daemon_format_status(d, status, sizeof(status));
+        hvt_notify_status(status);
+}
+
+static void resync(struct hvt_daemon *d) {
+        (void) hvt_log_struct(&d->log, LOG_WARNING, ENOBUFS, HVT_MESSAGE_RESYNC, NULL,
+                              "Lost device events (receive buffer overrun), re-enumerating all disks");
+        (void) hvt_daemon_enumerate(d);
+}
+
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        (void) s, (void) fd, (void) revents;
+        for (;;) {
+                _cleanup_(udev_device_unrefp) struct udev_device *dev = NULL;
+
+                errno = 0;
+                dev = udev_monitor_receive_device(d->monitor);
+                if (!dev) {
+                        if (errno == ENOBUFS) {
+                                resync(d);
+                                continue;
+                        }
+                        break;  /* EAGAIN: drained */
+                }
+                (void) hvt_daemon_handle_device(d, dev, udev_device_get_action(dev));
+        }
+        update_status(d);
+        return 0;
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        hvt_log_debug(&d->log, "Received %s, exiting", strsignal((int) si->ssi_signo));
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+/* Reload: a bad file keeps the running configuration, and the disks keep their values. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct hvt_daemon *d = userdata;
+        char status[256];
+        int r;
+
+        (void) s, (void) si;
+        hvt_notify_reloading();
+        r = hvt_daemon_load_config(d);
+        if (r >= 0)
+                (void) hvt_daemon_enumerate(d);
+        hvt_daemon_format_status(d, status, sizeof(status));
+        hvt_notify_ready(status);
+        return 0;
+}
+
+static int setup_monitor(struct hvt_daemon *d) {
+        int r;
+
+        d->monitor = udev_monitor_new_from_netlink(d->udev, "udev");
+        if (!d->monitor)
+                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot open the udev monitor: %m");
+        r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "block", "disk");
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot filter the udev monitor: %m");
+        /* Needs CAP_NET_ADMIN beyond rmem_max; without it the default buffer still works. */
+        (void) udev_monitor_set_receive_buffer_size(d->monitor, MONITOR_RCVBUF);
+        r = udev_monitor_enable_receiving(d->monitor);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot listen for udev events: %m");
+        r = sd_event_add_io(d->event, NULL, udev_monitor_get_fd(d->monitor), EPOLLIN, on_monitor, d);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch the udev monitor: %m");
+        return 0;
+}
+
+static int setup_signals(struct hvt_daemon *d) {
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot block signals: %m");
+
+        r = sd_event_add_signal(d->event, NULL, SIGTERM, on_terminate, d);
+        if (r >= 0)
+                r = sd_event_add_signal(d->event, NULL, SIGINT, on_terminate, d);
+        if (r >= 0)
+                r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload, d);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch signals: %m");
+        return 0;
+}
+
+int hvt_loop_run(struct hvt_daemon *d) {
+        char status[256];
+        int r;
+
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot create the event loop: %m");
+        r = setup_signals(d);
+        if (r < 0)
+                return r;
+        /* WatchdogSec= in the unit turns this on; without it no timer exists. */
+        r = sd_event_set_watchdog(d->event, true);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the watchdog: %m");
+        r = setup_monitor(d);
+        if (r < 0)
+                return r;
+
+        r = hvt_daemon_enumerate(d);
+        if (r < 0)
+                return r;
+        hvt_daemon_format_status(d, status, sizeof(status));
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
+        hvt_notify_ready(status);
+
+        r = sd_event_loop(d->event);
+        hvt_notify_stopping();
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Event loop failed: %m");
+        return 0;
+}

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the sd-event loop of the running daemon: udev monitor, signals, watchdog. */
+#pragma once
+
+#include "daemon.h"
+
+/* Start-up pass, READY=1, then events until SIGTERM/SIGINT. Returns 0 or -errno. */
+int hvt_loop_run(struct hvt_daemon *d);

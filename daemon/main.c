@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the command line. Everything it decides ends up in the daemon context. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "hvtuned-config.h"
+#include "loop.h"
+
+/* --once exit codes, documented in hvtuned(8). */
+#define EXIT_CONFIG 1
+#define EXIT_ATTR_FAILED 2
+
+enum mode {
+        MODE_DAEMON,
+        MODE_ONCE,
+        MODE_CHECK_CONFIG,
+};
+
+static void help(void) {
+        printf("Usage: hvtuned [OPTIONS]\n"
+               "Tune the IO queues of Hyper-V (storvsc) disks and keep them tuned.\n\n"
+               "  -c, --config=FILE   configuration file (default %s)\n"
+               "      --check-config  validate the configuration and exit (0 valid, 1 not)\n"
+               "      --once          tune every disk once, print what was done and exit\n"
+               "                      (0 all good, 1 configuration error, 2 a setting failed)\n"
+               "      --dry-run       like --once, but only print what would change\n"
+               "  -v, --verbose       debug logging\n"
+               "  -h, --help          show this help\n"
+               "      --version       show the version\n",
+               HVTUNED_CONFIG_PATH);
+}
+
+static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level) {
+        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_VERSION };
+        static const struct option options[] = {
+                { "config",       required_argument, NULL, 'c' },
+                { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
+                { "once",         no_argument,       NULL, ARG_ONCE },
+                { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
+                { "verbose",      no_argument,       NULL, 'v' },
+                { "help",         no_argument,       NULL, 'h' },
+                { "version",      no_argument,       NULL, ARG_VERSION },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        d->config_path = optarg;
+                        d->config_explicit = true;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        *mode = MODE_CHECK_CONFIG;
+                        break;
+                case ARG_ONCE:
+                        if (*mode == MODE_DAEMON)
+                                *mode = MODE_ONCE;
+                        break;
+                case ARG_DRY_RUN:
+                        if (*mode == MODE_DAEMON)
+                                *mode = MODE_ONCE;
+                        d->apply_flags |= HVT_APPLY_DRY_RUN;
+                        break;
+                case 'v':
+                        *level = LOG_DEBUG;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("hvtuned %s\n", HVTUNED_VERSION);
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+
+        if (optind < argc) {
+                fprintf(stderr, "hvtuned: unexpected argument '%s' (see --help)\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int run_once(struct hvt_daemon *d) {
+        char status[256];
+        int r;
+
+        r = hvt_daemon_enumerate(d);
+        if (r < 0)
+                return r;
+        hvt_daemon_format_status(d, status, sizeof(status));
+        hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run)" : "");
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH };
+        enum mode mode = MODE_DAEMON;
+        int level = LOG_INFO, r, ret;
+
+        r = parse_argv(argc, argv, &d, &mode, &level);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        d.once = mode != MODE_DAEMON;
+        /* --once and --check-config answer the person who ran them, on stderr. */
+        hvt_log_init(&d.log, level, mode == MODE_DAEMON);
+
+        r = hvt_daemon_load_config(&d);
+        if (mode == MODE_CHECK_CONFIG) {
+                if (r >= 0)
+                        hvt_log_info(&d.log, "%s: valid", d.config->path ? d.config->path :
+                                     "no configuration file, built-in defaults");
+                ret = r < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
+        } else if (r < 0)
+                ret = EXIT_CONFIG;
+        else if (!(d.udev = udev_new())) {
+                (void) hvt_log_errno(&d.log, LOG_ERR, -ENOMEM, "Cannot create a udev context: %m");
+                ret = EXIT_FAILURE;
+        } else if (mode == MODE_ONCE) {
+                r = run_once(&d);
+                ret = r < 0 ? EXIT_FAILURE : d.any_failed ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
+        } else {
+                r = hvt_loop_run(&d);
+                ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+
+        hvt_daemon_done(&d);
+        return ret;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the sd_notify messages hvtuned sends. Failures to notify are not errors of the
+ * daemon: systemd may not be listening (a terminal, a container without it). */
+#include <inttypes.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
+
+#include "notify.h"
+
+void hvt_notify_ready(const char *status) {
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+}
+
+/* Type=notify-reload needs MONOTONIC_USEC with RELOADING=1 to tell this reload from an
+ * earlier one. */
+void hvt_notify_reloading(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void) sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading configuration",
+                          (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u);
+}
+
+void hvt_notify_status(const char *status) {
+        (void) sd_notifyf(0, "STATUS=%s", status);
+}
+
+void hvt_notify_stopping(void) {
+        (void) sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
+}

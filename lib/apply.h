@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: carrying out a plan on one disk: read, compare, write, read back, and one result
+ * per managed attribute. Never logs: the caller reports. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attr.h"
+#include "disk.h"
+#include "policy.h"
+
+enum hvt_outcome {
+        HVT_UNCHANGED,    /* already had the desired value: nothing written */
+        HVT_APPLIED,      /* written and read back as written */
+        HVT_CLAMPED,      /* written, but the kernel kept another value */
+        HVT_FAILED,       /* the read or the write failed: error says why */
+        HVT_UNSUPPORTED,  /* this kernel or disk does not have it (attribute, scheduler) */
+        HVT_WOULD_APPLY,  /* dry run: differs, would be written */
+        _HVT_OUTCOME_MAX,
+};
+
+struct hvt_result {
+        enum hvt_attr_id attr;
+        enum hvt_outcome outcome;
+        int error;                    /* positive errno for failed and unsupported, else 0 */
+        char from[HVT_VALUE_MAX];     /* found before: the active name for the scheduler */
+        char to[HVT_VALUE_MAX];       /* desired, as written */
+        char kept[HVT_VALUE_MAX];     /* clamped: what the kernel read back */
+        char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
+};
+
+struct hvt_apply {
+        size_t n;
+        struct hvt_result results[_HVT_ATTR_MAX];
+};
+
+enum {
+        HVT_APPLY_DRY_RUN = 1 << 0,
+};
+
+/* One result per planned attribute, in table order. A failure of one attribute never stops
+ * the others. Returns 0; the results say what happened. */
+int hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
+                   struct hvt_apply *ret);
+
+const char *hvt_outcome_to_string(enum hvt_outcome o);
+bool hvt_outcome_is_change(enum hvt_outcome o);

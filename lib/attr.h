@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the allowlist of sysfs attributes hvtuned may write, with the range the kernel
+ * accepts for each. Config validation, plan building and the write path all read this one
+ * table, so adding a tunable is one row. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sysfs directory an attribute lives in; also the config group that sets it. */
+enum hvt_group {
+        HVT_GROUP_QUEUE,   /* <disk syspath>/queue/ */
+        HVT_GROUP_DEVICE,  /* the disk's SCSI LUN: <disk syspath>/device/ */
+        _HVT_GROUP_MAX,
+};
+
+/* Table order is apply order. The scheduler goes first: the nr_requests limit depends on it
+ * and switching resets nr_requests. read_ahead_kb goes last of the queue group: on 6.9+ a
+ * limits update (max_sectors_kb, add_random, iostats) recomputes ra_pages and would undo it. */
+enum hvt_attr_id {
+        HVT_ATTR_SCHEDULER,
+        HVT_ATTR_NR_REQUESTS,
+        HVT_ATTR_MAX_SECTORS_KB,
+        HVT_ATTR_RQ_AFFINITY,
+        HVT_ATTR_NOMERGES,
+        HVT_ATTR_ADD_RANDOM,
+        HVT_ATTR_IOSTATS,
+        HVT_ATTR_IO_TIMEOUT,
+        HVT_ATTR_WBT_LAT_USEC,
+        HVT_ATTR_READ_AHEAD_KB,
+        HVT_ATTR_QUEUE_DEPTH,
+        HVT_ATTR_TIMEOUT,
+        HVT_ATTR_EH_TIMEOUT,
+        _HVT_ATTR_MAX,
+};
+
+enum hvt_value_kind {
+        HVT_VALUE_SCHEDULER,  /* an elevator name, shown by the kernel as a bracketed list */
+        HVT_VALUE_INT,        /* a decimal integer in [min, max] */
+};
+
+struct hvt_attr {
+        enum hvt_group group;
+        const char *name;
+        enum hvt_value_kind kind;
+        int64_t min, max;
+};
+
+/* Long enough for any int64 and for an elevator name (the kernel's ELV_NAME_MAX is 16). */
+#define HVT_VALUE_MAX 24
+#define HVT_SCHED_NAME_MAX 16
+
+/* One desired (or found) value: the text that is written, and its number for ints. */
+struct hvt_setting {
+        bool set;
+        int64_t num;
+        char text[HVT_VALUE_MAX];
+};
+
+const struct hvt_attr *hvt_attr_get(enum hvt_attr_id id);
+int hvt_attr_lookup(enum hvt_group group, const char *name);
+const char *hvt_group_name(enum hvt_group group);
+
+/* "queue/scheduler": the name used in reports, the journal and the docs. */
+int hvt_attr_format_path(enum hvt_attr_id id, char *buf, size_t size);
+
+bool hvt_sched_name_valid(const char *name);
+int hvt_setting_set_int(struct hvt_setting *s, enum hvt_attr_id id, int64_t v);
+int hvt_setting_set_sched(struct hvt_setting *s, const char *name);

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: reading hvtuned.conf with libconfig and validating it into a struct hvt_config.
+ *
+ * Groups are named after the sysfs directory they write into (queue, device), so every key
+ * is an attribute name from the allowlist in attr.c. Nothing is half-loaded: the first
+ * error stops the load and the caller keeps whatever configuration it had. */
+#include <errno.h>
+#include <inttypes.h>
+#include <libconfig.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "macro.h"
+
+struct loader {
+        const char *path;
+        struct hvt_config_error *err;
+        /* Where device.timeout and queue.io_timeout were first set: they are one kernel
+         * value (the request queue's rq_timeout), so a config may set only one of them. */
+        const config_setting_t *timeout_at[2];
+};
+
+static void config_destroyp(config_t **c) {
+        if (*c)
+                config_destroy(*c);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct hvt_config *, hvt_config_free);
+
+static void set_error(struct hvt_config_error *err, const char *file, int line, const char *key,
+                      const char *fmt, va_list ap) {
+        *err = (struct hvt_config_error) { .line = line };
+        snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+        snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(struct loader *l, const config_setting_t *s, const char *key, const char *fmt, ...) {
+        const char *file = s ? config_setting_source_file(s) : NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        set_error(l->err, file ? file : l->path, s ? (int) config_setting_source_line(s) : 0, key,
+                  fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+static const char *type_name(int type) {
+        switch (type) {
+        case CONFIG_TYPE_GROUP:  return "a group";
+        case CONFIG_TYPE_INT:
+        case CONFIG_TYPE_INT64:  return "an integer";
+        case CONFIG_TYPE_FLOAT:  return "a float";
+        case CONFIG_TYPE_STRING: return "a string";
+        case CONFIG_TYPE_BOOL:   return "a boolean";
+        case CONFIG_TYPE_ARRAY:  return "an array";
+        case CONFIG_TYPE_LIST:   return "a list";
+        default:                 return "a value of unknown type";
+        }
+}
+
+static int expect_type(struct loader *l, const config_setting_t *s, const char *key, int type) {
+        int t = config_setting_type(s);
+
+        if (t == type || (type == CONFIG_TYPE_INT && t == CONFIG_TYPE_INT64))
+                return 0;
+        return fail(l, s, key, "expected %s, got %s", type_name(type), type_name(t));
+}
+
+static void key_join(char *buf, size_t size, const char *prefix, const char *name) {
+        snprintf(buf, size, "%s%s%s", prefix, *prefix ? "." : "", name);
+}
+
+static int check_timeout_pair(struct loader *l, const config_setting_t *s, const char *key,
+                              enum hvt_attr_id id) {
+        int mine = id == HVT_ATTR_TIMEOUT, other = !mine;
+
+        if (l->timeout_at[other])
+                return fail(l, s, key,
+                            "device.timeout and queue.io_timeout are the same kernel setting "
+                            "(the request timeout), set at line %d: set only one of them",
+                            (int) config_setting_source_line(l->timeout_at[other]));
+        if (!l->timeout_at[mine])
+                l->timeout_at[mine] = s;
+        return 0;
+}
+
+static int parse_value(struct loader *l, const config_setting_t *s, const char *key,
+                       enum hvt_attr_id id, struct hvt_setting *out) {
+        const struct hvt_attr *a = hvt_attr_get(id);
+        int r;
+
+        if (a->kind == HVT_VALUE_SCHEDULER) {
+                const char *name;
+
+                r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+                if (r < 0)
+                        return r;
+                name = config_setting_get_string(s);
+                if (hvt_setting_set_sched(out, name) < 0)
+                        return fail(l, s, key,
+                                    "\"%s\" is not a scheduler name (letters, digits, '_' and '-', "
+                                    "at most %d characters)", name, HVT_SCHED_NAME_MAX - 1);
+                return 0;
+        }
+
+        r = expect_type(l, s, key, CONFIG_TYPE_INT);
+        if (r < 0)
+                return r;
+        long long v = config_setting_get_int64(s);
+        if (hvt_setting_set_int(out, id, v) < 0)
+                return fail(l, s, key, "%lld is out of range, the kernel accepts %" PRId64 "..%" PRId64,
+                            v, a->min, a->max);
+        if (id == HVT_ATTR_TIMEOUT || id == HVT_ATTR_IO_TIMEOUT)
+                return check_timeout_pair(l, s, key, id);
+        return 0;
+}
+
+/* One "queue = { ... };" or "device = { ... };" group. */
+static int parse_group(struct loader *l, const config_setting_t *g, const char *prefix,
+                       enum hvt_group group, struct hvt_setting settings[static _HVT_ATTR_MAX]) {
+        char key[64];
+        int r;
+
+        key_join(key, sizeof(key), prefix, hvt_group_name(group));
+        r = expect_type(l, g, key, CONFIG_TYPE_GROUP);
+        if (r < 0)
+                return r;
+
+        for (int i = 0; i < config_setting_length(g); i++) {
+                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
+                const char *name = config_setting_name(s);
+                int id;
+
+                key_join(key, sizeof(key), prefix, hvt_group_name(group));
+                key_join(key, sizeof(key), key, name);
+                id = hvt_attr_lookup(group, name);
+                if (id < 0)
+                        return fail(l, s, key, "unknown key");
+                r = parse_value(l, s, key, (enum hvt_attr_id) id, &settings[id]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int match_string(struct loader *l, const config_setting_t *s, const char *key,
+                        char *dst, size_t size) {
+        const char *v;
+        size_t n;
+        int r;
+
+        r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+        if (r < 0)
+                return r;
+        v = config_setting_get_string(s);
+        /* Trailing blanks are SCSI padding: "Msft    " and "Msft" are the same vendor. */
+        n = strlen(v);
+        while (n > 0 && v[n - 1] == ' ')
+                n--;
+        if (n >= size)
+                return fail(l, s, key, "\"%s\" is longer than the SCSI field (%zu characters): "
+                            "it can never match", v, size - 1);
+        memcpy(dst, v, n);
+        dst[n] = '\0';
+        return 0;
+}
+
+static int match_uint(struct loader *l, const config_setting_t *s, const char *key,
+                      long long max, long long *ret) {
+        int r = expect_type(l, s, key, CONFIG_TYPE_INT);
+        long long v;
+
+        if (r < 0)
+                return r;
+        v = config_setting_get_int64(s);
+        if (v < 0 || v > max)
+                return fail(l, s, key, "%lld is out of range 0..%lld", v, max);
+        *ret = v;
+        return 0;
+}
+
+static int parse_match_key(struct loader *l, const config_setting_t *s, const char *key,
+                           struct hvt_match *m) {
+        const char *name = config_setting_name(s);
+        long long v;
+        int r;
+
+        if (strcmp(name, "kind") == 0) {
+                r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+                if (r < 0)
+                        return r;
+                r = hvt_kind_from_string(config_setting_get_string(s));
+                if (r < 0 || r == HVT_KIND_UNKNOWN)
+                        return fail(l, s, key, "\"%s\" is not a controller kind (scsi, ide or fc)",
+                                    config_setting_get_string(s));
+                m->kind = (enum hvt_kind) r;
+                m->fields |= HVT_MATCH_KIND;
+        } else if (strcmp(name, "controller") == 0) {
+                r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+                if (r < 0)
+                        return r;
+                if (hvt_guid_normalize(config_setting_get_string(s), m->controller) < 0)
+                        return fail(l, s, key, "\"%s\" is not a VMBus device id "
+                                    "({xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx})",
+                                    config_setting_get_string(s));
+                m->fields |= HVT_MATCH_CONTROLLER;
+        } else if (strcmp(name, "lun") == 0) {
+                r = match_uint(l, s, key, UINT32_MAX, &v);
+                if (r < 0)
+                        return r;
+                m->lun = (uint64_t) v;
+                m->fields |= HVT_MATCH_LUN;
+        } else if (strcmp(name, "host") == 0) {
+                r = match_uint(l, s, key, UINT32_MAX, &v);
+                if (r < 0)
+                        return r;
+                m->host = (unsigned) v;
+                m->fields |= HVT_MATCH_HOST;
+        } else if (strcmp(name, "vendor") == 0) {
+                r = match_string(l, s, key, m->vendor, sizeof(m->vendor));
+                if (r < 0)
+                        return r;
+                m->fields |= HVT_MATCH_VENDOR;
+        } else if (strcmp(name, "model") == 0) {
+                r = match_string(l, s, key, m->model, sizeof(m->model));
+                if (r < 0)
+                        return r;
+                m->fields |= HVT_MATCH_MODEL;
+        } else
+                return fail(l, s, key, "unknown match key (kind, controller, lun, host, vendor, model)");
+        return 0;
+}
+
+static int parse_override(struct loader *l, const config_setting_t *o, size_t index,
+                          struct hvt_override *ret) {
+        struct hvt_override ov = {};
+        const config_setting_t *match = NULL;
+        char prefix[32], key[64];
+        bool sets = false;
+        int r;
+
+        snprintf(prefix, sizeof(prefix), "override[%zu]", index);
+        r = expect_type(l, o, prefix, CONFIG_TYPE_GROUP);
+        if (r < 0)
+                return r;
+
+        for (int i = 0; i < config_setting_length(o); i++) {
+                const config_setting_t *s = config_setting_get_elem(o, (unsigned) i);
+                const char *name = config_setting_name(s);
+
+                key_join(key, sizeof(key), prefix, name);
+                if (strcmp(name, "match") == 0) {
+                        r = expect_type(l, s, key, CONFIG_TYPE_GROUP);
+                        if (r < 0)
+                                return r;
+                        for (int j = 0; j < config_setting_length(s); j++) {
+                                const config_setting_t *m = config_setting_get_elem(s, (unsigned) j);
+                                char mkey[64];
+
+                                key_join(mkey, sizeof(mkey), key, config_setting_name(m));
+                                r = parse_match_key(l, m, mkey, &ov.match);
+                                if (r < 0)
+                                        return r;
+                        }
+                        match = s;
+                } else if (strcmp(name, "queue") == 0 || strcmp(name, "device") == 0) {
+                        r = parse_group(l, s, prefix, name[0] == 'q' ? HVT_GROUP_QUEUE : HVT_GROUP_DEVICE,
+                                        ov.settings);
+                        if (r < 0)
+                                return r;
+                        sets = sets || config_setting_length(s) > 0;
+                } else
+                        return fail(l, s, key, "unknown key (match, queue, device)");
+        }
+
+        if (!match)
+                return fail(l, o, prefix, "has no match group (use match = {}; for every disk)");
+        if (!sets)
+                return fail(l, o, prefix, "sets nothing: give it a queue or device group");
+        *ret = ov;
+        return 0;
+}
+
+static int parse_overrides(struct loader *l, const config_setting_t *list, struct hvt_config *c) {
+        int n, r;
+
+        if (config_setting_type(list) != CONFIG_TYPE_LIST)
+                return fail(l, list, "override", "expected a list ( {...}, ... ), got %s",
+                            type_name(config_setting_type(list)));
+        n = config_setting_length(list);
+        if (n == 0)
+                return 0;
+        c->overrides = calloc((size_t) n, sizeof(*c->overrides));
+        if (!c->overrides)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                r = parse_override(l, config_setting_get_elem(list, (unsigned) i), (size_t) i,
+                                   &c->overrides[i]);
+                if (r < 0)
+                        return r;
+                c->n_overrides++;
+        }
+        return 0;
+}
+
+static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
+        int r;
+
+        for (int i = 0; i < config_setting_length(root); i++) {
+                const config_setting_t *s = config_setting_get_elem(root, (unsigned) i);
+                const char *name = config_setting_name(s);
+
+                if (strcmp(name, "queue") == 0)
+                        r = parse_group(l, s, "", HVT_GROUP_QUEUE, c->settings);
+                else if (strcmp(name, "device") == 0)
+                        r = parse_group(l, s, "", HVT_GROUP_DEVICE, c->settings);
+                else if (strcmp(name, "override") == 0)
+                        r = parse_overrides(l, s, c);
+                else
+                        r = fail(l, s, name, "unknown key (queue, device, override)");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int hvt_config_new_default(struct hvt_config **ret) {
+        struct hvt_config *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return -ENOMEM;
+        (void) hvt_setting_set_sched(&c->settings[HVT_ATTR_SCHEDULER], "none");
+        *ret = c;
+        return 0;
+}
+
+static int io_error(struct hvt_config_error *err, const char *path, int error) {
+        *err = (struct hvt_config_error) {};
+        snprintf(err->file, sizeof(err->file), "%s", path);
+        snprintf(err->message, sizeof(err->message), "cannot read: %s", strerror(error));
+        return -error;
+}
+
+int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
+                    struct hvt_config_error *err) {
+        _cleanup_(hvt_config_freep) struct hvt_config *c = NULL;
+        _cleanup_(config_destroyp) config_t *cfg = NULL;
+        _cleanup_free_ char *dir = NULL;
+        config_t storage;
+        struct loader l = { .path = path, .err = err };
+        struct stat st;
+        int r;
+
+        if (stat(path, &st) < 0) {
+                if (errno == ENOENT && missing_ok)
+                        return hvt_config_new_default(ret);
+                return io_error(err, path, errno);
+        }
+        if (!S_ISREG(st.st_mode))
+                return io_error(err, path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->path = strdup(path);
+        dir = strdup(path);
+        if (!c->path || !dir)
+                return -ENOMEM;
+
+        config_init(&storage);
+        cfg = &storage;
+        /* @include "x.conf" is relative to the including file, as a reader expects. */
+        config_set_include_dir(cfg, dirname(dir));
+        if (!config_read_file(cfg, path)) {
+                const char *file = config_error_file(cfg);
+                *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
+                snprintf(err->file, sizeof(err->file), "%s", file ? file : path);
+                snprintf(err->message, sizeof(err->message), "%s", config_error_text(cfg));
+                return -EINVAL;
+        }
+
+        r = parse_root(&l, config_root_setting(cfg), c);
+        if (r < 0)
+                return r;
+
+        *ret = c;
+        c = NULL;
+        return 0;
+}
+
+void hvt_config_free(struct hvt_config *c) {
+        if (!c)
+                return;
+        free(c->path);
+        free(c->overrides);
+        free(c);
+}
+
+void hvt_config_error_format(const struct hvt_config_error *err, char *buf, size_t size) {
+        char line[16] = "";
+
+        if (err->line > 0)
+                snprintf(line, sizeof(line), ":%d", err->line);
+        snprintf(buf, size, "%s%s: %s%s%s", err->file, line, err->key, *err->key ? ": " : "",
+                 err->message);
+}

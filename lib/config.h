@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the configuration model and its loading from a libconfig file, with every key and
+ * value validated before anything can be applied. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attr.h"
+#include "disk.h"
+
+enum {
+        HVT_MATCH_KIND       = 1 << 0,
+        HVT_MATCH_CONTROLLER = 1 << 1,
+        HVT_MATCH_LUN        = 1 << 2,
+        HVT_MATCH_HOST       = 1 << 3,
+        HVT_MATCH_VENDOR     = 1 << 4,
+        HVT_MATCH_MODEL      = 1 << 5,
+};
+
+/* Every field present must match (AND); an empty match selects every disk. */
+struct hvt_match {
+        unsigned fields;
+        enum hvt_kind kind;
+        char controller[HVT_GUID_STR_MAX];
+        uint64_t lun;
+        unsigned host;
+        char vendor[HVT_VENDOR_MAX];
+        char model[HVT_MODEL_MAX];
+};
+
+struct hvt_override {
+        struct hvt_match match;
+        struct hvt_setting settings[_HVT_ATTR_MAX];
+};
+
+struct hvt_config {
+        char *path;  /* NULL for the built-in policy */
+        struct hvt_setting settings[_HVT_ATTR_MAX];
+        struct hvt_override *overrides;
+        size_t n_overrides;
+};
+
+/* What was wrong, where: "file:line: key: message". line is 0 when no line applies. */
+struct hvt_config_error {
+        char file[256];
+        int line;
+        char key[64];
+        char message[160];
+};
+
+/* The policy used when no configuration file exists: queue.scheduler = "none". */
+int hvt_config_new_default(struct hvt_config **ret);
+
+/* Loads and validates path. With missing_ok, a file that does not exist gives the built-in
+ * policy. On error returns -errno, fills err, and *ret is untouched. */
+int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
+                    struct hvt_config_error *err);
+
+void hvt_config_free(struct hvt_config *c);
+
+/* "file:line: key: message" (parts that are empty left out). */
+void hvt_config_error_format(const struct hvt_config_error *err, char *buf, size_t size);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the device model: what hvtuned knows about one Hyper-V disk, and how a udev device
+ * is recognised as one (classify.c). */
+#pragma once
+
+#include <stdint.h>
+#include <libudev.h>
+
+/* "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}" as the kernel prints a VMBus device_id. */
+#define HVT_GUID_STR_MAX 39
+/* SCSI INQUIRY field widths. */
+#define HVT_VENDOR_MAX 9
+#define HVT_MODEL_MAX 17
+
+/* The storvsc controller flavour, from the VMBus class_id. */
+enum hvt_kind {
+        HVT_KIND_SCSI,
+        HVT_KIND_IDE,
+        HVT_KIND_FC,
+        HVT_KIND_UNKNOWN,
+        _HVT_KIND_MAX,
+};
+
+struct hvt_disk {
+        char *syspath;         /* the block disk, e.g. /sys/devices/.../block/sda */
+        const char *sysname;   /* points into syspath: "sda" */
+        char *device_syspath;  /* its SCSI LUN, e.g. /sys/devices/.../0:0:0:0 */
+        char controller[HVT_GUID_STR_MAX];
+        enum hvt_kind kind;
+        unsigned host, channel, target;
+        uint64_t lun;
+        char vendor[HVT_VENDOR_MAX];  /* trailing blanks stripped */
+        char model[HVT_MODEL_MAX];
+};
+
+const char *hvt_kind_to_string(enum hvt_kind k);
+int hvt_kind_from_string(const char *s);
+
+/* 1 and fills ret when dev is a whole disk below a VMBus device bound to hv_storvsc; 0 when
+ * it is anything else (partition, loop, virtio, NVMe, USB, dm, md, ...); -errno when it is a
+ * Hyper-V disk whose description cannot be read. */
+int hvt_classify(struct udev_device *dev, struct hvt_disk *ret);
+
+void hvt_disk_done(struct hvt_disk *d);
+
+/* Lower-case, braced "{...}" form of a GUID given with or without braces; -EINVAL if it is
+ * not a GUID. */
+int hvt_guid_normalize(const char *in, char out[static HVT_GUID_STR_MAX]);
+
+/* Copies at most size-1 bytes of s and strips trailing blanks, as SCSI pads INQUIRY strings. */
+void hvt_strip_copy(char *dst, size_t size, const char *s);

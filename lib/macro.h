@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the small helpers every file uses (cleanup attributes, array sizes). */
+#pragma once
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+/* Keeps errno: a cleanup must not clobber the error being returned. */
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)         \
+        static inline void func##p(type *p) {           \
+                if (*p)                                 \
+                        func(*p);                       \
+        }
+
+/* errno as a negative return value, never 0 even if a libc call forgot to set it. */
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: override matching and the per-disk merge of configuration layers. */
+#include <string.h>
+
+#include "policy.h"
+
+bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d) {
+        if ((m->fields & HVT_MATCH_KIND) && m->kind != d->kind)
+                return false;
+        if ((m->fields & HVT_MATCH_CONTROLLER) && strcmp(m->controller, d->controller) != 0)
+                return false;
+        if ((m->fields & HVT_MATCH_LUN) && m->lun != d->lun)
+                return false;
+        if ((m->fields & HVT_MATCH_HOST) && m->host != d->host)
+                return false;
+        if ((m->fields & HVT_MATCH_VENDOR) && strcmp(m->vendor, d->vendor) != 0)
+                return false;
+        if ((m->fields & HVT_MATCH_MODEL) && strcmp(m->model, d->model) != 0)
+                return false;
+        return true;
+}
+
+static void overlay(struct hvt_setting dst[static _HVT_ATTR_MAX],
+                    const struct hvt_setting src[static _HVT_ATTR_MAX]) {
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (src[i].set)
+                        dst[i] = src[i];
+}
+
+void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret) {
+        *ret = (struct hvt_plan) {};
+        overlay(ret->want, c->settings);
+        for (size_t i = 0; i < c->n_overrides; i++)
+                if (hvt_match_disk(&c->overrides[i].match, d))
+                        overlay(ret->want, c->overrides[i].settings);
+}
+
+size_t hvt_plan_count(const struct hvt_plan *p) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                n += p->want[i].set;
+        return n;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: turning the configuration and one disk into the plan for that disk: which
+ * attributes to manage and the value each should have. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "attr.h"
+#include "config.h"
+#include "disk.h"
+
+struct hvt_plan {
+        struct hvt_setting want[_HVT_ATTR_MAX];  /* .set = false: leave alone */
+};
+
+bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
+
+/* The top-level groups, then every matching override in order: a later one wins per
+ * attribute, and an attribute no layer sets is not managed. */
+void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret);
+
+size_t hvt_plan_count(const struct hvt_plan *p);

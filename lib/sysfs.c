@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: opening, reading and writing sysfs attributes below a directory fd.
+ *
+ * Everything is opened relative to the device's own directory with O_NOFOLLOW, so a write
+ * can only ever land in that directory, on an allowlisted name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sysfs.h"
+
+int hvt_sysfs_open_dir(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = 0;
+
+        if (size == 0)
+                return -EINVAL;
+        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+
+        for (;;) {
+                ssize_t n = read(fd, buf + len, size - len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len == size)
+                        return -EFBIG;
+        }
+
+        while (len > 0 && buf[len - 1] == '\n')
+                len--;
+        buf[len] = '\0';
+        return (int) len;
+}
+
+/* Digits, letters, '_' and '-': every value in the allowlist, and nothing that could make
+ * a second token, a newline or a path. */
+static bool value_is_token(const char *v) {
+        if (!*v)
+                return false;
+        for (; *v; v++)
+                if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+                      (*v >= '0' && *v <= '9') || *v == '_' || *v == '-'))
+                        return false;
+        return true;
+}
+
+int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {
+        const struct hvt_attr *a = hvt_attr_get(id);
+        _cleanup_close_ int fd = -EBADF;
+        size_t len;
+        ssize_t n;
+
+        if (!a || !value_is_token(value))
+                return -EINVAL;
+        /* O_TRUNC is a no-op on sysfs, and makes a plain-file testbed behave like one. */
+        fd = openat(dirfd, a->name, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+
+        len = strlen(value);
+        do
+                n = write(fd, value, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != len)
+                return -EIO;
+        /* The value is already stored on sysfs; a close error would come from another
+         * filesystem (a testbed, a fault injector) and must not be lost. */
+        n = close(fd);
+        fd = -EBADF;
+        return n < 0 ? negative_errno() : 0;
+}

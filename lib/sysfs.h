@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: attribute I/O relative to a sysfs directory fd. Reads are free; writes go only to
+ * names from the allowlist (attr.c), with values that are plain tokens. */
+#pragma once
+
+#include <stddef.h>
+
+#include "attr.h"
+
+/* An fd on a sysfs directory (a disk's queue/, a LUN's directory), or -errno. */
+int hvt_sysfs_open_dir(const char *path);
+
+/* Reads name below dirfd into buf without the trailing newline. Returns the length, or
+ * -errno: -ENOENT when the attribute does not exist, -EFBIG when it does not fit. */
+int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
+
+/* Writes value to the attribute id below dirfd in one write(2), as sysfs wants it.
+ * -EINVAL for a value that is not a plain token, -EIO for a short write. */
+int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);

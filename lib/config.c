@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <libconfig.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 struct loader {
         const char *path;
+        const char *dir;  /* of path: libconfig names included files relative to it */
         struct hvt_config_error *err;
         /* Where device.timeout and queue.io_timeout were first set: they are one kernel
          * value (the request queue's rq_timeout), so a config may set only one of them. */
@@ -42,11 +44,17 @@ static void set_error(struct hvt_config_error *err, const char *file, int line, 
 __attribute__((format(printf, 4, 5)))
 static int fail(struct loader *l, const config_setting_t *s, const char *key, const char *fmt, ...) {
         const char *file = s ? config_setting_source_file(s) : NULL;
+        char full[PATH_MAX];
         va_list ap;
 
+        if (!file)
+                file = l->path;
+        else if (file[0] != '/' && strcmp(file, l->path) != 0) {
+                snprintf(full, sizeof(full), "%s/%s", l->dir, file);
+                file = full;
+        }
         va_start(ap, fmt);
-        set_error(l->err, file ? file : l->path, s ? (int) config_setting_source_line(s) : 0, key,
-                  fmt, ap);
+        set_error(l->err, file, s ? (int) config_setting_source_line(s) : 0, key, fmt, ap);
         va_end(ap);
         return -EINVAL;
 }
@@ -138,8 +146,8 @@ static int parse_group(struct loader *l, const config_setting_t *g, const char *
                 const char *name = config_setting_name(s);
                 int id;
 
-                key_join(key, sizeof(key), prefix, hvt_group_name(group));
-                key_join(key, sizeof(key), key, name);
+                snprintf(key, sizeof(key), "%s%s%s.%s", prefix, *prefix ? "." : "",
+                         hvt_group_name(group), name);
                 id = hvt_attr_lookup(group, name);
                 if (id < 0)
                         return fail(l, s, key, "unknown key");
@@ -377,7 +385,8 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         config_init(&storage);
         cfg = &storage;
         /* @include "x.conf" is relative to the including file, as a reader expects. */
-        config_set_include_dir(cfg, dirname(dir));
+        l.dir = dirname(dir);
+        config_set_include_dir(cfg, l.dir);
         if (!config_read_file(cfg, path)) {
                 const char *file = config_error_file(cfg);
                 *err = (struct hvt_config_error) { .line = config_error_line(cfg) };

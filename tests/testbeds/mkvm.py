@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""Emit a umockdev testbed (record format) of a Linux guest with Hyper-V storvsc disks.
+
+Usage:
+    mkvm.py PROFILE                   whole VM (hot-plug LUNs left out)
+    mkvm.py PROFILE --only-lun H:C:T:L  fragment for one LUN: its target (only if no
+                                      base LUN shares it), scsi_device, disk, partitions
+    mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
+    mkvm.py --profiles                list profile names
+
+What it models (one VM description in PROFILES -> devices, emitted parents first):
+  acpi VMBUS:NN -> vmbus controller <instance guid> (driver hv_storvsc) -> hostN (scsi_host)
+  [+ class scsi_host/hostN] -> targetN:0:T -> N:0:T:L (driver sd) [+ class scsi_device,
+  scsi_disk] -> block/sdX (queue/, mq/<n>/) -> sdXn partitions; plus non-Hyper-V disks
+  (virtio, NVMe, USB stick, loop, dm, md) that a tuner must leave alone, and one hv_netvsc
+  vmbus device (a vmbus device that is not storage).
+
+Where the facts come from: /work/shared/design/storvsc.md (storvsc can_queue / queue
+formulas, scheduler text per kernel, attribute defaults), Linux drivers/hv/vmbus_drv.c
+(device name = instance guid "%pUl"; class_id/device_id "{%pUl}"; modalias "vmbus:" + the
+16 raw guid bytes in hex, i.e. first three fields byte-swapped), drivers/scsi/scsi_sysfs.c
+(vendor/model padded "%.8s"/"%.16s"), block/genhd.c (capability flags, sd devnums),
+block/blk-mq-sysfs.c (mq/<n>/cpu_list "0, 1"), systemd udev-builtin-path_id.c (ID_PATH:
+a syspath containing "/VMBUS" gives "acpi-VMBUS:00-vmbus-<device_id without dashes>-lun-L",
+not "...-scsi-H:C:T:L"). Sizes, PCI ids, relids are plausible examples, not measurements.
+
+umockdev facts (tested with umockdev 0.17.16): device order does not matter (children may
+come before or after parents) but a P: path may appear only once per testbed (a second add
+aborts umockdev-run: "device ... already exists"); P: must start with /devices/ (no
+/sys/bus/.../drivers or /sys/module entries: driver links dangle); E: SUBSYSTEM= makes the
+subsystem link (bus/X for bus types, class/X for block, scsi_host, nvme, ...) and the
+/sys/bus|class|block|dev/block links (dev/block needs A: dev); A: names with "/" create
+subdirectories (queue/scheduler, mq/0/cpu_list); A: values are g_strcompress()ed (\\n, \\t,
+\\\\, octal \\101; \\0 truncates) and keep trailing spaces; E: values are written raw into
+the device's uevent file (DEVNAME=/dev/sda becomes DEVNAME=sda); N: makes /dev/<name>,
+typed and numbered from E: MAJOR/MINOR. Devices are separated by a blank line; this script
+ends every device with one, so `cat base fragment` is a valid file too. umockdev links every
+block device, partitions included, into /sys/block (the kernel links only whole disks).
+A duplicate P: through umockdev_testbed_add_from_string() is a g_error(): the process aborts,
+so load an --only-lun fragment of a base LUN only onto a testbed that lacks that LUN.
+"""
+import sys
+
+SCSI_CLASS = "ba6163d9-04a1-4d29-b605-72e2ffb1dc7f"
+IDE_CLASS = "32412632-86cb-44a2-9b5c-50d1417354f5"
+NETVSC_CLASS = "f8615163-df3e-46c5-913f-f2d2f965ed0e"
+GEN2_VMBUS = "/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00"
+GEN1_VMBUS = "/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0A03:00/device:07/VMBUS:01"
+GIB = 2 * 1024 * 1024  # 512-byte sectors per GiB
+
+# Per-kernel behaviour. sched: registered elevators in the order the kernel prints them.
+KERNELS = {
+    "6x": dict(sched=["none", "mq-deadline", "kyber", "bfq"], mq=True, io_timeout=True,
+               max_sectors_kb=1280, cap_sd="0", cap_removable="1", use_blk_mq="1"),
+    "5.15": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
+                 max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1"),
+    "legacy": dict(sched=["noop", "deadline", "cfq"], mq=False, io_timeout=False,
+                   max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0"),
+}
+
+# LUN tuple: (H:C:T:L, disk name, scheduler, size in sectors, [(partno, start, size)], hotplug)
+AZURE_OS_PARTS = [(1, 227328, 30 * GIB - 227328 - 33), (14, 2048, 8192), (15, 10240, 217088)]
+PROFILES = {
+    "azure-gen2": dict(vcpus=32, kernel="6x", wbt=True, vmbus=GEN2_VMBUS, others="full",
+        controllers=[
+            dict(host=0, guid="f8b3781a-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
+                ("0:0:0:0", "sda", "mq-deadline", 30 * GIB, AZURE_OS_PARTS, False),
+                ("0:0:0:1", "sdb", "none", 128 * GIB, [(1, 2048, 128 * GIB - 4096)], False)]),
+            dict(host=1, guid="f8b3781b-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=15, luns=[
+                ("1:0:0:0", "sdc", "bfq", 1024 * GIB, [], False),
+                ("1:0:0:1", "sdd", "none", 512 * GIB, [], False),
+                ("1:0:0:2", "sdf", "none", 256 * GIB, [], True)])]),   # sde is the USB stick
+    "gen1": dict(vcpus=8, kernel="6x", wbt=True, vmbus=GEN1_VMBUS, others="full",
+        controllers=[
+            dict(host=0, guid="00000000-0000-8899-0000-000000000000", cls=IDE_CLASS, relid=1, luns=[
+                ("0:0:0:0", "sda", "mq-deadline", 127 * GIB, [(1, 2048, 127 * GIB - 4096)],
+                 False)]),
+            dict(host=1, guid="00000000-0001-8899-0000-000000000000", cls=IDE_CLASS, relid=2, luns=[
+                ("1:0:1:0", "sdb", "mq-deadline", 40 * GIB, [], False)]),
+            dict(host=2, guid="5e2f0b7c-3d91-4a6e-8c4b-9f1d27a6e8b3", cls=SCSI_CLASS, relid=3, luns=[
+                ("2:0:0:0", "sdc", "none", 100 * GIB, [], False),
+                ("2:0:0:1", "sdd", "bfq", 200 * GIB, [], False)])]),
+    "wsl2": dict(vcpus=16, kernel="5.15", hwq_cap=4, wbt=False, vmbus=GEN2_VMBUS, others="wsl",
+        controllers=[
+            dict(host=0, guid="a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65", cls=SCSI_CLASS, relid=9, luns=[
+                ("0:0:0:0", "sda", "none", 790528, [], False),            # system distro
+                ("0:0:0:1", "sdb", "none", 4 * GIB, [], False),           # swap
+                ("0:0:0:2", "sdc", "mq-deadline", 1024 * GIB, [], False),  # user distro root
+                ("0:0:0:3", "sdd", "none", 1024 * GIB, [], False),
+                ("0:0:0:4", "sde", "none", 64 * GIB, [], True)])]),       # wsl --mount
+    "legacy": dict(vcpus=4, kernel="legacy", wbt=False, vmbus=GEN2_VMBUS, others="none",
+        controllers=[
+            dict(host=0, guid="d1b2c3a4-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
+                ("0:0:0:0", "sda", "deadline", 30 * GIB, [(1, 2048, 30 * GIB - 4096)], False)])]),
+}
+
+
+# ---------------------------------------------------------------- record format
+class Dev:
+    def __init__(self, path, subsystem, props=(), attrs=(), links=(), node=None, driver=None):
+        self.path, self.node = path, node
+        self.props = [("SUBSYSTEM", subsystem)] + list(props)
+        self.attrs, self.links = list(attrs), list(links)
+        if driver:
+            bus, name = driver
+            self.props.append(("DRIVER", name))
+            # link relative to /sys/<path>: one "../" per path component climbs to /sys
+            self.links.append(("driver", "../" * path.count("/") + f"bus/{bus}/drivers/{name}"))
+
+    def text(self):
+        esc = lambda v: v.replace("\\", "\\\\").replace("\n", "\\n")
+        out = [f"P: {self.path}"] + ([f"N: {self.node}"] if self.node else [])
+        out += [f"E: {k}={v}" for k, v in self.props]
+        out += [f"A: {k}={esc(v + chr(10))}" for k, v in self.attrs]  # sysfs ends lines in \n
+        out += [f"L: {k}={v}" for k, v in self.links]
+        return "\n".join(out) + "\n"
+
+
+def guid_hex(guid):
+    """guid_t raw byte order, as vmbus prints it in modalias (%*phN)."""
+    b = bytes.fromhex(guid.replace("-", ""))
+    return (b[3::-1] + b[5:3:-1] + b[7:5:-1] + b[8:]).hex()
+
+
+def sd_devnum(name):
+    idx = 0
+    for ch in name[2:]:
+        idx = idx * 26 + ord(ch) - ord("a") + 1
+    idx -= 1
+    major = 8 if idx < 16 else (65 + (idx - 16) // 16 if idx < 128 else 128 + (idx - 128) // 16)
+    return major, (idx % 16) * 16
+
+
+def can_queue(vcpus, ide=False):
+    return 316 if ide else 352 * ((vcpus - 1) // 4 + 1) * 90 // 100
+
+
+def cpu_lists(kernel, vcpus, nq):
+    if kernel == "6x":   # group_cpus_evenly: contiguous groups
+        groups = [[c for c in range(vcpus) if c * nq // vcpus == q] for q in range(nq)]
+    else:                # 5.15 blk_mq_map_queues without SMT siblings: round robin
+        groups = [[c for c in range(vcpus) if c % nq == q] for q in range(nq)]
+    return [", ".join(map(str, g)) for g in groups]
+
+
+# ---------------------------------------------------------------- block devices
+def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, part_prefix=None,
+               parts=(), props=(), rot="1", pbs="4096", timeout_ms=30000, max_hw_kb=2048,
+               cap=None, removable="0", rng="16", device_link=None, mq=True, extra=()):
+    k = KERNELS[kern]
+    sched_txt = "none" if not mq else \
+        "".join(f"[{n}] " if n == sched else n + " " for n in k["sched"])  # bio-based: "none"
+    has_mq = mq and k["mq"]
+    nr_req = 128 if not has_mq else (tags if sched == "none" else 2 * min(tags, 128))
+    q = [("scheduler", sched_txt), ("nr_requests", str(nr_req)), ("read_ahead_kb", "128"),
+         ("max_sectors_kb", str(min(k["max_sectors_kb"], max_hw_kb))),
+         ("max_hw_sectors_kb", str(max_hw_kb)), ("rq_affinity", "1"), ("nomerges", "0"),
+         ("add_random", "1" if rot == "1" else "0"), ("iostats", "1"), ("rotational", rot),
+         ("logical_block_size", "512"), ("physical_block_size", pbs), ("hw_sector_size", "512"),
+         ("minimum_io_size", pbs), ("optimal_io_size", "0")]
+    if k["mq"]:   # newer than the legacy (3.10) queue layout
+        q += [("write_cache", "write back"), ("zoned", "none"), ("io_poll", "0")]
+    if k["io_timeout"]:
+        q.append(("io_timeout", str(timeout_ms)))
+    if wbt and has_mq:
+        q.append(("wbt_lat_usec", "0" if sched == "bfq" else ("75000" if rot == "1" else "2000")))
+    attrs = [("dev", "%d:%d" % devnum), ("size", str(size)), ("ro", "0"),
+             ("removable", removable), ("range", rng), ("ext_range", "256"),
+             ("capability", cap or k["cap_sd"]), ("hidden", "0"), ("alignment_offset", "0"),
+             ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))] + list(extra)
+    attrs += [("queue/" + a, v) for a, v in q]
+    if has_mq:
+        for i, cpus in enumerate(cpu_lists(kern, vcpus, nq)):
+            attrs += [(f"mq/{i}/cpu_list", cpus), (f"mq/{i}/nr_tags", str(tags)),
+                      (f"mq/{i}/nr_reserved_tags", "0")]
+    base = [("DEVNAME", "/dev/" + name), ("MAJOR", str(devnum[0])), ("MINOR", str(devnum[1]))]
+    out = [Dev(path, "block", [("DEVTYPE", "disk")] + base + list(props), attrs,
+               [("device", device_link)] if device_link else [], node=name)]
+    for no, start, psize in parts:
+        pname = f"{part_prefix or name}{no}"
+        pnum = (devnum[0], devnum[1] + no)
+        out.append(Dev(f"{path}/{pname}", "block",
+                       [("DEVTYPE", "partition"), ("DEVNAME", "/dev/" + pname),
+                        ("MAJOR", str(pnum[0])), ("MINOR", str(pnum[1])), ("PARTN", str(no))]
+                       + list(props),
+                       [("dev", "%d:%d" % pnum), ("partition", str(no)), ("start", str(start)),
+                        ("size", str(psize)), ("ro", "0"), ("alignment_offset", "0"),
+                        ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))],
+                       node=pname))
+    return out
+
+
+def scsi_host(path, n, proc_name, cq, nq, cmd_per_lun, kern, sg=32):
+    hp = f"{path}/host{n}"
+    return [Dev(hp, "scsi", [("DEVTYPE", "scsi_host")]),
+            Dev(f"{hp}/scsi_host/host{n}", "scsi_host", [], [
+                ("can_queue", str(cq)), ("nr_hw_queues", str(nq)), ("cmd_per_lun", str(cmd_per_lun)),
+                ("host_busy", "0"), ("proc_name", proc_name), ("unique_id", str(n)),
+                ("sg_tablesize", str(sg)), ("eh_deadline", "off"), ("state", "running"),
+                ("use_blk_mq", KERNELS[kern]["use_blk_mq"]), ("prot_capabilities", "0"),
+                ("supported_mode", "Initiator"), ("active_mode", "Initiator")],
+                [("device", f"../../../host{n}")])]
+
+
+def scsi_lun(host_path, hctl, vendor, model, rev, depth, kern):
+    h, c, t, _ = hctl.split(":")
+    tp = f"{host_path}/target{h}:{c}:{t}"
+    sp = f"{tp}/{hctl}"
+    sdev = Dev(sp, "scsi", [("DEVTYPE", "scsi_device"), ("MODALIAS", "scsi:t-0x00")], [
+        ("vendor", f"{vendor:<8.8}"), ("model", f"{model:<16.16}"), ("rev", f"{rev:<4.4}"),
+        ("type", "0"), ("scsi_level", "6"), ("state", "running"), ("queue_depth", str(depth)),
+        ("queue_type", "simple" if KERNELS[kern]["mq"] else "none"), ("timeout", "180"),
+        ("eh_timeout", "10"), ("device_blocked", "0"), ("device_busy", "0"),
+        ("modalias", "scsi:t-0x00"), ("iorequest_cnt", "0x0"), ("iodone_cnt", "0x0"),
+        ("ioerr_cnt", "0x0")], driver=("scsi", "sd"))
+    return [Dev(tp, "scsi", [("DEVTYPE", "scsi_target")]), sdev,
+            Dev(f"{sp}/scsi_device/{hctl}", "scsi_device", [], [], [("device", f"../../../{hctl}")]),
+            Dev(f"{sp}/scsi_disk/{hctl}", "scsi_disk", [], [
+                ("cache_type", "write back"), ("manage_start_stop", "0"), ("allow_restart", "0"),
+                ("protection_type", "0")], [("device", f"../../../{hctl}")])]
+
+
+def scsi_disk_props(vendor, model, id_path):
+    tag = "".join(c if c.isalnum() or c == "-" else "_" for c in id_path)
+    return [("ID_BUS", "scsi"), ("ID_TYPE", "disk"), ("ID_VENDOR", vendor.strip()),
+            ("ID_MODEL", model.strip().replace(" ", "_")), ("ID_PATH", id_path),
+            ("ID_PATH_TAG", tag)]
+
+
+# ---------------------------------------------------------------- VM -> devices
+def acpi_chain(vmbus):
+    parts, out = vmbus.split("/")[2:], []
+    for i, name in enumerate(parts):
+        hid = name.split(":")[0]
+        attrs = [] if hid == "device" else [("hid", hid), ("modalias", f"acpi:{hid}:")]
+        out.append(Dev("/devices/" + "/".join(parts[:i + 1]), "acpi", [], attrs))
+    return out
+
+
+def hv_lun(p, ctl, host, lun):
+    """Devices for one Hyper-V LUN: target, scsi_device (+ class devs), disk, partitions."""
+    hctl, name, sched, size, parts, _ = lun
+    ide = ctl["cls"] == IDE_CLASS
+    cq = can_queue(p["vcpus"], ide)
+    nq = 1 if ide else min(p["vcpus"], p.get("hwq_cap", p["vcpus"]))
+    host_path = f"{p['vmbus']}/{ctl['guid']}/host{host}"
+    id_path = "acpi-%s-vmbus-%s-lun-%s" % (p["vmbus"].rsplit("/", 1)[1],
+                                           ctl["guid"].replace("-", ""), hctl.split(":")[3])
+    devs = scsi_lun(host_path, hctl, "Msft", "Virtual Disk", "1.0", min(2048, cq), p["kernel"])
+    sdev_path = devs[1].path
+    devs += block_devs(f"{sdev_path}/block/{name}", name, sd_devnum(name), size,
+                       p["kernel"], p["vcpus"], sched, nq, cq, p["wbt"], parts=parts,
+                       props=scsi_disk_props("Msft", "Virtual Disk", id_path),
+                       timeout_ms=180000, device_link=f"../../../{hctl}")
+    return devs
+
+
+def hv_devices(p, hotplug):
+    devs = acpi_chain(p["vmbus"])
+    for ctl in p["controllers"]:
+        ide = ctl["cls"] == IDE_CLASS
+        host = ctl["host"]
+        cq = can_queue(p["vcpus"], ide)
+        nq = 1 if ide else min(p["vcpus"], p.get("hwq_cap", p["vcpus"]))
+        devs.append(Dev(f"{p['vmbus']}/{ctl['guid']}", "vmbus",
+                        [("MODALIAS", "vmbus:" + guid_hex(ctl["cls"]))],
+                        [("class_id", "{%s}" % ctl["cls"]), ("device_id", "{%s}" % ctl["guid"]),
+                         ("id", str(ctl["relid"])), ("state", "3"), ("monitor_id", str(ctl["relid"] - 1)),
+                         ("modalias", "vmbus:" + guid_hex(ctl["cls"])), ("vendor", "0x1414"),
+                         ("device", "0x0" if ide else "0x1"), ("numa_node", "0")],
+                        driver=("vmbus", "hv_storvsc")))
+        devs += scsi_host(f"{p['vmbus']}/{ctl['guid']}", host, "storvsc_host", cq, nq,
+                          2048 if not ide else cq, p["kernel"], sg=512)
+        for lun in ctl["luns"]:
+            if hotplug or not lun[5]:
+                devs += hv_lun(p, ctl, host, lun)
+    net = "9a4c0e2b-6f1d-4b7a-8e3c-5d2f1a0b9c87"
+    devs.append(Dev(f"{p['vmbus']}/{net}", "vmbus", [("MODALIAS", "vmbus:" + guid_hex(NETVSC_CLASS))],
+                    [("class_id", "{%s}" % NETVSC_CLASS), ("device_id", "{%s}" % net), ("id", "2"),
+                     ("state", "3"), ("modalias", "vmbus:" + guid_hex(NETVSC_CLASS)),
+                     ("vendor", "0x1414"), ("device", "0x3")], driver=("vmbus", "hv_netvsc")))
+    return devs
+
+
+def virtual_disk(name, devnum, kern, vcpus, sched, mq=True, extra=(), size=8 * GIB):
+    return block_devs(f"/devices/virtual/block/{name}", name, devnum, size, kern, vcpus, sched,
+                      1, 128, False, rot="0", pbs="512", max_hw_kb=128 if mq else 1024,
+                      cap="0" if kern == "6x" else "50", rng="1" if mq else "16", mq=mq,
+                      extra=extra)
+
+
+def other_devices(p):
+    kern, vcpus, which = p["kernel"], p["vcpus"], p["others"]
+    if which == "none":
+        return []
+    loops = virtual_disk("loop0", (7, 0), kern, vcpus, "none") + \
+        virtual_disk("loop1", (7, 1), kern, vcpus, "none")
+    if which == "wsl":
+        return loops
+    pci = "/devices/pci0000:00"
+    def pcidev(slot, ven, dev, cls, drv):
+        return Dev(f"{pci}/{slot}", "pci", [("PCI_ID", f"{ven}:{dev}"), ("PCI_SLOT_NAME", slot)],
+                   [("vendor", "0x" + ven.lower()), ("device", "0x" + dev.lower()),
+                    ("class", cls)], driver=("pci", drv))
+    vq = min(vcpus, 4)
+    devs = [pcidev("0000:00:04.0", "1AF4", "1001", "0x010000", "virtio-pci"),
+            Dev(f"{pci}/0000:00:04.0/virtio1", "virtio", [("MODALIAS", "virtio:d00000002v00001AF4")],
+                [("device", "0x0002"), ("vendor", "0x1af4")], driver=("virtio", "virtio_blk"))]
+    devs += block_devs(f"{pci}/0000:00:04.0/virtio1/block/vda", "vda", (254, 0), 16 * GIB, kern,
+                       vcpus, "none", vq, 256, p["wbt"], rot="0", pbs="512", max_hw_kb=2147483647,
+                       device_link="../../../virtio1", props=[("ID_PATH", "pci-0000:00:04.0")])
+    nv = f"{pci}/0000:00:05.0/nvme/nvme0"
+    devs += [pcidev("0000:00:05.0", "1414", "B111", "0x010802", "nvme"),
+             Dev(nv, "nvme", [("DEVNAME", "/dev/nvme0"), ("MAJOR", "242"), ("MINOR", "0")],
+                 [("dev", "242:0"), ("model", "Microsoft NVMe Direct Disk"), ("state", "live"),
+                  ("transport", "pcie"), ("firmware_rev", "NVMDV001")],
+                 [("device", "../../../0000:00:05.0")], node="nvme0")]
+    devs += block_devs(f"{nv}/nvme0n1", "nvme0n1", (259, 0), 440 * GIB, kern, vcpus, "none",
+                       vcpus, 1023, p["wbt"], part_prefix="nvme0n1p", rot="0", max_hw_kb=128,
+                       cap=None, rng="0", device_link="../../nvme0",
+                       props=[("ID_PATH", "pci-0000:00:05.0-nvme-1")], extra=[("nsid", "1")])
+    usb = f"{pci}/0000:00:14.0/usb1"
+    host = f"{usb}/1-1/1-1:1.0"
+    devs += [pcidev("0000:00:14.0", "8086", "A36D", "0x0c0330", "xhci_hcd"),
+             Dev(usb, "usb", [("DEVTYPE", "usb_device"), ("PRODUCT", "1d6b/2/606")],
+                 [("idVendor", "1d6b"), ("idProduct", "0002"), ("busnum", "1"), ("devnum", "1"),
+                  ("speed", "480")], driver=("usb", "usb")),
+             Dev(f"{usb}/1-1", "usb", [("DEVTYPE", "usb_device"), ("PRODUCT", "781/5567/100")],
+                 [("idVendor", "0781"), ("idProduct", "5567"), ("product", "Cruzer Blade"),
+                  ("manufacturer", "SanDisk"), ("busnum", "1"), ("devnum", "2"), ("speed", "480")],
+                 driver=("usb", "usb")),
+             Dev(host, "usb", [("DEVTYPE", "usb_interface"), ("INTERFACE", "8/6/80")],
+                 [("bInterfaceClass", "08"), ("bInterfaceSubClass", "06"),
+                  ("bInterfaceProtocol", "50")], driver=("usb", "usb-storage"))]
+    devs += scsi_host(host, 5, "usb-storage", 1, 1, 1, kern, sg=2048)
+    devs += scsi_lun(f"{host}/host5", "5:0:0:0", "SanDisk", "Cruzer Blade", "1.00", 1, kern)
+    sde = f"{host}/host5/target5:0:0/5:0:0:0/block/sde"
+    devs += block_devs(sde, "sde", sd_devnum("sde"), 60 * GIB // 2, kern, vcpus, "mq-deadline",
+                       1, 1, p["wbt"], parts=[(1, 32, 60 * GIB // 2 - 32)], rot="1", pbs="512",
+                       max_hw_kb=120, cap=KERNELS[kern]["cap_removable"], removable="1",
+                       timeout_ms=30000, device_link="../../../5:0:0:0",
+                       props=scsi_disk_props("SanDisk", "Cruzer Blade",
+                                             "pci-0000:00:14.0-usb-0:1:1.0-scsi-0:0:0:0"))
+    devs += virtual_disk("dm-0", (253, 0), kern, vcpus, "none", mq=False, size=30 * GIB,
+                         extra=[("dm/name", "vg0-root"), ("dm/uuid", "LVM-q1w2e3r4t5y6u7i8"),
+                                ("dm/suspended", "0")])
+    devs += virtual_disk("md0", (9, 0), kern, vcpus, "none", mq=False, size=64 * GIB,
+                         extra=[("md/level", "raid1"), ("md/raid_disks", "2"),
+                                ("md/array_state", "clean")])
+    return devs + loops
+
+
+def vm_devices(p, hotplug=False):
+    seen, out = set(), []
+    for d in hv_devices(p, hotplug) + other_devices(p):
+        if d.path not in seen:       # umockdev aborts on a repeated P:
+            seen.add(d.path)
+            out.append(d)
+    return out
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in PROFILES:
+        sys.stderr.write(__doc__.split("\n\n")[1] + "\nprofiles: " + " ".join(PROFILES) + "\n")
+        return 0 if argv[1:2] == ["--profiles"] else 2
+    p = PROFILES[argv[1]]
+    luns = [(c, l) for c in p["controllers"] for l in c["luns"]]
+    if argv[2:3] == ["--list-luns"]:
+        for c, l in luns:
+            print(f"{l[0]} {l[1]} {c['guid']}" + (" hotplug" if l[5] else ""))
+        return 0
+    if argv[2:3] == ["--only-lun"] and len(argv) == 4:
+        match = [(c, l) for c, l in luns if l[0] == argv[3]]
+        if not match:
+            sys.stderr.write(f"no LUN {argv[3]} in profile {argv[1]}\n")
+            return 2
+        c, l = match[0]
+        # everything else the base VM has (this LUN and hot-plug LUNs left out)
+        rest = dict(p, controllers=[dict(cc, luns=[x for x in cc["luns"] if x is not l])
+                                    for cc in p["controllers"]])
+        have = {d.path for d in vm_devices(rest)}
+        frag = [d for d in hv_lun(p, c, c["host"], l) if d.path not in have]
+        print("".join(d.text() + "\n" for d in frag), end="")
+        return 0
+    if len(argv) != 2:
+        sys.stderr.write("usage: mkvm.py PROFILE [--list-luns | --only-lun H:C:T:L]\n")
+        return 2
+    print("".join(d.text() + "\n" for d in vm_devices(p)), end="")  # blank line after each
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The apply step on a plain directory laid out like a disk's queue/ and its LUN: one result
+ * per managed attribute, and a write only where the value differs (counted with inotify
+ * IN_CLOSE_WRITE, so an "unchanged" that secretly writes fails). */
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include "apply.h"
+#include "sysfs.h"
+#include "testutil.h"
+
+struct fixture {
+        char dir[PATH_MAX];
+        char disk[PATH_MAX + 8], queue[PATH_MAX + 16], lun[PATH_MAX + 16];
+        struct hvt_disk d;
+        int inotify;
+};
+
+static void put(struct fixture *f, const char *rel, const char *text) {
+        free(test_write_file(f->dir, rel, text));
+}
+
+static char *get(struct fixture *f, const char *rel) {
+        static char buf[256];
+        char path[PATH_MAX * 2];
+        FILE *fp;
+        size_t n;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, rel);
+        fp = fopen(path, "re");
+        ck_assert_ptr_nonnull(fp);
+        n = fread(buf, 1, sizeof(buf) - 1, fp);
+        buf[n] = '\0';
+        fclose(fp);
+        return buf;
+}
+
+static void setup_disk(struct fixture *f) {
+        *f = (struct fixture) {};
+        put(f, "keep", "");
+        snprintf(f->disk, sizeof(f->disk), "%s/sda", f->dir);
+        snprintf(f->queue, sizeof(f->queue), "%s/queue", f->disk);
+        snprintf(f->lun, sizeof(f->lun), "%s/0:0:0:0", f->dir);
+        ck_assert_int_eq(mkdir(f->disk, 0755), 0);
+        ck_assert_int_eq(mkdir(f->queue, 0755), 0);
+        ck_assert_int_eq(mkdir(f->lun, 0755), 0);
+
+        put(f, "sda/queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        put(f, "sda/queue/nr_requests", "256\n");
+        put(f, "sda/queue/read_ahead_kb", "128\n");
+        put(f, "0:0:0:0/timeout", "180\n");
+        put(f, "0:0:0:0/queue_depth", "2048\n");
+
+        f->d = (struct hvt_disk) { .syspath = f->disk, .device_syspath = f->lun };
+        f->d.sysname = "sda";
+
+        f->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        ck_assert_int_ge(f->inotify, 0);
+        ck_assert_int_ge(inotify_add_watch(f->inotify, f->lun, IN_CLOSE_WRITE), 0);
+        ck_assert_int_ge(inotify_add_watch(f->inotify, f->queue, IN_CLOSE_WRITE), 0);
+}
+
+static unsigned count_writes(struct fixture *f) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        unsigned n = 0;
+        ssize_t len;
+
+        while ((len = read(f->inotify, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) + ((struct inotify_event *) p)->len)
+                        n++;
+        return n;
+}
+
+static void want_int(struct hvt_plan *p, enum hvt_attr_id id, int64_t v) {
+        ck_assert_int_eq(hvt_setting_set_int(&p->want[id], id, v), 0);
+}
+
+static void want_sched(struct hvt_plan *p, const char *name) {
+        ck_assert_int_eq(hvt_setting_set_sched(&p->want[HVT_ATTR_SCHEDULER], name), 0);
+}
+
+static const struct hvt_result *find(const struct hvt_apply *a, enum hvt_attr_id id) {
+        for (size_t i = 0; i < a->n; i++)
+                if (a->results[i].attr == id)
+                        return &a->results[i];
+        ck_abort_msg("no result for attribute %d", id);
+        return NULL;
+}
+
+START_TEST(test_each_outcome) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+
+        setup_disk(&f);
+        put(&f, "0:0:0:0/queue_depth", "lots\n");
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 256);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        want_int(&p, HVT_ATTR_WBT_LAT_USEC, 0);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        want_int(&p, HVT_ATTR_QUEUE_DEPTH, 254);
+        count_writes(&f);
+
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_uint_eq(a.n, 6);
+
+        r = find(&a, HVT_ATTR_SCHEDULER);
+        ck_assert_int_eq(r->outcome, HVT_APPLIED);
+        ck_assert_str_eq(r->from, "mq-deadline");
+        ck_assert_str_eq(r->to, "none");
+        ck_assert_str_eq(get(&f, "sda/queue/scheduler"), "none");
+
+        r = find(&a, HVT_ATTR_NR_REQUESTS);
+        ck_assert_int_eq(r->outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(r->from, "256");
+
+        r = find(&a, HVT_ATTR_READ_AHEAD_KB);
+        ck_assert_int_eq(r->outcome, HVT_APPLIED);
+        ck_assert_str_eq(r->from, "128");
+        ck_assert_str_eq(get(&f, "sda/queue/read_ahead_kb"), "4096");
+
+        r = find(&a, HVT_ATTR_WBT_LAT_USEC);
+        ck_assert_int_eq(r->outcome, HVT_UNSUPPORTED);
+        ck_assert_int_eq(r->error, ENOENT);
+
+        r = find(&a, HVT_ATTR_TIMEOUT);
+        ck_assert_int_eq(r->outcome, HVT_APPLIED);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "300");
+
+        r = find(&a, HVT_ATTR_QUEUE_DEPTH);
+        ck_assert_int_eq(r->outcome, HVT_FAILED);
+        ck_assert_int_eq(r->error, EBADMSG);
+        ck_assert_str_eq(get(&f, "0:0:0:0/queue_depth"), "lots\n");
+
+        /* scheduler, read_ahead_kb, timeout: nothing else was opened for writing. */
+        ck_assert_uint_eq(count_writes(&f), 3);
+
+        /* A second pass finds everything in place and writes nothing. */
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_UNCHANGED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_UNCHANGED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_UNCHANGED);
+        ck_assert_uint_eq(count_writes(&f), 0);
+}
+END_TEST
+
+START_TEST(test_scheduler_not_offered) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/scheduler", "[none] mq-deadline \n");
+        want_sched(&p, "bfq");
+        count_writes(&f);
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_int_eq(a.results[0].outcome, HVT_UNSUPPORTED);
+        ck_assert_str_eq(a.results[0].from, "none");
+        ck_assert_str_eq(a.results[0].to, "bfq");
+        ck_assert_str_eq(a.results[0].offered, "none mq-deadline");
+        ck_assert_uint_eq(count_writes(&f), 0);
+}
+END_TEST
+
+START_TEST(test_legacy_noop) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/scheduler", "noop [deadline] cfq \n");
+        want_sched(&p, "none");
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_int_eq(a.results[0].outcome, HVT_APPLIED);
+        ck_assert_str_eq(a.results[0].from, "deadline");
+        ck_assert_str_eq(a.results[0].to, "noop");
+        ck_assert_str_eq(get(&f, "sda/queue/scheduler"), "noop");
+}
+END_TEST
+
+START_TEST(test_garbage_scheduler) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/scheduler", "[none] [bfq]\n");
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 256);
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, EBADMSG);
+        ck_assert_str_eq(get(&f, "sda/queue/scheduler"), "[none] [bfq]\n");
+        /* One attribute's failure does not stop the next. */
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_APPLIED);
+}
+END_TEST
+
+START_TEST(test_dry_run_writes_nothing) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 256);
+        count_writes(&f);
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, HVT_APPLY_DRY_RUN, &a), 0);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_WOULD_APPLY);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_WOULD_APPLY);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_UNCHANGED);
+        ck_assert_uint_eq(count_writes(&f), 0);
+        ck_assert_str_eq(get(&f, "sda/queue/scheduler"), "none [mq-deadline] kyber bfq \n");
+}
+END_TEST
+
+START_TEST(test_gone_queue_dir) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        char gone[PATH_MAX * 2];
+
+        setup_disk(&f);
+        snprintf(gone, sizeof(gone), "%s/elsewhere", f.dir);
+        f.d.syspath = gone;
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 64);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        ck_assert_int_eq(hvt_apply_disk(&f.d, &p, 0, &a), 0);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, ENOENT);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_APPLIED);
+}
+END_TEST
+
+START_TEST(test_write_allowlist_and_tokens) {
+        struct fixture f;
+        int fd;
+
+        setup_disk(&f);
+        fd = hvt_sysfs_open_dir(f.lun);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_TIMEOUT, "300\n"), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_TIMEOUT, "30 0"), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_TIMEOUT, "../x"), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_TIMEOUT, ""), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, _HVT_ATTR_MAX, "1"), -EINVAL);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "180\n");
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_TIMEOUT, "300"), 0);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "300");
+        close(fd);
+}
+END_TEST
+
+START_TEST(test_no_symlink_followed) {
+        struct fixture f;
+        char target[PATH_MAX * 2], link[PATH_MAX * 2];
+        char buf[64];
+        int fd;
+
+        setup_disk(&f);
+        snprintf(target, sizeof(target), "%s/keep", f.dir);
+        snprintf(link, sizeof(link), "%s/eh_timeout", f.lun);
+        ck_assert_int_eq(symlink(target, link), 0);
+        fd = hvt_sysfs_open_dir(f.lun);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_EH_TIMEOUT, "10"), -ELOOP);
+        ck_assert_int_eq(hvt_sysfs_read(fd, "eh_timeout", buf, sizeof(buf)), -ELOOP);
+        ck_assert_str_eq(get(&f, "keep"), "");
+        close(fd);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("apply");
+        TCase *tc = tcase_create("plain-directory");
+
+        tcase_add_test(tc, test_each_outcome);
+        tcase_add_test(tc, test_scheduler_not_offered);
+        tcase_add_test(tc, test_legacy_noop);
+        tcase_add_test(tc, test_garbage_scheduler);
+        tcase_add_test(tc, test_dry_run_writes_nothing);
+        tcase_add_test(tc, test_gone_queue_dir);
+        tcase_add_test(tc, test_write_allowlist_and_tokens);
+        tcase_add_test(tc, test_no_symlink_followed);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

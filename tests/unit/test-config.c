@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Config loading: the issue's example, the built-in default, and every kind of bad input
+ * with the file, line and key it must name. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+
+#include "config.h"
+#include "testutil.h"
+
+static char dir[PATH_MAX];
+
+static struct hvt_config *load_ok(const char *text) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *path = test_write_file(dir, "ok.conf", text);
+        int r = hvt_config_load(path, false, &c, &err);
+
+        ck_assert_msg(r == 0, "load failed: %s:%d: %s: %s", err.file, err.line, err.key, err.message);
+        free(path);
+        return c;
+}
+
+/* Loads text, expects failure at line naming key, with a message containing needle. */
+static void load_bad(const char *text, int line, const char *key, const char *needle) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *path = test_write_file(dir, "bad.conf", text);
+        char formatted[512];
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_int_eq(err.line, line);
+        ck_assert_str_eq(err.key, key);
+        ck_assert_msg(strstr(err.message, needle), "message \"%s\" lacks \"%s\"", err.message, needle);
+        hvt_config_error_format(&err, formatted, sizeof(formatted));
+        ck_assert_ptr_eq(strstr(formatted, path), formatted);
+        free(path);
+}
+
+START_TEST(test_issue_example) {
+        struct hvt_config *c = load_ok(
+                "queue  = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 4096; };\n"
+                "device = { queue_depth = 254; timeout = 300; };\n"
+                "override = (\n"
+                "  { match = { kind = \"ide\"; }; queue = { scheduler = \"mq-deadline\"; }; },\n"
+                "  { match = { controller = \"{F8B3781B-1e82-4818-a1c3-63d806ec15bb}\"; lun = 0; };\n"
+                "    device = { timeout = 180; }; }\n"
+                ");\n");
+
+        ck_assert_str_eq(c->settings[HVT_ATTR_SCHEDULER].text, "none");
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 128);
+        ck_assert_int_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].num, 4096);
+        ck_assert_int_eq(c->settings[HVT_ATTR_QUEUE_DEPTH].num, 254);
+        ck_assert_int_eq(c->settings[HVT_ATTR_TIMEOUT].num, 300);
+        ck_assert(!c->settings[HVT_ATTR_NOMERGES].set);
+        ck_assert(!c->settings[HVT_ATTR_EH_TIMEOUT].set);
+
+        ck_assert_uint_eq(c->n_overrides, 2);
+        ck_assert_uint_eq(c->overrides[0].match.fields, HVT_MATCH_KIND);
+        ck_assert_int_eq(c->overrides[0].match.kind, HVT_KIND_IDE);
+        ck_assert_str_eq(c->overrides[0].settings[HVT_ATTR_SCHEDULER].text, "mq-deadline");
+        ck_assert_uint_eq(c->overrides[1].match.fields, HVT_MATCH_CONTROLLER | HVT_MATCH_LUN);
+        ck_assert_str_eq(c->overrides[1].match.controller, "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
+        ck_assert_uint_eq(c->overrides[1].match.lun, 0);
+        ck_assert_int_eq(c->overrides[1].settings[HVT_ATTR_TIMEOUT].num, 180);
+        ck_assert(!c->overrides[1].settings[HVT_ATTR_SCHEDULER].set);
+        hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_all_keys_and_bounds) {
+        struct hvt_config *c = load_ok(
+                "queue = { scheduler = \"bfq\"; nr_requests = 4; read_ahead_kb = 4294967295L;\n"
+                "          max_sectors_kb = 1024; rq_affinity = 2; nomerges = 0; add_random = 0;\n"
+                "          iostats = 1; io_timeout = 30000; wbt_lat_usec = 0; };\n"
+                "device = { queue_depth = 4096; eh_timeout = 10; };\n"
+                "override = ( { match = { vendor = \"Msft    \"; model = \"Virtual Disk\"; host = 3; };\n"
+                "               queue = { nomerges = 2; }; },\n"
+                "             { match = {}; device = { queue_depth = 1; }; } );\n");
+
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                ck_assert_msg(c->settings[i].set == (i != HVT_ATTR_TIMEOUT), "attribute %zu", i);
+        ck_assert_int_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].num, 4294967295LL);
+        ck_assert_str_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].text, "4294967295");
+        ck_assert_str_eq(c->overrides[0].match.vendor, "Msft");
+        ck_assert_str_eq(c->overrides[0].match.model, "Virtual Disk");
+        ck_assert_uint_eq(c->overrides[0].match.host, 3);
+        ck_assert_uint_eq(c->overrides[1].match.fields, 0);
+        hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_empty_file_manages_nothing) {
+        struct hvt_config *c = load_ok("# nothing\n");
+
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                ck_assert(!c->settings[i].set);
+        ck_assert_str_eq(c->path + strlen(c->path) - 7, "ok.conf");
+        hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_default_when_missing) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+
+        ck_assert_int_eq(hvt_config_load("/nonexistent/hvtuned.conf", true, &c, &err), 0);
+        ck_assert_ptr_null(c->path);
+        ck_assert_str_eq(c->settings[HVT_ATTR_SCHEDULER].text, "none");
+        for (size_t i = 1; i < _HVT_ATTR_MAX; i++)
+                ck_assert(!c->settings[i].set);
+        hvt_config_free(c);
+
+        /* Asked for by name (-c), a missing file is an error. */
+        c = NULL;
+        ck_assert_int_eq(hvt_config_load("/nonexistent/hvtuned.conf", false, &c, &err), -ENOENT);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, "/nonexistent/hvtuned.conf");
+        ck_assert_ptr_nonnull(strstr(err.message, "No such file"));
+}
+END_TEST
+
+START_TEST(test_bad_values) {
+        load_bad("queue = {\n  nr_requests = 20000;\n};\n", 2, "queue.nr_requests", "out of range");
+        load_bad("queue = { nr_requests = 3; };\n", 1, "queue.nr_requests", "4..10240");
+        load_bad("\n\nqueue = { rq_affinity = 3; };\n", 3, "queue.rq_affinity", "0..2");
+        load_bad("queue = { read_ahead_kb = -1; };\n", 1, "queue.read_ahead_kb", "out of range");
+        load_bad("queue = { read_ahead_kb = 4294967296L; };\n", 1, "queue.read_ahead_kb", "out of range");
+        load_bad("queue = { io_timeout = 0; };\n", 1, "queue.io_timeout", "out of range");
+        load_bad("queue = { wbt_lat_usec = -1; };\n", 1, "queue.wbt_lat_usec", "out of range");
+        load_bad("device = { queue_depth = 0; };\n", 1, "device.queue_depth", "out of range");
+        load_bad("device = { timeout = 0; };\n", 1, "device.timeout", "out of range");
+        load_bad("queue = { nr_requests = \"128\"; };\n", 1, "queue.nr_requests", "expected an integer, got a string");
+        load_bad("queue = { nr_requests = 1.5; };\n", 1, "queue.nr_requests", "got a float");
+        load_bad("queue = { add_random = true; };\n", 1, "queue.add_random", "got a boolean");
+        load_bad("queue = { scheduler = 1; };\n", 1, "queue.scheduler", "expected a string");
+        load_bad("queue = { scheduler = \"mq deadline\"; };\n", 1, "queue.scheduler", "not a scheduler name");
+        load_bad("queue = { scheduler = \"../../x\"; };\n", 1, "queue.scheduler", "not a scheduler name");
+        load_bad("queue = { scheduler = \"\"; };\n", 1, "queue.scheduler", "not a scheduler name");
+}
+END_TEST
+
+START_TEST(test_bad_keys) {
+        load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
+        load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
+        load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
+        load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
+        load_bad("queue = \"none\";\n", 1, "queue", "expected a group");
+        load_bad("queue = { timeout = 30; };\n", 1, "queue.timeout", "unknown key");
+}
+END_TEST
+
+START_TEST(test_timeout_pair) {
+        load_bad("device = { timeout = 300; };\n"
+                 "override = ( { match = { kind = \"ide\"; }; queue = { io_timeout = 30000; }; } );\n",
+                 2, "override[0].queue.io_timeout", "same kernel setting");
+}
+END_TEST
+
+START_TEST(test_bad_overrides) {
+        load_bad("override = { match = {}; };\n", 1, "override", "expected a list");
+        load_bad("override = ( { queue = { nomerges = 1; }; } );\n", 1, "override[0]", "no match group");
+        load_bad("override = ( { match = { kind = \"ide\"; }; } );\n", 1, "override[0]", "sets nothing");
+        load_bad("override = (\n { match = { kind = \"nvme\"; }; queue = { nomerges = 1; }; }\n);\n",
+                 2, "override[0].match.kind", "not a controller kind");
+        load_bad("override = (\n { match = {}; queue = { nomerges = 1; }; },\n"
+                 " { match = { controller = \"f8b3781b\"; }; queue = { nomerges = 1; }; }\n);\n",
+                 3, "override[1].match.controller", "not a VMBus device id");
+        load_bad("override = ( { match = { lun = -1; }; queue = { nomerges = 1; }; } );\n",
+                 1, "override[0].match.lun", "out of range");
+        load_bad("override = ( { match = { serial = \"x\"; }; queue = { nomerges = 1; }; } );\n",
+                 1, "override[0].match.serial", "unknown match key");
+        load_bad("override = ( { match = { vendor = \"Microsoft\"; }; queue = { nomerges = 1; }; } );\n",
+                 1, "override[0].match.vendor", "can never match");
+        load_bad("override = ( { match = {}; queue = { nomerges = 1; }; scope = 1; } );\n",
+                 1, "override[0].scope", "unknown key");
+        load_bad("override = ( { match = {}; device = { queue_depth = 5000; }; } );\n",
+                 1, "override[0].device.queue_depth", "1..4096");
+}
+END_TEST
+
+START_TEST(test_syntax_error) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *path = test_write_file(dir, "syntax.conf", "queue = {\n  scheduler = \"none\";\n  nr_requests = ;\n};\n");
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_str_eq(err.key, "");
+        ck_assert_str_ne(err.message, "");
+        free(path);
+}
+END_TEST
+
+START_TEST(test_include) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        char *path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n};\n");
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), 0);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        free(path);
+
+        /* An error in an included file names that file and its line. */
+        free(inc);
+        inc = test_write_file(dir, "part.conf", "\nnr_requests = 1;\n");
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n};\n");
+        c = NULL;
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.file, inc);
+        ck_assert_int_eq(err.line, 2);
+        ck_assert_str_eq(err.key, "queue.nr_requests");
+        free(inc);
+        free(path);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("config");
+        TCase *tc = tcase_create("load");
+
+        tcase_add_test(tc, test_issue_example);
+        tcase_add_test(tc, test_all_keys_and_bounds);
+        tcase_add_test(tc, test_empty_file_manages_nothing);
+        tcase_add_test(tc, test_default_when_missing);
+        tcase_add_test(tc, test_bad_values);
+        tcase_add_test(tc, test_bad_keys);
+        tcase_add_test(tc, test_timeout_pair);
+        tcase_add_test(tc, test_bad_overrides);
+        tcase_add_test(tc, test_syntax_error);
+        tcase_add_test(tc, test_include);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -59,8 +59,8 @@ static int parse_int(const char *s, int64_t *ret) {
 static void apply_scheduler(int dirfd, const struct hvt_setting *want, unsigned flags,
                             struct hvt_result *res) {
         struct hvt_sched_list list;
-        const char *target;
-        char buf[READ_MAX];
+        char buf[READ_MAX], target[HVT_SCHED_NAME_MAX];
+        const char *resolved;
         int r;
 
         r = hvt_sysfs_read(dirfd, "scheduler", buf, sizeof(buf));
@@ -74,12 +74,14 @@ static void apply_scheduler(int dirfd, const struct hvt_setting *want, unsigned 
         }
         copy_value(res->from, hvt_sched_active(&list));
 
-        target = hvt_sched_resolve(&list, want->text);
-        if (!target) {
+        /* Copied: the read-back below parses into the same list. */
+        resolved = hvt_sched_resolve(&list, want->text);
+        if (!resolved) {
                 hvt_sched_format(&list, res->offered, sizeof(res->offered));
                 res->outcome = HVT_UNSUPPORTED;
                 return;
         }
+        snprintf(target, sizeof(target), "%s", resolved);
         copy_value(res->to, target);
         if (strcmp(hvt_sched_active(&list), target) == 0) {
                 res->outcome = HVT_UNCHANGED;

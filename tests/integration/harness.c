@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the integration-test harness described in harness.h. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define NOTIFY_TIMEOUT_MS 20000
+
+static const char *env_or_die(const char *name) {
+        const char *v = getenv(name);
+
+        ck_assert_msg(v && *v, "%s is not set (run through meson test)", name);
+        return v;
+}
+
+static char *sys_dir(void) {
+        return g_build_filename(env_or_die("UMOCKDEV_DIR"), "sys", NULL);
+}
+
+UMockdevTestbed *testbed_load(const char *profile) {
+        UMockdevTestbed *tb = umockdev_testbed_new();
+        char *file = g_strdup_printf("%s.umockdev", profile);
+
+        testbed_add(tb, file);
+        g_free(file);
+        return tb;
+}
+
+void testbed_add(UMockdevTestbed *tb, const char *file) {
+        char *path = g_build_filename(env_or_die("HVTUNED_TESTBEDS"), file, NULL);
+        GError *error = NULL;
+
+        ck_assert_msg(umockdev_testbed_add_from_file(tb, path, &error), "%s: %s", path,
+                      error ? error->message : "?");
+        g_free(path);
+}
+
+char *testbed_syspath(const char *sysname) {
+        char *sys = sys_dir(), *link = g_build_filename(sys, "block", sysname, NULL);
+        char real[PATH_MAX], *ret;
+
+        ck_assert_msg(realpath(link, real), "%s: %m", link);
+        ck_assert(g_str_has_prefix(real, sys));
+        ret = g_strconcat("/sys", real + strlen(sys), NULL);
+        g_free(link);
+        g_free(sys);
+        return ret;
+}
+
+char *testbed_read(const char *sysname, const char *rel) {
+        char *sys = sys_dir(), *path = g_build_filename(sys, "block", sysname, rel, NULL);
+        char *text = NULL;
+
+        ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
+        g_free(path);
+        g_free(sys);
+        return text;
+}
+
+char *config_write(const char *text) {
+        char path[] = "/tmp/hvtuned-conf.XXXXXX";
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        return g_strdup(path);
+}
+
+static pid_t spawn(const char *const *args, const char *notify, const char *err_path) {
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                const char *argv[32] = { env_or_die("HVTUNED_BIN") };
+                size_t n = 1;
+                int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+                for (; args && *args && n < 31; args++)
+                        argv[n++] = *args;
+                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                        _exit(127);
+                if (notify)
+                        setenv("NOTIFY_SOCKET", notify, 1);
+                else
+                        unsetenv("NOTIFY_SOCKET");
+                unsetenv("JOURNAL_STREAM");
+                execv(argv[0], (char **) argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+static int wait_exit(pid_t pid) {
+        int status;
+
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status), "hvtuned died of signal %d", WTERMSIG(status));
+        return WEXITSTATUS(status);
+}
+
+static char *slurp(const char *path) {
+        char *text = NULL;
+
+        ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+        return text;
+}
+
+int hvtuned_run(const char *const *args, char **err) {
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX";
+        int fd = mkstemp(err_path), r;
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        r = wait_exit(spawn(args, NULL, err_path));
+        *err = slurp(err_path);
+        unlink(err_path);
+        return r;
+}
+
+void hvtuned_start(struct hv_run *run, const char *const *args) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        *run = (struct hv_run) {};
+        snprintf(run->notify_path, sizeof(run->notify_path), "/tmp/hvtuned-notify.%d", getpid());
+        snprintf(run->err_path, sizeof(run->err_path), "/tmp/hvtuned-err.%d", getpid());
+        unlink(run->notify_path);
+        run->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(run->notify_fd, 0);
+        strcpy(sa.sun_path, run->notify_path);
+        ck_assert_int_eq(bind(run->notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        fd = open(run->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        close(fd);
+
+        run->pid = spawn(args, run->notify_path, run->err_path);
+        hvtuned_wait_notify(run, "READY=1");
+}
+
+void hvtuned_wait_notify(struct hv_run *run, const char *needle) {
+        for (;;) {
+                struct pollfd p = { .fd = run->notify_fd, .events = POLLIN };
+                char buf[4096], *status;
+                ssize_t n;
+
+                ck_assert_msg(poll(&p, 1, NOTIFY_TIMEOUT_MS) == 1, "no \"%s\" notification in %d ms (last STATUS: %s)",
+                              needle, NOTIFY_TIMEOUT_MS, run->status);
+                n = recv(run->notify_fd, buf, sizeof(buf) - 1, 0);
+                ck_assert_int_gt(n, 0);
+                buf[n] = '\0';
+                status = strstr(buf, "STATUS=");
+                if (status)
+                        snprintf(run->status, sizeof(run->status), "%.*s", (int) strcspn(status + 7, "\n"),
+                                 status + 7);
+                if (strstr(buf, needle))
+                        return;
+        }
+}
+
+char *hvtuned_stop(struct hv_run *run) {
+        char *err;
+
+        ck_assert_int_eq(kill(run->pid, SIGTERM), 0);
+        hvtuned_wait_notify(run, "STOPPING=1");
+        ck_assert_int_eq(wait_exit(run->pid), 0);
+        err = slurp(run->err_path);
+        close(run->notify_fd);
+        unlink(run->notify_path);
+        unlink(run->err_path);
+        return err;
+}
+
+/* nftw has no user data pointer. */
+static GHashTable *snapshot_target;
+static size_t snapshot_prefix;
+
+static int snapshot_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        char *text = NULL;
+
+        (void) st, (void) ftw;
+        if (type == FTW_F && g_file_get_contents(path, &text, NULL, NULL))
+                g_hash_table_insert(snapshot_target, g_strdup(path + snapshot_prefix), text);
+        return 0;
+}
+
+GHashTable *snapshot_take(void) {
+        char *sys = sys_dir(), *devices = g_build_filename(sys, "devices", NULL);
+        GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+        snapshot_target = h;
+        snapshot_prefix = strlen(devices) + 1;
+        ck_assert_int_eq(nftw(devices, snapshot_one, 32, FTW_PHYS), 0);
+        g_free(devices);
+        g_free(sys);
+        return h;
+}
+
+static int compare_strings(gconstpointer a, gconstpointer b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* ".../0:0:0:0/block/sda/queue/scheduler" -> "sda/queue/scheduler",
+ * ".../1:0:0:0/timeout" -> "1:0:0:0/timeout": short, and still unique on a testbed. */
+static char *short_name(const char *path) {
+        const char *b = g_strrstr(path, "/block/"), *p;
+
+        if (b)
+                return g_strdup(b + 7);
+        p = strrchr(path, '/');
+        while (p && p > path && p[-1] != '/')
+                p--;
+        return g_strdup(p ? p : path);
+}
+
+char *snapshot_diff(GHashTable *before, GHashTable *after) {
+        GPtrArray *changed = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer key, value;
+        char *joined;
+
+        g_hash_table_iter_init(&it, after);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                const char *old = g_hash_table_lookup(before, key);
+                if (!old || strcmp(old, value) != 0)
+                        g_ptr_array_add(changed, short_name(key));
+        }
+        g_hash_table_iter_init(&it, before);
+        while (g_hash_table_iter_next(&it, &key, &value))
+                if (!g_hash_table_contains(after, key))
+                        g_ptr_array_add(changed, short_name(key));
+        g_ptr_array_sort(changed, compare_strings);
+        g_ptr_array_add(changed, NULL);
+        joined = g_strjoinv("\n", (char **) changed->pdata);
+        g_ptr_array_free(changed, TRUE);
+        return joined;
+}
+
+int hv_run_suite(Suite *s) {
+        SRunner *sr = srunner_create(s);
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: running the real hvtuned binary on a umockdev testbed from a Check test: the
+ * testbed, a NOTIFY_SOCKET the test owns, the daemon's stderr, and snapshots of every
+ * sysfs file to prove what changed and what did not. */
+#pragma once
+
+#include <check.h>
+#include <glib.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <umockdev.h>
+
+struct hv_run {
+        pid_t pid;
+        int notify_fd;
+        char notify_path[108];
+        char err_path[64];
+        char status[512];  /* the last STATUS= seen */
+};
+
+/* A testbed holding the generated VM profile (and more fragments with testbed_add). */
+UMockdevTestbed *testbed_load(const char *profile);
+void testbed_add(UMockdevTestbed *tb, const char *file);
+
+/* "/sys/devices/.../block/sda" for "sda", as libudev names it. */
+char *testbed_syspath(const char *sysname);
+/* Contents of /sys/block/<sysname>/<rel> (or of the LUN: rel "device/timeout"). */
+char *testbed_read(const char *sysname, const char *rel);
+
+/* Writes a config file with text and returns its path. */
+char *config_write(const char *text);
+
+/* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
+ * what it printed on stderr into *err. */
+int hvtuned_run(const char *const *args, char **err);
+
+/* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
+void hvtuned_start(struct hv_run *run, const char *const *args);
+/* Waits until a notification contains needle (STATUS= updates run->status). */
+void hvtuned_wait_notify(struct hv_run *run, const char *needle);
+/* SIGTERM, STOPPING=1, exit status 0; returns what it printed on stderr. */
+char *hvtuned_stop(struct hv_run *run);
+
+/* Every regular file under the testbed's /sys/devices: path -> content. */
+GHashTable *snapshot_take(void);
+/* The files whose content differs, sorted, one a line, each named from its disk or LUN:
+ * "sda/queue/scheduler", "1:0:0:0/timeout". */
+char *snapshot_diff(GHashTable *before, GHashTable *after);
+
+/* Runs every test of s, forked; main()'s exit status. */
+int hv_run_suite(Suite *s);

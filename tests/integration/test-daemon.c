@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The real hvtuned daemon on a umockdev testbed with a NOTIFY_SOCKET the test owns: READY=1
+ * after the start-up pass, STATUS kept current, hotplug add / change / remove handled after
+ * READY, SIGHUP reload, and a clean SIGTERM with STOPPING=1. */
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void assert_contains(const char *haystack, const char *needle) {
+        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
+}
+
+/* Sends a uevent and waits for the daemon to have handled it: it sends STATUS= after each
+ * batch of events. */
+static void uevent(struct hv_run *run, UMockdevTestbed *tb, const char *syspath, const char *action) {
+        umockdev_testbed_uevent(tb, syspath, action);
+        hvtuned_wait_notify(run, "STATUS=");
+}
+
+START_TEST(test_ready_and_status) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+        char *err;
+
+        hvtuned_start(&run, args);
+        /* READY=1 comes after the start-up pass: everything is tuned by then. */
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(testbed_read("sda", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_read("sdc", "queue/scheduler"), "none");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(err, "Started: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n");
+        /* Unchanged attributes are not reported by the daemon unless -v. */
+        ck_assert_ptr_null(strstr(err, "(unchanged)"));
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_hotplug_add_change_remove) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 128; };\n");
+        const char *args[] = { "-c", config, NULL };
+        char *sdf, *sdc, *vda, *err;
+        GHashTable *before;
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+
+        /* add: a data disk hot-added on LUN 2 of the data controller (umockdev sends the
+         * "add" uevents of the new devices itself). */
+        testbed_add(tb, "azure-gen2-sdf.umockdev");
+        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks on 2 controllers: 5 tuned, 0 failed");
+        sdf = testbed_syspath("sdf");
+        ck_assert_str_eq(testbed_read("sdf", "queue/nr_requests"), "128");
+
+        /* change: a distro rule put bfq back on sdc; the change event restores none. */
+        sdc = testbed_syspath("sdc");
+        umockdev_testbed_set_attribute(tb, sdc, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        uevent(&run, tb, sdc, "change");
+        ck_assert_str_eq(testbed_read("sdc", "queue/scheduler"), "none");
+
+        /* A change event on a disk that is not Hyper-V's changes nothing. */
+        before = snapshot_take();
+        vda = testbed_syspath("vda");
+        uevent(&run, tb, vda, "change");
+        uevent(&run, tb, vda, "add");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+
+        /* remove: the disk is forgotten. */
+        uevent(&run, tb, sdf, "remove");
+        umockdev_testbed_remove_device(tb, sdf);
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdf: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
+        assert_contains(err, "sdf queue/nr_requests: 2534 -> 128 (applied)\n");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
+        ck_assert_ptr_null(strstr(err, "vda"));
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_reload) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+        GHashTable *before;
+
+        hvtuned_start(&run, args);
+
+        /* A bad file keeps the running configuration and says where the error is. */
+        ck_assert(g_file_set_contents(config, "queue = {\n  read_ahead_kb = \"big\";\n};\n", -1, NULL));
+        before = snapshot_take();
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        assert_contains(run.status, "; config error at ");
+        assert_contains(run.status, ":2, keeping previous");
+
+        /* A good one is applied. */
+        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(testbed_read("sdd", "queue/read_ahead_kb"), "1024");
+
+        assert_contains(hvtuned_stop(&run), ":2: queue.read_ahead_kb: expected an integer, got a string\n");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_sigint_and_bad_start) {
+        UMockdevTestbed *tb = testbed_load("legacy");
+        char *config = config_write("queue = { scheduler = 7; };\n"), *err;
+        const char *args[] = { "-c", config, NULL };
+
+        /* A daemon with a bad configuration does not start, and touches nothing. */
+        GHashTable *before = snapshot_take();
+        ck_assert_int_eq(hvtuned_run(args, &err), 1);
+        assert_contains(err, ":1: queue.scheduler: expected a string, got an integer\n");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("daemon");
+        TCase *tc = tcase_create("notify");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_ready_and_status);
+        tcase_add_test(tc, test_hotplug_add_change_remove);
+        tcase_add_test(tc, test_reload);
+        tcase_add_test(tc, test_sigint_and_bad_start);
+        suite_add_tcase(s, tc);
+        return hv_run_suite(s);
+}

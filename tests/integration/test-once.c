@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The real hvtuned binary in --once, --dry-run and --check-config modes on each generated
+ * VM: exactly the Hyper-V disks change, exactly as configured, and nothing else does. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define ISSUE_CONFIG \
+        "queue  = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 4096; };\n" \
+        "device = { queue_depth = 254; timeout = 300; };\n" \
+        "override = (\n" \
+        "  { match = { kind = \"ide\"; }; queue = { scheduler = \"mq-deadline\"; }; },\n" \
+        "  { match = { controller = \"{f8b3781b-1e82-4818-a1c3-63d806ec15bb}\"; lun = 0; };\n" \
+        "    device = { timeout = 180; }; }\n" \
+        ");\n"
+
+static void assert_contains(const char *haystack, const char *needle) {
+        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
+}
+
+static int run_once(const char *config_text, const char *mode, char **err) {
+        char *config = config_write(config_text);
+        const char *args[] = { mode, "-c", config, NULL };
+        int r = hvtuned_run(args, err);
+
+        unlink(config);
+        g_free(config);
+        return r;
+}
+
+START_TEST(test_azure_scheduler_only) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *err, *diff;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
+        diff = snapshot_diff(before, snapshot_take());
+        /* sdb and sdd already had none: not written. The USB stick, virtio, NVMe, loop, dm
+         * and md disks are not Hyper-V disks: not touched. */
+        ck_assert_str_eq(diff, "sda/queue/scheduler\nsdc/queue/scheduler");
+        ck_assert_str_eq(testbed_read("sda", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_read("sdc", "queue/scheduler"), "none");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        assert_contains(err, "sdb queue/scheduler: none (unchanged)\n");
+        assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n");
+        ck_assert_ptr_null(strstr(err, "sde"));
+        ck_assert_ptr_null(strstr(err, "vda"));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_azure_issue_config) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *err, *diff;
+
+        ck_assert_int_eq(run_once(ISSUE_CONFIG, "--once", &err), 0);
+        diff = snapshot_diff(before, snapshot_take());
+        /* nr_requests and queue_depth differ everywhere; sdc (controller f8b3781b, LUN 0)
+         * keeps its timeout of 180, which the override asks for. */
+        ck_assert_str_eq(diff,
+                "0:0:0:0/queue_depth\n0:0:0:0/timeout\n"
+                "0:0:0:1/queue_depth\n0:0:0:1/timeout\n"
+                "1:0:0:0/queue_depth\n"
+                "1:0:0:1/queue_depth\n1:0:0:1/timeout\n"
+                "sda/queue/nr_requests\nsda/queue/read_ahead_kb\nsda/queue/scheduler\n"
+                "sdb/queue/nr_requests\nsdb/queue/read_ahead_kb\n"
+                "sdc/queue/nr_requests\nsdc/queue/read_ahead_kb\nsdc/queue/scheduler\n"
+                "sdd/queue/nr_requests\nsdd/queue/read_ahead_kb");
+        ck_assert_str_eq(testbed_read("sdc", "device/timeout"), "180\n");
+        ck_assert_str_eq(testbed_read("sdd", "device/timeout"), "300");
+        ck_assert_str_eq(testbed_read("sdb", "queue/nr_requests"), "128");
+        ck_assert_str_eq(testbed_read("sda", "device/queue_depth"), "254");
+        assert_contains(err, "sdc device/timeout: 180 (unchanged)\n");
+        assert_contains(err, "sdd device/timeout: 180 -> 300 (applied)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_dry_run) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once(ISSUE_CONFIG, "--dry-run", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (would apply)\n");
+        assert_contains(err, "sdd device/timeout: 180 -> 300 (would apply)\n");
+        assert_contains(err, "(dry run)");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_gen1_ide_override) {
+        UMockdevTestbed *tb = testbed_load("gen1");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n"
+                                  "override = ( { match = { kind = \"ide\"; }; queue = { scheduler = \"mq-deadline\"; }; } );\n",
+                                  "--once", &err), 0);
+        /* The IDE disks (sda, sdb) keep mq-deadline; the SCSI data disk sdd loses bfq. */
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdd/queue/scheduler");
+        assert_contains(err, "sda queue/scheduler: mq-deadline (unchanged)\n");
+        assert_contains(err, "sdb: found Hyper-V ide disk 1:0:1:0 on controller {00000000-0001-8899-0000-000000000000}");
+        assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
+        assert_contains(err, "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_wsl2_old_kernel) {
+        UMockdevTestbed *tb = testbed_load("wsl2");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; wbt_lat_usec = 0; };\n", "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdc/queue/scheduler");
+        assert_contains(err, "sdc queue/scheduler: mq-deadline -> none (applied)\n");
+        /* WSL kernels have no writeback throttling: reported, not failed. */
+        assert_contains(err, "sda queue/wbt_lat_usec: 0 (unsupported: no such attribute on this kernel)\n");
+        assert_contains(err, "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed, 4 settings unsupported\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_legacy_noop) {
+        UMockdevTestbed *tb = testbed_load("legacy");
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
+        ck_assert_str_eq(testbed_read("sda", "queue/scheduler"), "noop");
+        assert_contains(err, "sda queue/scheduler: deadline -> noop (applied)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_unsupported_scheduler) {
+        UMockdevTestbed *tb = testbed_load("wsl2");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"bfq\"; };\n", "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        assert_contains(err, "sda queue/scheduler: none -> bfq (unsupported: the disk offers mq-deadline kyber none)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_failure_exit_code) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *sdb = testbed_syspath("sdb"), *err;
+        GHashTable *before;
+
+        /* One disk's attribute reads back as nonsense: that attribute fails, the rest of that
+         * disk and every other disk are still tuned, and --once says so with exit code 2. */
+        umockdev_testbed_set_attribute(tb, sdb, "queue/nr_requests", "many\n");
+        before = snapshot_take();
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 64; };\n", "--once", &err), 2);
+        assert_contains(err, "sdb queue/nr_requests: many -> 64 (failed: Bad message)\n");
+        assert_contains(err, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed\n");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
+                         "sda/queue/nr_requests\nsda/queue/scheduler\n"
+                         "sdc/queue/nr_requests\nsdc/queue/scheduler\n"
+                         "sdd/queue/nr_requests");
+        g_object_unref(tb);
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        const char *error;  /* what stderr must say, after the file name */
+} bad_configs[] = {
+        { "queue = { scheduler = \"none\"; };\nqueue = { };\n", ":2: duplicate setting name" },
+        { "queue = {\n  scheduler = \"none\";\n  nr_requests = 99999;\n};\n", ":3: queue.nr_requests: 99999 is out of range" },
+        { "device = { timeout = \"300\"; };\n", ":1: device.timeout: expected an integer, got a string" },
+        { "queue = { scheduler = \"none; rm\"; };\n", ":1: queue.scheduler: \"none; rm\" is not a scheduler name" },
+        { "queue = { scheduler = \"none\"; }\noverride = ( { match = { kind = \"usb\"; }; queue = { nomerges = 1; }; } );\n",
+          ":2: override[0].match.kind: \"usb\" is not a controller kind" },
+        { "queue = { scheduler = \"none\" ;; };\n", ":1: " },
+};
+
+START_TEST(test_bad_config_changes_nothing) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *config = config_write(bad_configs[_i].text), *err, *expect;
+        const char *once[] = { "--once", "-c", config, NULL };
+        const char *check[] = { "--check-config", "-c", config, NULL };
+
+        expect = g_strconcat(config, bad_configs[_i].error, NULL);
+        ck_assert_int_eq(hvtuned_run(once, &err), 1);
+        assert_contains(err, expect);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        ck_assert_int_eq(hvtuned_run(check, &err), 1);
+        assert_contains(err, expect);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_check_config_good) {
+        char *config = config_write(ISSUE_CONFIG), *err;
+        const char *check[] = { "--check-config", "-c", config, NULL };
+        const char *missing[] = { "--check-config", "-c", "/nonexistent.conf", NULL };
+
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        assert_contains(err, "valid");
+        ck_assert_int_eq(hvtuned_run(missing, &err), 1);
+        assert_contains(err, "/nonexistent.conf: cannot read: No such file or directory");
+        unlink(config);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("once");
+        TCase *tc = tcase_create("testbeds");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_azure_scheduler_only);
+        tcase_add_test(tc, test_azure_issue_config);
+        tcase_add_test(tc, test_dry_run);
+        tcase_add_test(tc, test_gen1_ide_override);
+        tcase_add_test(tc, test_wsl2_old_kernel);
+        tcase_add_test(tc, test_legacy_noop);
+        tcase_add_test(tc, test_unsupported_scheduler);
+        tcase_add_test(tc, test_failure_exit_code);
+        tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+        tcase_add_test(tc, test_check_config_good);
+        suite_add_tcase(s, tc);
+        return hv_run_suite(s);
+}

@@ -33,6 +33,7 @@ static void config_destroyp(config_t **c) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct hvt_config *, hvt_config_free);
 
+__attribute__((format(printf, 5, 0)))
 static void set_error(struct hvt_config_error *err, const char *file, int line, const char *key,
                       const char *fmt, va_list ap) {
         *err = (struct hvt_config_error) { .line = line };

@@ -19,6 +19,35 @@
 
 #define NOTIFY_TIMEOUT_MS 20000
 
+/* What the harness hands out lives until the test process exits: tests stay readable
+ * (assertions on returned strings) and leak-free under LeakSanitizer. */
+static GPtrArray *arena_strings, *arena_tables;
+
+static void arena_free(void) {
+        g_clear_pointer(&arena_strings, g_ptr_array_unref);
+        g_clear_pointer(&arena_tables, g_ptr_array_unref);
+}
+
+static void arena_init(void) {
+        if (arena_strings)
+                return;
+        arena_strings = g_ptr_array_new_with_free_func(g_free);
+        arena_tables = g_ptr_array_new_with_free_func((GDestroyNotify) g_hash_table_unref);
+        atexit(arena_free);
+}
+
+static char *keep(char *s) {
+        arena_init();
+        g_ptr_array_add(arena_strings, s);
+        return s;
+}
+
+static GHashTable *keep_table(GHashTable *h) {
+        arena_init();
+        g_ptr_array_add(arena_tables, h);
+        return h;
+}
+
 static const char *env_or_die(const char *name) {
         const char *v = getenv(name);
 
@@ -57,7 +86,7 @@ char *testbed_syspath(const char *sysname) {
         ret = g_strconcat("/sys", real + strlen(sys), NULL);
         g_free(link);
         g_free(sys);
-        return ret;
+        return keep(ret);
 }
 
 char *testbed_read(const char *sysname, const char *rel) {
@@ -67,7 +96,7 @@ char *testbed_read(const char *sysname, const char *rel) {
         ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
         g_free(path);
         g_free(sys);
-        return text;
+        return keep(text);
 }
 
 char *config_write(const char *text) {
@@ -77,7 +106,7 @@ char *config_write(const char *text) {
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
         close(fd);
-        return g_strdup(path);
+        return keep(g_strdup(path));
 }
 
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path) {
@@ -116,7 +145,7 @@ static char *slurp(const char *path) {
         char *text = NULL;
 
         ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-        return text;
+        return keep(text);
 }
 
 int hvtuned_run(const char *const *args, char **err) {
@@ -205,7 +234,7 @@ GHashTable *snapshot_take(void) {
         ck_assert_int_eq(nftw(devices, snapshot_one, 32, FTW_PHYS), 0);
         g_free(devices);
         g_free(sys);
-        return h;
+        return keep_table(h);
 }
 
 static int compare_strings(gconstpointer a, gconstpointer b) {
@@ -245,7 +274,7 @@ char *snapshot_diff(GHashTable *before, GHashTable *after) {
         g_ptr_array_add(changed, NULL);
         joined = g_strjoinv("\n", (char **) changed->pdata);
         g_ptr_array_free(changed, TRUE);
-        return joined;
+        return keep(joined);
 }
 
 int hv_run_suite(Suite *s) {

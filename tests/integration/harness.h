@@ -18,6 +18,9 @@ struct hv_run {
         char status[512];  /* the last STATUS= seen */
 };
 
+/* Strings and snapshots returned below belong to the harness and live until the test
+ * process exits. */
+
 /* A testbed holding the generated VM profile (and more fragments with testbed_add). */
 UMockdevTestbed *testbed_load(const char *profile);
 void testbed_add(UMockdevTestbed *tb, const char *file);

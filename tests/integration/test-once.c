@@ -26,7 +26,6 @@ static int run_once(const char *config_text, const char *mode, char **err) {
         int r = hvtuned_run(args, err);
 
         unlink(config);
-        g_free(config);
         return r;
 }
 
@@ -197,6 +196,7 @@ START_TEST(test_bad_config_changes_nothing) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         ck_assert_int_eq(hvtuned_run(check, &err), 1);
         assert_contains(err, expect);
+        g_free(expect);
         unlink(config);
         g_object_unref(tb);
 }

@@ -124,9 +124,12 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
         }
 
         r = hvt_classify(dev, &disk);
-        if (r < 0)
+        if (r < 0) {
+                /* A Hyper-V disk left untuned is a failure, as much as a failed attribute. */
+                d->any_failed = true;
                 return hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot read its Hyper-V identity: %m",
                                      udev_device_get_sysname(dev));
+        }
         if (r == 0) {
                 forget(d, syspath, false);
                 return 0;

@@ -62,7 +62,8 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* Reload: a bad file keeps the running configuration, and the disks keep their values. */
+/* Reload: a good file is applied to every disk; a bad one keeps the running configuration
+ * (and the disks their values), and STATUS says where the error is. */
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
         char status[256];

@@ -10,8 +10,8 @@
 #include "hvtuned-config.h"
 #include "loop.h"
 
-/* --once exit codes, documented in hvtuned(8). */
-#define EXIT_CONFIG 1
+/* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
+#define EXIT_CONFIG EXIT_FAILURE
 #define EXIT_ATTR_FAILED 2
 
 enum mode {
@@ -26,7 +26,8 @@ static void help(void) {
                "  -c, --config=FILE   configuration file (default %s)\n"
                "      --check-config  validate the configuration and exit (0 valid, 1 not)\n"
                "      --once          tune every disk once, print what was done and exit\n"
-               "                      (0 all good, 1 configuration error, 2 a setting failed)\n"
+               "                      (0 all good, 1 configuration or fatal error,\n"
+               "                      2 a setting or a disk failed)\n"
                "      --dry-run       like --once, but only print what would change\n"
                "  -v, --verbose       debug logging\n"
                "  -h, --help          show this help\n"

@@ -38,8 +38,10 @@ static void format_result(const struct hvt_result *r, char *buf, size_t size) {
                 snprintf(buf, size, "%s -> %s (%s: the kernel kept %s)", r->from, r->to, outcome, r->kept);
                 break;
         case HVT_FAILED:
-                snprintf(buf, size, "%s -> %s (%s: %s)", *r->from ? r->from : "?", r->to, outcome,
-                         strerror(r->error));
+                if (*r->from)
+                        snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, outcome, strerror(r->error));
+                else
+                        snprintf(buf, size, "%s (%s: %s)", r->to, outcome, strerror(r->error));
                 break;
         case HVT_UNSUPPORTED:
                 if (*r->offered)
@@ -90,7 +92,7 @@ static void report_one(const struct hvt_log *log, const struct hvt_disk *disk,
                 fields[n++] = f_extra;
         }
 
-        (void) hvt_log_struct(log, prio, r->outcome == HVT_FAILED ? r->error : 0,
+        (void) hvt_log_struct(log, prio, r->error,
                               outcome_log[r->outcome].message_id, fields, "%s %s: %s",
                               disk->sysname, attr, text);
 }

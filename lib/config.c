@@ -4,6 +4,7 @@
  * Groups are named after the sysfs directory they write into (queue, device), so every key
  * is an attribute name from the allowlist in attr.c. Nothing is half-loaded: the first
  * error stops the load and the caller keeps whatever configuration it had. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libconfig.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "config-scan.h"
 #include "macro.h"
 
 struct loader {
@@ -42,18 +44,22 @@ static void set_error(struct hvt_config_error *err, const char *file, int line, 
         vsnprintf(err->message, sizeof(err->message), fmt, ap);
 }
 
+/* libconfig names an included file as written in @include, relative to the include dir. */
+static const char *resolve_file(const struct loader *l, const char *file, char full[static PATH_MAX]) {
+        if (!file)
+                return l->path;
+        if (file[0] == '/' || strcmp(file, l->path) == 0)
+                return file;
+        snprintf(full, PATH_MAX, "%s/%s", l->dir, file);
+        return full;
+}
+
 __attribute__((format(printf, 4, 5)))
 static int fail(struct loader *l, const config_setting_t *s, const char *key, const char *fmt, ...) {
-        const char *file = s ? config_setting_source_file(s) : NULL;
         char full[PATH_MAX];
+        const char *file = resolve_file(l, s ? config_setting_source_file(s) : NULL, full);
         va_list ap;
 
-        if (!file)
-                file = l->path;
-        else if (file[0] != '/' && strcmp(file, l->path) != 0) {
-                snprintf(full, sizeof(full), "%s/%s", l->dir, file);
-                file = full;
-        }
         va_start(ap, fmt);
         set_error(l->err, file, s ? (int) config_setting_source_line(s) : 0, key, fmt, ap);
         va_end(ap);
@@ -89,11 +95,13 @@ static void key_join(char *buf, size_t size, const char *prefix, const char *nam
 static int check_timeout_pair(struct loader *l, const config_setting_t *s, const char *key,
                               enum hvt_attr_id id) {
         int mine = id == HVT_ATTR_TIMEOUT, other = !mine;
+        char full[PATH_MAX];
 
         if (l->timeout_at[other])
                 return fail(l, s, key,
                             "device.timeout and queue.io_timeout are the same kernel setting "
-                            "(the request timeout), set at line %d: set only one of them",
+                            "(the request timeout), the other is set at %s:%d: set only one of them",
+                            resolve_file(l, config_setting_source_file(l->timeout_at[other]), full),
                             (int) config_setting_source_line(l->timeout_at[other]));
         if (!l->timeout_at[mine])
                 l->timeout_at[mine] = s;
@@ -115,7 +123,8 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
                 if (hvt_setting_set_sched(out, name) < 0)
                         return fail(l, s, key,
                                     "\"%s\" is not a scheduler name (letters, digits, '_' and '-', "
-                                    "at most %d characters)", name, HVT_SCHED_NAME_MAX - 1);
+                                    "not starting with '-', at most %d characters)",
+                                    name, HVT_SCHED_NAME_MAX - 1);
                 return 0;
         }
 
@@ -169,15 +178,15 @@ static int match_string(struct loader *l, const config_setting_t *s, const char 
         if (r < 0)
                 return r;
         v = config_setting_get_string(s);
-        /* Trailing blanks are SCSI padding: "Msft    " and "Msft" are the same vendor. */
+        /* Trailing blanks are SCSI padding: "Msft    " and "Msft" are the same vendor, as
+         * classify.c strips them from what the disk reports. */
         n = strlen(v);
-        while (n > 0 && v[n - 1] == ' ')
+        while (n > 0 && isspace((unsigned char) v[n - 1]))
                 n--;
         if (n >= size)
                 return fail(l, s, key, "\"%s\" is longer than the SCSI field (%zu characters): "
                             "it can never match", v, size - 1);
-        memcpy(dst, v, n);
-        dst[n] = '\0';
+        hvt_strip_copy(dst, size, v);
         return 0;
 }
 
@@ -385,16 +394,20 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
 
         config_init(&storage);
         cfg = &storage;
-        /* @include "x.conf" is relative to the including file, as a reader expects. */
+        /* A relative @include is found in the main file's directory (libconfig resolves every
+         * include, nested ones too, against this one directory). */
         l.dir = dirname(dir);
         config_set_include_dir(cfg, l.dir);
         if (!config_read_file(cfg, path)) {
-                const char *file = config_error_file(cfg);
+                char full[PATH_MAX];
                 *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
-                snprintf(err->file, sizeof(err->file), "%s", file ? file : path);
+                snprintf(err->file, sizeof(err->file), "%s", resolve_file(&l, config_error_file(cfg), full));
                 snprintf(err->message, sizeof(err->message), "%s", config_error_text(cfg));
                 return -EINVAL;
         }
+        r = hvt_config_scan_literals(path, l.dir, err);
+        if (r < 0)
+                return r;
 
         r = parse_root(&l, config_root_setting(cfg), c);
         if (r < 0)

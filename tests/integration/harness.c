@@ -200,9 +200,13 @@ void hvtuned_wait_notify(struct hv_run *run, const char *needle) {
 }
 
 char *hvtuned_stop(struct hv_run *run) {
+        return hvtuned_stop_with(run, SIGTERM);
+}
+
+char *hvtuned_stop_with(struct hv_run *run, int sig) {
         char *err;
 
-        ck_assert_int_eq(kill(run->pid, SIGTERM), 0);
+        ck_assert_int_eq(kill(run->pid, sig), 0);
         hvtuned_wait_notify(run, "STOPPING=1");
         ck_assert_int_eq(wait_exit(run->pid), 0);
         err = slurp(run->err_path);

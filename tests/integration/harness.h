@@ -41,8 +41,9 @@ int hvtuned_run(const char *const *args, char **err);
 void hvtuned_start(struct hv_run *run, const char *const *args);
 /* Waits until a notification contains needle (STATUS= updates run->status). */
 void hvtuned_wait_notify(struct hv_run *run, const char *needle);
-/* SIGTERM, STOPPING=1, exit status 0; returns what it printed on stderr. */
+/* SIGTERM (or sig), STOPPING=1, exit status 0; returns what it printed on stderr. */
 char *hvtuned_stop(struct hv_run *run);
+char *hvtuned_stop_with(struct hv_run *run, int sig);
 
 /* Every regular file under the testbed's /sys/devices: path -> content. */
 GHashTable *snapshot_take(void);

@@ -121,7 +121,21 @@ START_TEST(test_reload) {
 }
 END_TEST
 
-START_TEST(test_sigint_and_bad_start) {
+START_TEST(test_sigint) {
+        UMockdevTestbed *tb = testbed_load("legacy");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(run.status, "1 Hyper-V disk on 1 controller: 1 tuned, 0 failed");
+        assert_contains(hvtuned_stop_with(&run, SIGINT), "sda queue/scheduler: deadline -> noop (applied)\n");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_bad_start) {
         UMockdevTestbed *tb = testbed_load("legacy");
         char *config = config_write("queue = { scheduler = 7; };\n"), *err;
         const char *args[] = { "-c", config, NULL };
@@ -144,7 +158,8 @@ int main(void) {
         tcase_add_test(tc, test_ready_and_status);
         tcase_add_test(tc, test_hotplug_add_change_remove);
         tcase_add_test(tc, test_reload);
-        tcase_add_test(tc, test_sigint_and_bad_start);
+        tcase_add_test(tc, test_sigint);
+        tcase_add_test(tc, test_bad_start);
         suite_add_tcase(s, tc);
         return hv_run_suite(s);
 }

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: finding integer literals that libconfig 1.5 would truncate to 32 bits.
+ *
+ * A small scanner for the part of libconfig's lexical grammar that matters here: comments
+ * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
+ * A number that is a float, or carries the L suffix, is libconfig's business; a plain integer
+ * beyond INT32 range is an error, not a value. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config-scan.h"
+#include "macro.h"
+
+/* Deeper than any sane configuration; stops an include loop. */
+#define INCLUDE_DEPTH_MAX 8
+
+struct scan {
+        const char *path;
+        const char *include_dir;
+        struct hvt_config_error *err;
+        int line;
+};
+
+static int scan_file(const char *path, const char *include_dir, int depth, struct hvt_config_error *err);
+
+static bool is_name_start(char c) {
+        return isalpha((unsigned char) c) || c == '*';
+}
+
+static bool is_name_char(char c) {
+        return isalnum((unsigned char) c) || c == '-' || c == '_' || c == '*';
+}
+
+static int literal_error(struct scan *s, const char *start, size_t len, bool fits_64) {
+        *s->err = (struct hvt_config_error) { .line = s->line };
+        snprintf(s->err->file, sizeof(s->err->file), "%s", s->path);
+        if (fits_64)
+                snprintf(s->err->message, sizeof(s->err->message),
+                         "integer %.*s does not fit in 32 bits, libconfig would truncate it: write %.*sL",
+                         (int) len, start, (int) len, start);
+        else
+                snprintf(s->err->message, sizeof(s->err->message), "integer %.*s is too large",
+                         (int) len, start);
+        return -EINVAL;
+}
+
+/* At a digit (or a sign before one): consumes the number and checks it. */
+static int scan_number(struct scan *s, const char **p) {
+        const char *start = *p, *q = *p;
+        bool negative = false, hex;
+        unsigned long long v;
+        char *end;
+
+        if (*q == '-' || *q == '+')
+                negative = *q++ == '-';
+        hex = q[0] == '0' && (q[1] == 'x' || q[1] == 'X');
+        errno = 0;
+        v = strtoull(hex ? q + 2 : q, &end, hex ? 16 : 10);
+        *p = end;
+        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
+                /* A float: skip the rest of it. */
+                while (isalnum((unsigned char) **p) || **p == '.' || **p == '-' || **p == '+')
+                        (*p)++;
+                return 0;
+        }
+        if (errno == ERANGE || v > (unsigned long long) INT64_MAX)
+                return literal_error(s, start, (size_t) (end - start), false);
+        if (*end == 'L') {
+                while (**p == 'L')
+                        (*p)++;
+                return 0;
+        }
+        if (v > (negative ? (unsigned long long) INT32_MAX + 1 : (unsigned long long) INT32_MAX))
+                return literal_error(s, start, (size_t) (end - start), true);
+        return 0;
+}
+
+static int scan_include(struct scan *s, const char **p, int depth) {
+        const char *q = *p + strlen("@include");
+        char name[PATH_MAX], full[PATH_MAX * 2];
+        size_t n = 0;
+
+        while (*q == ' ' || *q == '\t')
+                q++;
+        if (*q != '"')
+                return 0;  /* libconfig reports the syntax error */
+        for (q++; *q && *q != '"' && *q != '\n' && n + 1 < sizeof(name); q++)
+                name[n++] = *q;
+        name[n] = '\0';
+        *p = q;
+        if (name[0] == '/' || !s->include_dir)
+                snprintf(full, sizeof(full), "%s", name);
+        else
+                snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
+        return scan_file(full, s->include_dir, depth + 1, s->err);
+}
+
+static int scan_text(struct scan *s, const char *p, int depth) {
+        int r;
+
+        while (*p) {
+                if (*p == '\n') {
+                        s->line++;
+                        p++;
+                } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+                        p += strcspn(p, "\n");
+                } else if (p[0] == '/' && p[1] == '*') {
+                        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+                                s->line += *p == '\n';
+                        p += *p ? 2 : 0;
+                } else if (*p == '"') {
+                        for (p++; *p && *p != '"'; p++) {
+                                if (*p == '\\' && p[1])
+                                        p++;
+                                s->line += *p == '\n';
+                        }
+                        p += *p ? 1 : 0;
+                } else if (strncmp(p, "@include", 8) == 0) {
+                        r = scan_include(s, &p, depth);
+                        if (r < 0)
+                                return r;
+                } else if (is_name_start(*p)) {
+                        while (is_name_char(*p))
+                                p++;
+                } else if (isdigit((unsigned char) *p) ||
+                           ((*p == '-' || *p == '+') && isdigit((unsigned char) p[1]))) {
+                        r = scan_number(s, &p);
+                        if (r < 0)
+                                return r;
+                } else
+                        p++;
+        }
+        return 0;
+}
+
+static int read_all(const char *path, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        FILE *f = fopen(path, "re");
+        size_t len = 0, size = 0;
+
+        if (!f)
+                return -errno;
+        for (;;) {
+                if (len + 4096 + 1 > size) {
+                        char *n = realloc(buf, size = size ? size * 2 : 8192);
+                        if (!n) {
+                                fclose(f);
+                                return -ENOMEM;
+                        }
+                        buf = n;
+                }
+                size_t got = fread(buf + len, 1, size - len - 1, f);
+                len += got;
+                if (got == 0)
+                        break;
+        }
+        fclose(f);
+        buf[len] = '\0';
+        *ret = buf;
+        buf = NULL;
+        return 0;
+}
+
+static int scan_file(const char *path, const char *include_dir, int depth, struct hvt_config_error *err) {
+        _cleanup_free_ char *text = NULL;
+        struct scan s = { .path = path, .include_dir = include_dir, .err = err, .line = 1 };
+        int r;
+
+        if (depth > INCLUDE_DEPTH_MAX)
+                return 0;  /* libconfig reports include loops */
+        r = read_all(path, &text);
+        if (r == -ENOMEM)
+                return r;
+        /* An unreadable include is libconfig's error to report, in its own words. */
+        if (r < 0)
+                return 0;
+        return scan_text(&s, text, depth);
+}
+
+int hvt_config_scan_literals(const char *path, const char *include_dir, struct hvt_config_error *err) {
+        return scan_file(path, include_dir, 0, err);
+}

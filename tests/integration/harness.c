@@ -280,13 +280,3 @@ char *snapshot_diff(GHashTable *before, GHashTable *after) {
         g_ptr_array_free(changed, TRUE);
         return keep(joined);
 }
-
-int hv_run_suite(Suite *s) {
-        SRunner *sr = srunner_create(s);
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}

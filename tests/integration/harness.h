@@ -50,6 +50,3 @@ GHashTable *snapshot_take(void);
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
  * "sda/queue/scheduler", "1:0:0:0/timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);
-
-/* Runs every test of s, forked; main()'s exit status. */
-int hv_run_suite(Suite *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "testutil.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
         ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
@@ -161,5 +162,5 @@ int main(void) {
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
         suite_add_tcase(s, tc);
-        return hv_run_suite(s);
+        return test_run(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "testutil.h"
 
 #define ISSUE_CONFIG \
         "queue  = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 4096; };\n" \
@@ -231,5 +232,5 @@ int main(void) {
         tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
         tcase_add_test(tc, test_check_config_good);
         suite_add_tcase(s, tc);
-        return hv_run_suite(s);
+        return test_run(s);
 }

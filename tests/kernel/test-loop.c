@@ -16,6 +16,7 @@
 #include "apply.h"
 #include "scheduler.h"
 #include "sysfs.h"
+#include "testutil.h"
 
 #define SKIP 77
 
@@ -171,8 +172,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("kernel");
         TCase *tc = tcase_create("loop");
-        SRunner *sr;
-        int failed;
 
         if (geteuid() != 0 || access("/dev/loop-control", W_OK) < 0) {
                 printf("SKIP: needs root and /dev/loop-control for a real loop device\n");
@@ -182,9 +181,5 @@ int main(void) {
         tcase_add_test(tc, test_read_ahead_clamped);
         tcase_add_test(tc, test_kernel_rejects);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return test_run(s);
 }

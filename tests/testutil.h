@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: what every unit test needs: temporary files and running a suite. */
+/* Owns: what every test program needs: temporary files and running a suite. */
 #pragma once
 
 #include <check.h>

@@ -18,9 +18,10 @@ void hvt_daemon_done(struct hvt_daemon *d) {
                 hvt_disk_done(&d->disks[i].disk);
         free(d->disks);
         hvt_config_free(d->config);
+        /* The loop first: its sources still refer to the monitor's fd. */
+        sd_event_unref(d->event);
         udev_monitor_unref(d->monitor);
         udev_unref(d->udev);
-        sd_event_unref(d->event);
 }
 
 int hvt_daemon_load_config(struct hvt_daemon *d) {
@@ -88,27 +89,24 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_apply a;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
-        (void) hvt_apply_disk(&t->disk, &plan, d->apply_flags, &a);
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags, &a);
         hvt_report_results(&d->log, &t->disk, &a, d->once);
 
-        t->n_failed = t->n_unsupported = 0;
+        t->n_failed = t->n_unsupported = t->n_would_apply = 0;
         for (size_t i = 0; i < a.n; i++) {
                 t->n_failed += a.results[i].outcome == HVT_FAILED;
                 t->n_unsupported += a.results[i].outcome == HVT_UNSUPPORTED;
+                t->n_would_apply += a.results[i].outcome == HVT_WOULD_APPLY;
         }
         if (t->n_failed > 0)
                 d->any_failed = true;
 }
 
-static void forget(struct hvt_daemon *d, const char *syspath, bool removed) {
-        struct hvt_tracked *t = find_tracked(d, syspath);
-
-        if (!t)
-                return;
+static void forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed) {
         if (removed)
                 hvt_report_disk_removed(&d->log, &t->disk);
         else
-                hvt_log_info(&d->log, "%s: no longer a Hyper-V disk, leaving it as it is", t->disk.sysname);
+                hvt_report_disk_released(&d->log, &t->disk);
         untrack(d, t);
 }
 
@@ -118,24 +116,27 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
         const char *syspath = udev_device_get_syspath(dev);
         int r;
 
+        t = find_tracked(d, syspath);
         if (action && strcmp(action, "remove") == 0) {
-                forget(d, syspath, true);
+                if (t)
+                        forget(d, t, true);
                 return 0;
         }
 
+        if (t)
+                t->seen = true;
         r = hvt_classify(dev, &disk);
         if (r < 0) {
                 /* A Hyper-V disk left untuned is a failure, as much as a failed attribute. */
                 d->any_failed = true;
-                return hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot read its Hyper-V identity: %m",
-                                     udev_device_get_sysname(dev));
+                return hvt_report_disk_unreadable(&d->log, udev_device_get_sysname(dev), r);
         }
         if (r == 0) {
-                forget(d, syspath, false);
+                if (t)
+                        forget(d, t, false);
                 return 0;
         }
 
-        t = find_tracked(d, syspath);
         if (t) {
                 /* The identity may have changed (a LUN re-probed at the same path). */
                 hvt_disk_done(&t->disk);
@@ -148,6 +149,7 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
                 }
                 hvt_report_disk_found(&d->log, &t->disk);
         }
+        t->seen = true;
         tune(d, t);
         return 0;
 }
@@ -168,6 +170,8 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate block devices: %m");
 
+        for (size_t i = 0; i < d->n_disks; i++)
+                d->disks[i].seen = false;
         udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
                 struct udev_device *dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
 
@@ -176,11 +180,16 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
                 (void) hvt_daemon_handle_device(d, dev, NULL);
                 udev_device_unref(dev);
         }
+        /* Whatever was not found again went away while events were lost. Backwards, since
+         * untrack() moves the last entry into the freed slot. */
+        for (size_t i = d->n_disks; i > 0; i--)
+                if (!d->disks[i - 1].seen)
+                        forget(d, &d->disks[i - 1], true);
         return 0;
 }
 
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
-        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0;
+        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0, n_would = 0;
         int off;
 
         for (size_t i = 0; i < d->n_disks; i++) {
@@ -191,11 +200,19 @@ void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size
                 n_controllers += !seen;
                 n_failed += d->disks[i].n_failed > 0;
                 n_unsupported += d->disks[i].n_unsupported;
+                n_would += d->disks[i].n_would_apply > 0;
         }
 
-        off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu tuned, %zu failed",
-                       d->n_disks, d->n_disks == 1 ? "" : "s", n_controllers,
-                       n_controllers == 1 ? "" : "s", d->n_disks - n_failed, n_failed);
+        /* "tuned": every managed attribute has its value, or this kernel lacks it (counted
+         * apart as unsupported). A dry run tunes nothing: it says what would change. */
+        if (d->apply_flags & HVT_APPLY_DRY_RUN)
+                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu would change, %zu failed",
+                               d->n_disks, d->n_disks == 1 ? "" : "s", n_controllers,
+                               n_controllers == 1 ? "" : "s", n_would, n_failed);
+        else
+                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu tuned, %zu failed",
+                               d->n_disks, d->n_disks == 1 ? "" : "s", n_controllers,
+                               n_controllers == 1 ? "" : "s", d->n_disks - n_failed, n_failed);
         if (n_unsupported > 0 && off > 0 && (size_t) off < size)
                 off += snprintf(buf + off, size - (size_t) off, ", %zu setting%s unsupported",
                                 n_unsupported, n_unsupported == 1 ? "" : "s");

@@ -19,6 +19,8 @@ struct hvt_tracked {
         struct hvt_disk disk;
         unsigned n_failed;       /* attributes that failed on the last pass */
         unsigned n_unsupported;
+        unsigned n_would_apply;  /* --dry-run */
+        bool seen;               /* found by the enumeration under way */
 };
 
 struct hvt_daemon {
@@ -37,6 +39,7 @@ struct hvt_daemon {
         size_t n_disks, n_allocated;
         bool any_failed;         /* for --once's exit code */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
+        char status[256];        /* the STATUS= last sent, so that only changes are sent */
 };
 
 void hvt_daemon_done(struct hvt_daemon *d);
@@ -49,7 +52,8 @@ int hvt_daemon_load_config(struct hvt_daemon *d);
  * being one is forgotten and left as it is. */
 int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, const char *action);
 
-/* Walks every block disk, as at start-up and after lost events. */
+/* Walks every block disk, as at start-up and after lost events; a managed disk it does not
+ * find any more is forgotten as removed. */
 int hvt_daemon_enumerate(struct hvt_daemon *d);
 
 /* "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" */

@@ -20,10 +20,14 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_device *, udev_device_unref);
 
+/* Sent only when it changed: a change-event flood must not become a notification flood. */
 static void update_status(struct hvt_daemon *d) {
-        char status[256];
+        char status[sizeof(d->status)];
 
         hvt_daemon_format_status(d, status, sizeof(status));
+        if (strcmp(status, d->status) == 0)
+                return;
+        memcpy(d->status, status, sizeof(status));
         hvt_notify_status(status);
 }
 
@@ -66,7 +70,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
  * (and the disks their values), and STATUS says where the error is. */
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
-        char status[256];
+        char status[sizeof(d->status)];
         int r;
 
         (void) s, (void) si;
@@ -75,6 +79,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         if (r >= 0)
                 (void) hvt_daemon_enumerate(d);
         hvt_daemon_format_status(d, status, sizeof(status));
+        memcpy(d->status, status, sizeof(status));
         hvt_notify_ready(status);
         return 0;
 }
@@ -121,7 +126,7 @@ static int setup_signals(struct hvt_daemon *d) {
 }
 
 int hvt_loop_run(struct hvt_daemon *d) {
-        char status[256];
+        char status[sizeof(d->status)];
         int r;
 
         r = sd_event_default(&d->event);
@@ -142,6 +147,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         if (r < 0)
                 return r;
         hvt_daemon_format_status(d, status, sizeof(status));
+        memcpy(d->status, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         hvt_notify_ready(status);
 

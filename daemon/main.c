@@ -95,7 +95,7 @@ static int run_once(struct hvt_daemon *d) {
         if (r < 0)
                 return r;
         hvt_daemon_format_status(d, status, sizeof(status));
-        hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run)" : "");
+        hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run, nothing written)" : "");
         return 0;
 }
 

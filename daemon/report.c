@@ -127,3 +127,16 @@ void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *dis
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk) {
         report_disk(log, disk, LOG_INFO, HVT_MESSAGE_DISK_REMOVED, "removed");
 }
+
+void hvt_report_disk_released(const struct hvt_log *log, const struct hvt_disk *disk) {
+        report_disk(log, disk, LOG_INFO, HVT_MESSAGE_DISK_RELEASED, "left alone, no longer a");
+}
+
+int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, int error) {
+        char f_dev[64];
+        const char *fields[] = { f_dev, NULL };
+
+        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", sysname);
+        return hvt_log_struct(log, LOG_ERR, error, HVT_MESSAGE_DISK_UNREADABLE, fields,
+                              "%s: cannot read its Hyper-V identity: %m", sysname);
+}

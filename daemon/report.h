@@ -13,3 +13,7 @@ void hvt_report_results(const struct hvt_log *log, const struct hvt_disk *disk,
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk);
+/* A managed disk that is no longer a Hyper-V disk: forgotten, left as it is. */
+void hvt_report_disk_released(const struct hvt_log *log, const struct hvt_disk *disk);
+/* A Hyper-V disk whose identity cannot be read; returns -abs(error). */
+int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, int error);

@@ -44,46 +44,62 @@ static void result_read_error(struct hvt_result *res, int r) {
         res->outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
 }
 
-static int parse_int(const char *s, int64_t *ret) {
+static void result_error(struct hvt_result *res, int r) {
+        res->error = -r;
+        res->outcome = HVT_FAILED;
+}
+
+/* What the attribute holds, in the form compared with the desired value: the active name of
+ * a scheduler list (the list itself in *list), the canonical decimal of an integer. */
+static int parse_current(const struct hvt_attr *a, const char *text, char now[static HVT_VALUE_MAX],
+                         struct hvt_sched_list *list) {
         char *end;
         long long v;
 
+        if (a->kind == HVT_VALUE_SCHEDULER) {
+                if (hvt_sched_parse(text, list) < 0)
+                        return -EBADMSG;
+                copy_value(now, hvt_sched_active(list));
+                return 0;
+        }
         errno = 0;
-        v = strtoll(s, &end, 10);
-        if (errno != 0 || end == s || *end != '\0')
+        v = strtoll(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0')
                 return -EBADMSG;
-        *ret = v;
+        snprintf(now, HVT_VALUE_MAX, "%lld", v);
         return 0;
 }
 
-static void apply_scheduler(int dirfd, const struct hvt_setting *want, unsigned flags,
-                            struct hvt_result *res) {
+/* Reads, compares, and writes only on a difference; res->to holds the desired value. */
+static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
+                      struct hvt_result *res) {
+        const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
-        char buf[READ_MAX], target[HVT_SCHED_NAME_MAX];
-        const char *resolved;
+        char buf[READ_MAX], now[HVT_VALUE_MAX];
         int r;
 
-        r = hvt_sysfs_read(dirfd, "scheduler", buf, sizeof(buf));
+        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
         if (r < 0)
                 return result_read_error(res, r);
-        if (hvt_sched_parse(buf, &list) < 0) {
+        r = parse_current(a, buf, now, &list);
+        if (r < 0) {
                 copy_value(res->from, buf);
-                res->error = EBADMSG;
-                res->outcome = HVT_FAILED;
-                return;
+                return result_error(res, r);
         }
-        copy_value(res->from, hvt_sched_active(&list));
+        copy_value(res->from, now);
 
-        /* Copied: the read-back below parses into the same list. */
-        resolved = hvt_sched_resolve(&list, want->text);
-        if (!resolved) {
-                hvt_sched_format(&list, res->offered, sizeof(res->offered));
-                res->outcome = HVT_UNSUPPORTED;
-                return;
+        if (a->kind == HVT_VALUE_SCHEDULER) {
+                const char *target = hvt_sched_resolve(&list, want->text);
+
+                if (!target) {
+                        hvt_sched_format(&list, res->offered, sizeof(res->offered));
+                        res->outcome = HVT_UNSUPPORTED;
+                        return;
+                }
+                copy_value(res->to, target);
         }
-        snprintf(target, sizeof(target), "%s", resolved);
-        copy_value(res->to, target);
-        if (strcmp(hvt_sched_active(&list), target) == 0) {
+
+        if (strcmp(now, res->to) == 0) {
                 res->outcome = HVT_UNCHANGED;
                 return;
         }
@@ -92,66 +108,18 @@ static void apply_scheduler(int dirfd, const struct hvt_setting *want, unsigned 
                 return;
         }
 
-        r = hvt_sysfs_write(dirfd, HVT_ATTR_SCHEDULER, target);
-        if (r < 0) {
-                res->error = -r;
-                res->outcome = HVT_FAILED;
-                return;
-        }
-        r = hvt_sysfs_read(dirfd, "scheduler", buf, sizeof(buf));
-        if (r < 0 || hvt_sched_parse(buf, &list) < 0) {
-                res->error = r < 0 ? -r : EBADMSG;
-                res->outcome = HVT_FAILED;
-                return;
-        }
-        if (strcmp(hvt_sched_active(&list), target) == 0)
-                res->outcome = HVT_APPLIED;
-        else {
-                copy_value(res->kept, hvt_sched_active(&list));
-                res->outcome = HVT_CLAMPED;
-        }
-}
-
-static void apply_int(int dirfd, const struct hvt_attr *a, const struct hvt_setting *want,
-                      unsigned flags, struct hvt_result *res) {
-        char buf[READ_MAX];
-        int64_t cur;
-        int r;
-
-        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+        r = hvt_sysfs_write(dirfd, id, res->to);
+        if (r >= 0)
+                r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+        if (r >= 0)
+                r = parse_current(a, buf, now, &list);
         if (r < 0)
-                return result_read_error(res, r);
-        copy_value(res->from, buf);
-        if (parse_int(buf, &cur) < 0) {
-                res->error = EBADMSG;
-                res->outcome = HVT_FAILED;
-                return;
-        }
-        if (cur == want->num) {
-                res->outcome = HVT_UNCHANGED;
-                return;
-        }
-        if (flags & HVT_APPLY_DRY_RUN) {
-                res->outcome = HVT_WOULD_APPLY;
-                return;
-        }
+                return result_error(res, r);
 
-        r = hvt_sysfs_write(dirfd, res->attr, want->text);
-        if (r < 0) {
-                res->error = -r;
-                res->outcome = HVT_FAILED;
-                return;
-        }
-        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
-        if (r < 0 || parse_int(buf, &cur) < 0) {
-                res->error = r < 0 ? -r : EBADMSG;
-                res->outcome = HVT_FAILED;
-                return;
-        }
-        if (cur == want->num)
+        if (strcmp(now, res->to) == 0)
                 res->outcome = HVT_APPLIED;
         else {
-                copy_value(res->kept, buf);
+                copy_value(res->kept, now);
                 res->outcome = HVT_CLAMPED;
         }
 }
@@ -161,6 +129,12 @@ struct dirs {
         bool tried[_HVT_GROUP_MAX];
         int fd[_HVT_GROUP_MAX];
 };
+
+static void dirs_close(struct dirs *dirs) {
+        for (size_t g = 0; g < _HVT_GROUP_MAX; g++)
+                if (dirs->tried[g] && dirs->fd[g] >= 0)
+                        close(dirs->fd[g]);
+}
 
 static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group g) {
         char path[4096];
@@ -176,14 +150,13 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
         return dirs->fd[g];
 }
 
-int hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
-                   struct hvt_apply *ret) {
-        struct dirs dirs = {};
+void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
+                    struct hvt_apply *ret) {
+        _cleanup_(dirs_close) struct dirs dirs = {};
 
         ret->n = 0;
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 const struct hvt_setting *want = &p->want[i];
-                const struct hvt_attr *a = hvt_attr_get((enum hvt_attr_id) i);
                 struct hvt_result *res;
                 int fd;
 
@@ -195,21 +168,11 @@ int hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned 
 
                 /* A directory that cannot be opened (the disk is going away) fails its
                  * attributes; the other group may still work. */
-                fd = dirs_get(&dirs, d, a->group);
+                fd = dirs_get(&dirs, d, hvt_attr_get((enum hvt_attr_id) i)->group);
                 if (fd < 0) {
-                        res->error = -fd;
-                        res->outcome = HVT_FAILED;
+                        result_error(res, fd);
                         continue;
                 }
-
-                if (a->kind == HVT_VALUE_SCHEDULER)
-                        apply_scheduler(fd, want, flags, res);
-                else
-                        apply_int(fd, a, want, flags, res);
+                apply_one(fd, (enum hvt_attr_id) i, want, flags, res);
         }
-
-        for (size_t g = 0; g < _HVT_GROUP_MAX; g++)
-                if (dirs.tried[g] && dirs.fd[g] >= 0)
-                        close(dirs.fd[g]);
-        return 0;
 }

@@ -40,9 +40,9 @@ enum {
 };
 
 /* One result per planned attribute, in table order. A failure of one attribute never stops
- * the others. Returns 0; the results say what happened. */
-int hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
-                   struct hvt_apply *ret);
+ * the others: the results say what happened. */
+void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
+                    struct hvt_apply *ret);
 
 const char *hvt_outcome_to_string(enum hvt_outcome o);
 bool hvt_outcome_is_change(enum hvt_outcome o);

@@ -80,18 +80,21 @@ int hvt_attr_format_path(enum hvt_attr_id id, char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-/* A plain identifier: what elevator_find() could ever match, and nothing a shell, a path or
- * a second sysfs token could hide in. */
-bool hvt_sched_name_valid(const char *name) {
-        size_t n = strlen(name);
-
-        if (n == 0 || n >= HVT_SCHED_NAME_MAX)
+/* Letters, digits, '_' and '-': every value hvtuned writes, and nothing a newline, a second
+ * sysfs token or a path could hide in. */
+bool hvt_token_valid(const char *s) {
+        if (!*s)
                 return false;
-        for (const char *p = name; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
                         return false;
-        return name[0] != '-';
+        return true;
+}
+
+/* A token that could be an elevator name: what elevator_find() could ever match. */
+bool hvt_sched_name_valid(const char *name) {
+        return hvt_token_valid(name) && strlen(name) < HVT_SCHED_NAME_MAX && name[0] != '-';
 }
 
 int hvt_setting_set_int(struct hvt_setting *s, enum hvt_attr_id id, int64_t v) {

@@ -65,6 +65,7 @@ const char *hvt_group_name(enum hvt_group group);
 /* "queue/scheduler": the name used in reports, the journal and the docs. */
 int hvt_attr_format_path(enum hvt_attr_id id, char *buf, size_t size);
 
+bool hvt_token_valid(const char *s);
 bool hvt_sched_name_valid(const char *name);
 int hvt_setting_set_int(struct hvt_setting *s, enum hvt_attr_id id, int64_t v);
 int hvt_setting_set_sched(struct hvt_setting *s, const char *name);

@@ -122,7 +122,7 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
                 name = config_setting_get_string(s);
                 if (hvt_setting_set_sched(out, name) < 0)
                         return fail(l, s, key,
-                                    "\"%s\" is not a scheduler name (letters, digits, '_' and '-', "
+                                    "\"%.40s\" is not a scheduler name (letters, digits, '_' and '-', "
                                     "not starting with '-', at most %d characters)",
                                     name, HVT_SCHED_NAME_MAX - 1);
                 return 0;
@@ -184,7 +184,7 @@ static int match_string(struct loader *l, const config_setting_t *s, const char 
         while (n > 0 && isspace((unsigned char) v[n - 1]))
                 n--;
         if (n >= size)
-                return fail(l, s, key, "\"%s\" is longer than the SCSI field (%zu characters): "
+                return fail(l, s, key, "\"%.40s\" is longer than the SCSI field (%zu characters): "
                             "it can never match", v, size - 1);
         hvt_strip_copy(dst, size, v);
         return 0;
@@ -216,7 +216,7 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                         return r;
                 r = hvt_kind_from_string(config_setting_get_string(s));
                 if (r < 0 || r == HVT_KIND_UNKNOWN)
-                        return fail(l, s, key, "\"%s\" is not a controller kind (scsi, ide or fc)",
+                        return fail(l, s, key, "\"%.40s\" is not a controller kind (scsi, ide or fc)",
                                     config_setting_get_string(s));
                 m->kind = (enum hvt_kind) r;
                 m->fields |= HVT_MATCH_KIND;
@@ -225,7 +225,7 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                 if (r < 0)
                         return r;
                 if (hvt_guid_normalize(config_setting_get_string(s), m->controller) < 0)
-                        return fail(l, s, key, "\"%s\" is not a VMBus device id "
+                        return fail(l, s, key, "\"%.40s\" is not a VMBus device id "
                                     "({xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx})",
                                     config_setting_get_string(s));
                 m->fields |= HVT_MATCH_CONTROLLER;

@@ -47,7 +47,7 @@ struct hvt_config_error {
         char file[256];
         int line;
         char key[64];
-        char message[160];
+        char message[256];
 };
 
 /* The policy used when no configuration file exists: queue.scheduler = "none". */

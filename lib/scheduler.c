@@ -63,7 +63,9 @@ int hvt_sched_parse(const char *text, struct hvt_sched_list *ret) {
 
         if (l.n == 0)
                 return -EBADMSG;
-        /* A lone unbracketed name is what a queue without elevator support shows ("none"). */
+        /* A lone unbracketed name is what a queue without elevator support shows: the kernel
+         * prints only "none" that way. Any other lone name is taken as active too: there is
+         * no other reading of it, and it is what a write leaves in a plain-file testbed. */
         if (l.active < 0) {
                 if (l.n != 1)
                         return -EBADMSG;

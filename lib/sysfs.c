@@ -5,7 +5,6 @@
  * can only ever land in that directory, on an allowlisted name. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,25 +48,13 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
         return (int) len;
 }
 
-/* Digits, letters, '_' and '-': every value in the allowlist, and nothing that could make
- * a second token, a newline or a path. */
-static bool value_is_token(const char *v) {
-        if (!*v)
-                return false;
-        for (; *v; v++)
-                if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
-                      (*v >= '0' && *v <= '9') || *v == '_' || *v == '-'))
-                        return false;
-        return true;
-}
-
 int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {
         const struct hvt_attr *a = hvt_attr_get(id);
         _cleanup_close_ int fd = -EBADF;
         size_t len;
         ssize_t n;
 
-        if (!a || !value_is_token(value))
+        if (!a || !hvt_token_valid(value))
                 return -EINVAL;
         /* O_TRUNC is a no-op on sysfs, and makes a plain-file testbed behave like one. */
         fd = openat(dirfd, a->name, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);

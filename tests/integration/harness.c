@@ -99,6 +99,24 @@ char *testbed_read(const char *sysname, const char *rel) {
         return keep(text);
 }
 
+void testbed_wait_value(const char *sysname, const char *rel, const char *want) {
+        char *sys = sys_dir(), *path = g_build_filename(sys, "block", sysname, rel, NULL);
+        char *text = NULL;
+
+        for (int waited = 0; ; waited += 10) {
+                g_free(text);
+                text = NULL;
+                if (g_file_get_contents(path, &text, NULL, NULL) && strcmp(text, want) == 0)
+                        break;
+                ck_assert_msg(waited < NOTIFY_TIMEOUT_MS, "%s is \"%s\", not \"%s\", after %d ms", path,
+                              text ? text : "(unreadable)", want, NOTIFY_TIMEOUT_MS);
+                usleep(10 * 1000);
+        }
+        g_free(text);
+        g_free(path);
+        g_free(sys);
+}
+
 char *config_write(const char *text) {
         char path[] = "/tmp/hvtuned-conf.XXXXXX";
         int fd = mkstemp(path);
@@ -109,7 +127,7 @@ char *config_write(const char *text) {
         return keep(g_strdup(path));
 }
 
-static pid_t spawn(const char *const *args, const char *notify, const char *err_path) {
+static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
         pid_t pid = fork();
 
         ck_assert_int_ge(pid, 0);
@@ -122,6 +140,11 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
                         argv[n++] = *args;
                 if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
                         _exit(127);
+                if (out_path) {
+                        fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+                                _exit(127);
+                }
                 if (notify)
                         setenv("NOTIFY_SOCKET", notify, 1);
                 else
@@ -149,14 +172,26 @@ static char *slurp(const char *path) {
 }
 
 int hvtuned_run(const char *const *args, char **err) {
-        char err_path[] = "/tmp/hvtuned-err.XXXXXX";
-        int fd = mkstemp(err_path), r;
+        char *out;
 
+        return hvtuned_run_out(args, &out, err);
+}
+
+int hvtuned_run_out(const char *const *args, char **out, char **err) {
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX", out_path[] = "/tmp/hvtuned-out.XXXXXX";
+        int fd, r;
+
+        fd = mkstemp(err_path);
         ck_assert_int_ge(fd, 0);
         close(fd);
-        r = wait_exit(spawn(args, NULL, err_path));
+        fd = mkstemp(out_path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        r = wait_exit(spawn(args, NULL, err_path, out_path));
         *err = slurp(err_path);
+        *out = slurp(out_path);
         unlink(err_path);
+        unlink(out_path);
         return r;
 }
 
@@ -175,7 +210,7 @@ void hvtuned_start(struct hv_run *run, const char *const *args) {
         fd = open(run->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         close(fd);
 
-        run->pid = spawn(args, run->notify_path, run->err_path);
+        run->pid = spawn(args, run->notify_path, run->err_path, NULL);
         hvtuned_wait_notify(run, "READY=1");
 }
 

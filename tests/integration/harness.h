@@ -30,12 +30,18 @@ char *testbed_syspath(const char *sysname);
 /* Contents of /sys/block/<sysname>/<rel> (or of the LUN: rel "device/timeout"). */
 char *testbed_read(const char *sysname, const char *rel);
 
+/* Waits until testbed_read(sysname, rel) is want (the daemon acts on events in order, so a
+ * later event's effect shows that earlier ones were handled). */
+void testbed_wait_value(const char *sysname, const char *rel, const char *want);
+
 /* Writes a config file with text and returns its path. */
 char *config_write(const char *text);
 
 /* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
  * what it printed on stderr into *err. */
 int hvtuned_run(const char *const *args, char **err);
+/* The same, with what it printed on stdout in *out. */
+int hvtuned_run_out(const char *const *args, char **out, char **err);
 
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);

@@ -14,11 +14,14 @@ static void assert_contains(const char *haystack, const char *needle) {
         ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
 }
 
-/* Sends a uevent and waits for the daemon to have handled it: it sends STATUS= after each
- * batch of events. */
-static void uevent(struct hv_run *run, UMockdevTestbed *tb, const char *syspath, const char *action) {
-        umockdev_testbed_uevent(tb, syspath, action);
-        hvtuned_wait_notify(run, "STATUS=");
+/* A distro rule puts bfq back on sysname; the change event that follows must undo it. This
+ * is also how a test knows that events sent before it were handled: in order. */
+static void drift_and_wait(UMockdevTestbed *tb, const char *sysname) {
+        char *syspath = testbed_syspath(sysname);
+
+        umockdev_testbed_set_attribute(tb, syspath, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        umockdev_testbed_uevent(tb, syspath, "change");
+        testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
 START_TEST(test_ready_and_status) {
@@ -47,7 +50,7 @@ START_TEST(test_hotplug_add_change_remove) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 128; };\n");
         const char *args[] = { "-c", config, NULL };
-        char *sdf, *sdc, *vda, *err;
+        char *sdf, *vda, *err;
         GHashTable *before;
         struct hv_run run;
 
@@ -61,29 +64,61 @@ START_TEST(test_hotplug_add_change_remove) {
         ck_assert_str_eq(testbed_read("sdf", "queue/nr_requests"), "128");
 
         /* change: a distro rule put bfq back on sdc; the change event restores none. */
-        sdc = testbed_syspath("sdc");
-        umockdev_testbed_set_attribute(tb, sdc, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        uevent(&run, tb, sdc, "change");
-        ck_assert_str_eq(testbed_read("sdc", "queue/scheduler"), "none");
+        drift_and_wait(tb, "sdc");
 
-        /* A change event on a disk that is not Hyper-V's changes nothing. */
+        /* Events on a disk that is not Hyper-V's change nothing: once sdd's drift, sent after
+         * them, is repaired, they were handled, and sdd's scheduler is all that changed. */
         before = snapshot_take();
         vda = testbed_syspath("vda");
-        uevent(&run, tb, vda, "change");
-        uevent(&run, tb, vda, "add");
-        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        umockdev_testbed_set_attribute(tb, vda, "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        umockdev_testbed_uevent(tb, vda, "change");
+        umockdev_testbed_uevent(tb, vda, "add");
+        drift_and_wait(tb, "sdd");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdd/queue/scheduler\nvda/queue/scheduler");
+        ck_assert_str_eq(testbed_read("vda", "queue/scheduler"), "none [mq-deadline] kyber bfq \n");
 
         /* remove: the disk is forgotten. */
-        uevent(&run, tb, sdf, "remove");
+        umockdev_testbed_uevent(tb, sdf, "remove");
+        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
         umockdev_testbed_remove_device(tb, sdf);
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
 
         err = hvtuned_stop(&run);
         assert_contains(err, "sdf: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
         assert_contains(err, "sdf queue/nr_requests: 2534 -> 128 (applied)\n");
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
         assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
         ck_assert_ptr_null(strstr(err, "vda"));
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_stops_matching) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        char *driver, *sdd;
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+
+        /* The data controller is unbound from hv_storvsc: on sdd's next event hvtuned
+         * forgets it, and from then on leaves it as it is. */
+        driver = g_build_filename(getenv("UMOCKDEV_DIR"), "sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/"
+                                  "VMBUS:00/f8b3781b-1e82-4818-a1c3-63d806ec15bb/driver", NULL);
+        ck_assert_int_eq(unlink(driver), 0);
+        g_free(driver);
+        sdd = testbed_syspath("sdd");
+        umockdev_testbed_uevent(tb, sdd, "change");
+        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed");
+
+        umockdev_testbed_set_attribute(tb, sdd, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        umockdev_testbed_uevent(tb, sdd, "change");
+        drift_and_wait(tb, "sda");  /* handled after sdd's event */
+        ck_assert_str_eq(testbed_read("sdd", "queue/scheduler"), "none mq-deadline kyber [bfq] \n");
+
+        assert_contains(hvtuned_stop(&run), "sdd: left alone, no longer a Hyper-V scsi disk 1:0:0:1");
         unlink(config);
         g_object_unref(tb);
 }
@@ -158,6 +193,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_ready_and_status);
         tcase_add_test(tc, test_hotplug_add_change_remove);
+        tcase_add_test(tc, test_stops_matching);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);

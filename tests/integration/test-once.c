@@ -90,7 +90,7 @@ START_TEST(test_dry_run) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (would apply)\n");
         assert_contains(err, "sdd device/timeout: 180 -> 300 (would apply)\n");
-        assert_contains(err, "(dry run)");
+        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 would change, 0 failed (dry run, nothing written)\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -203,6 +203,35 @@ START_TEST(test_bad_config_changes_nothing) {
 }
 END_TEST
 
+START_TEST(test_cli) {
+        const char *help[] = { "--help", NULL }, *version[] = { "--version", NULL };
+        const char *bad[] = { "--frobnicate", NULL }, *extra[] = { "--once", "sda", NULL };
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *out, *err;
+        const char *verbose[] = { "-v", "--once", "-c", config, NULL };
+        UMockdevTestbed *tb;
+
+        ck_assert_int_eq(hvtuned_run_out(help, &out, &err), 0);
+        ck_assert_str_eq(err, "");
+        assert_contains(out, "Usage: hvtuned [OPTIONS]\n");
+        assert_contains(out, "--check-config");
+        assert_contains(out, "(default /etc/hvtuned.conf)");
+        ck_assert_int_eq(hvtuned_run_out(version, &out, &err), 0);
+        ck_assert_str_eq(err, "");
+        ck_assert_ptr_eq(strstr(out, "hvtuned "), out);
+        ck_assert_int_eq(hvtuned_run(bad, &err), 1);
+        assert_contains(err, "frobnicate");
+        ck_assert_int_eq(hvtuned_run(extra, &err), 1);
+        assert_contains(err, "unexpected argument 'sda'");
+
+        /* -v adds debug lines, such as where the configuration came from. */
+        tb = testbed_load("legacy");
+        ck_assert_int_eq(hvtuned_run(verbose, &err), 0);
+        assert_contains(err, "Loaded configuration from ");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_check_config_good) {
         char *config = config_write(ISSUE_CONFIG), *err;
         const char *check[] = { "--check-config", "-c", config, NULL };
@@ -230,6 +259,7 @@ int main(void) {
         tcase_add_test(tc, test_unsupported_scheduler);
         tcase_add_test(tc, test_failure_exit_code);
         tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+        tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_check_config_good);
         suite_add_tcase(s, tc);
         return test_run(s);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The plain lines hvtuned prints for each result and disk event outside the journal: the
+ * same text becomes the journal's MESSAGE, so this is what an operator reads either way. */
+#include <check.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "testutil.h"
+
+static struct hvt_disk disk = {
+        .sysname = "sdc",
+        .controller = "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}",
+        .kind = HVT_KIND_SCSI, .host = 1, .channel = 0, .target = 0, .lun = 2,
+        .vendor = "Msft", .model = "Virtual Disk",
+};
+
+/* Runs report on stderr redirected into a file and returns what was printed. */
+static char *capture(void (*report)(const struct hvt_log *log, const void *arg), const void *arg, int level) {
+        static char buf[4096];
+        struct hvt_log log = { .max_level = level };
+        FILE *f = tmpfile();
+        int saved = dup(STDERR_FILENO);
+        size_t n;
+
+        ck_assert_ptr_nonnull(f);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+        report(&log, arg);
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        rewind(f);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        return buf;
+}
+
+static void report_one(const struct hvt_log *log, const void *arg) {
+        struct hvt_apply a = { .n = 1, .results[0] = *(const struct hvt_result *) arg };
+
+        hvt_report_results(log, &disk, &a, false);
+}
+
+static void report_verbose(const struct hvt_log *log, const void *arg) {
+        struct hvt_apply a = { .n = 1, .results[0] = *(const struct hvt_result *) arg };
+
+        hvt_report_results(log, &disk, &a, true);
+}
+
+#define RESULT(...) (&(const struct hvt_result) { __VA_ARGS__ })
+
+START_TEST(test_result_lines) {
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_SCHEDULER, .outcome = HVT_APPLIED,
+                                                    .from = "mq-deadline", .to = "none"), LOG_INFO),
+                         "sdc queue/scheduler: mq-deadline -> none (applied)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_READ_AHEAD_KB, .outcome = HVT_CLAMPED,
+                                                    .from = "128", .to = "4095", .kept = "4092"), LOG_INFO),
+                         "sdc queue/read_ahead_kb: 128 -> 4095 (clamped: the kernel kept 4092)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_QUEUE_DEPTH, .outcome = HVT_FAILED,
+                                                    .error = EINVAL, .from = "2048", .to = "4000"), LOG_INFO),
+                         "sdc device/queue_depth: 2048 -> 4000 (failed: Invalid argument)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_TIMEOUT, .outcome = HVT_FAILED,
+                                                    .error = EACCES, .to = "300"), LOG_INFO),
+                         "sdc device/timeout: 300 (failed: Permission denied)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_WBT_LAT_USEC, .outcome = HVT_UNSUPPORTED,
+                                                    .error = ENOENT, .to = "0"), LOG_INFO),
+                         "sdc queue/wbt_lat_usec: 0 (unsupported: no such attribute on this kernel)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_SCHEDULER, .outcome = HVT_UNSUPPORTED,
+                                                    .from = "none", .to = "bfq", .offered = "none mq-deadline"), LOG_INFO),
+                         "sdc queue/scheduler: none -> bfq (unsupported: the disk offers none mq-deadline)\n");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_NOMERGES, .outcome = HVT_WOULD_APPLY,
+                                                    .from = "0", .to = "1"), LOG_INFO),
+                         "sdc queue/nomerges: 0 -> 1 (would apply)\n");
+}
+END_TEST
+
+START_TEST(test_levels) {
+        const struct hvt_result *unchanged = RESULT(.attr = HVT_ATTR_SCHEDULER, .outcome = HVT_UNCHANGED,
+                                                    .from = "none", .to = "none");
+        const struct hvt_result *clamped = RESULT(.attr = HVT_ATTR_IO_TIMEOUT, .outcome = HVT_CLAMPED,
+                                                  .from = "30000", .to = "30001", .kept = "30004");
+
+        /* Unchanged is debug for the daemon, shown by --once. */
+        ck_assert_str_eq(capture(report_one, unchanged, LOG_INFO), "");
+        ck_assert_str_eq(capture(report_one, unchanged, LOG_DEBUG), "sdc queue/scheduler: none (unchanged)\n");
+        ck_assert_str_eq(capture(report_verbose, unchanged, LOG_INFO), "sdc queue/scheduler: none (unchanged)\n");
+        /* Warnings still show when only warnings are wanted; applied does not. */
+        ck_assert_str_ne(capture(report_one, clamped, LOG_WARNING), "");
+        ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_SCHEDULER, .outcome = HVT_APPLIED,
+                                                    .from = "bfq", .to = "none"), LOG_WARNING), "");
+}
+END_TEST
+
+static void found(const struct hvt_log *log, const void *arg) {
+        (void) arg;
+        hvt_report_disk_found(log, &disk);
+}
+
+static void removed(const struct hvt_log *log, const void *arg) {
+        (void) arg;
+        hvt_report_disk_removed(log, &disk);
+}
+
+static void released(const struct hvt_log *log, const void *arg) {
+        (void) arg;
+        hvt_report_disk_released(log, &disk);
+}
+
+static void unreadable(const struct hvt_log *log, const void *arg) {
+        (void) arg;
+        ck_assert_int_eq(hvt_report_disk_unreadable(log, "sdq", EBADMSG), -EBADMSG);
+}
+
+START_TEST(test_disk_lines) {
+        ck_assert_str_eq(capture(found, NULL, LOG_INFO),
+                         "sdc: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        ck_assert_str_eq(capture(removed, NULL, LOG_INFO),
+                         "sdc: removed Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        ck_assert_str_eq(capture(released, NULL, LOG_INFO),
+                         "sdc: left alone, no longer a Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        ck_assert_str_eq(capture(unreadable, NULL, LOG_INFO), "sdq: cannot read its Hyper-V identity: Bad message\n");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("report");
+        TCase *tc = tcase_create("stderr");
+
+        tcase_add_test(tc, test_result_lines);
+        tcase_add_test(tc, test_levels);
+        tcase_add_test(tc, test_disk_lines);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -89,7 +89,7 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_apply a;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
-        hvt_apply_disk(&t->disk, &plan, d->apply_flags, &a);
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags, NULL, NULL, &a);
         hvt_report_results(&d->log, &t->disk, &a, d->once);
 
         t->n_failed = t->n_unsupported = t->n_would_apply = 0;

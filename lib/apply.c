@@ -70,9 +70,14 @@ static int parse_current(const struct hvt_attr *a, const char *text, char now[st
         return 0;
 }
 
+struct hook {
+        hvt_before_write_t before_write;
+        void *userdata;
+};
+
 /* Reads, compares, and writes only on a difference; res->to holds the desired value. */
-static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
-                      struct hvt_result *res) {
+static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, const char *kept,
+                      unsigned flags, const struct hook *hook, struct hvt_result *res) {
         const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
@@ -99,7 +104,7 @@ static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *
                 copy_value(res->to, target);
         }
 
-        if (strcmp(now, res->to) == 0) {
+        if (strcmp(now, res->to) == 0 || (*kept && strcmp(now, kept) == 0)) {
                 res->outcome = HVT_UNCHANGED;
                 return;
         }
@@ -108,7 +113,9 @@ static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *
                 return;
         }
 
-        r = hvt_sysfs_write(dirfd, id, res->to);
+        r = hook->before_write ? hook->before_write(id, now, hook->userdata) : 0;
+        if (r >= 0)
+                r = hvt_sysfs_write(dirfd, id, res->to);
         if (r >= 0)
                 r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
         if (r >= 0)
@@ -151,8 +158,9 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
 }
 
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
-                    struct hvt_apply *ret) {
+                    hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
+        const struct hook hook = { before_write, userdata };
 
         ret->n = 0;
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
@@ -173,6 +181,6 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
                         result_error(res, fd);
                         continue;
                 }
-                apply_one(fd, (enum hvt_attr_id) i, want, flags, res);
+                apply_one(fd, (enum hvt_attr_id) i, want, p->kept[i], flags, &hook, res);
         }
 }

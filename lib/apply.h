@@ -39,10 +39,15 @@ enum {
         HVT_APPLY_DRY_RUN = 1 << 0,
 };
 
+/* Called before each write with the value the attribute has now; a negative return skips
+ * the write and fails the attribute with that error. This is where originals are recorded:
+ * before the first write, so that they survive a crash right after it. */
+typedef int (*hvt_before_write_t)(enum hvt_attr_id id, const char *current, void *userdata);
+
 /* One result per planned attribute, in table order. A failure of one attribute never stops
- * the others: the results say what happened. */
+ * the others: the results say what happened. before_write may be NULL. */
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
-                    struct hvt_apply *ret);
+                    hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret);
 
 const char *hvt_outcome_to_string(enum hvt_outcome o);
 bool hvt_outcome_is_change(enum hvt_outcome o);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attr.h"
@@ -114,5 +115,23 @@ int hvt_setting_set_sched(struct hvt_setting *s, const char *name) {
                 return -EINVAL;
         *s = (struct hvt_setting) { .set = true };
         strcpy(s->text, name);  /* fits: checked above against HVT_SCHED_NAME_MAX */
+        return 0;
+}
+
+int hvt_setting_from_kernel(struct hvt_setting *s, enum hvt_attr_id id, const char *text) {
+        const struct hvt_attr *a = hvt_attr_get(id);
+        long long v;
+        char *end;
+
+        if (!a)
+                return -EINVAL;
+        if (a->kind == HVT_VALUE_SCHEDULER)
+                return hvt_setting_set_sched(s, text);
+        errno = 0;
+        v = strtoll(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0')
+                return -EINVAL;
+        *s = (struct hvt_setting) { .set = true, .num = v };
+        snprintf(s->text, sizeof(s->text), "%lld", v);
         return 0;
 }

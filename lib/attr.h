@@ -69,3 +69,6 @@ bool hvt_token_valid(const char *s);
 bool hvt_sched_name_valid(const char *name);
 int hvt_setting_set_int(struct hvt_setting *s, enum hvt_attr_id id, int64_t v);
 int hvt_setting_set_sched(struct hvt_setting *s, const char *name);
+/* A value as the kernel showed it (an original to restore): any integer for an integer
+ * attribute, not just the configurable range. -EINVAL if it is not one. */
+int hvt_setting_from_kernel(struct hvt_setting *s, enum hvt_attr_id id, const char *text);

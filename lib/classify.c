@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "disk.h"
 #include "macro.h"
@@ -118,6 +119,15 @@ static int read_address(struct udev_device *sdev, struct hvt_disk *d) {
         return 0;
 }
 
+static void read_instance(struct udev_device *dev, struct hvt_disk *d) {
+        dev_t devnum = udev_device_get_devnum(dev);
+        const char *seq = udev_device_get_sysattr_value(dev, "diskseq");
+
+        snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
+        if (!seq || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
+                d->diskseq = 0;
+}
+
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
         struct udev_device *vmbus, *sdev;
         struct hvt_disk d = {};
@@ -144,6 +154,7 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
         d.kind = kind_of_class(udev_device_get_sysattr_value(vmbus, "class_id"));
         hvt_strip_copy(d.vendor, sizeof(d.vendor), udev_device_get_sysattr_value(sdev, "vendor"));
         hvt_strip_copy(d.model, sizeof(d.model), udev_device_get_sysattr_value(sdev, "model"));
+        read_instance(dev, &d);
 
         d.syspath = strdup(udev_device_get_syspath(dev));
         d.device_syspath = strdup(udev_device_get_syspath(sdev));

@@ -190,7 +190,7 @@ static int match_string(struct loader *l, const config_setting_t *s, const char 
         return 0;
 }
 
-static int match_uint(struct loader *l, const config_setting_t *s, const char *key,
+static int parse_uint(struct loader *l, const config_setting_t *s, const char *key,
                       long long max, long long *ret) {
         int r = expect_type(l, s, key, CONFIG_TYPE_INT);
         long long v;
@@ -230,13 +230,13 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                                     config_setting_get_string(s));
                 m->fields |= HVT_MATCH_CONTROLLER;
         } else if (strcmp(name, "lun") == 0) {
-                r = match_uint(l, s, key, UINT32_MAX, &v);
+                r = parse_uint(l, s, key, UINT32_MAX, &v);
                 if (r < 0)
                         return r;
                 m->lun = (uint64_t) v;
                 m->fields |= HVT_MATCH_LUN;
         } else if (strcmp(name, "host") == 0) {
-                r = match_uint(l, s, key, UINT32_MAX, &v);
+                r = parse_uint(l, s, key, UINT32_MAX, &v);
                 if (r < 0)
                         return r;
                 m->host = (unsigned) v;
@@ -328,6 +328,25 @@ static int parse_overrides(struct loader *l, const config_setting_t *list, struc
         return 0;
 }
 
+static int parse_verify_interval(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
+        long long v;
+        int r = parse_uint(l, s, "verify_interval", HVT_VERIFY_INTERVAL_MAX, &v);
+
+        if (r < 0)
+                return r;
+        c->verify_interval = (unsigned) v;
+        return 0;
+}
+
+static int parse_restore_on_stop(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
+        int r = expect_type(l, s, "restore_on_stop", CONFIG_TYPE_BOOL);
+
+        if (r < 0)
+                return r;
+        c->restore_on_stop = config_setting_get_bool(s);
+        return 0;
+}
+
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
         int r;
 
@@ -341,8 +360,13 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_group(l, s, "", HVT_GROUP_DEVICE, c->settings);
                 else if (strcmp(name, "override") == 0)
                         r = parse_overrides(l, s, c);
+                else if (strcmp(name, "verify_interval") == 0)
+                        r = parse_verify_interval(l, s, c);
+                else if (strcmp(name, "restore_on_stop") == 0)
+                        r = parse_restore_on_stop(l, s, c);
                 else
-                        r = fail(l, s, name, "unknown key (queue, device, override)");
+                        r = fail(l, s, name, "unknown key (queue, device, override, verify_interval, "
+                                 "restore_on_stop)");
                 if (r < 0)
                         return r;
         }
@@ -354,6 +378,7 @@ int hvt_config_new_default(struct hvt_config **ret) {
 
         if (!c)
                 return -ENOMEM;
+        c->restore_on_stop = true;
         (void) hvt_setting_set_sched(&c->settings[HVT_ATTR_SCHEDULER], "none");
         *ret = c;
         return 0;
@@ -387,6 +412,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
+        c->restore_on_stop = true;
         c->path = strdup(path);
         dir = strdup(path);
         if (!c->path || !dir)

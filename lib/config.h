@@ -35,8 +35,13 @@ struct hvt_override {
         struct hvt_setting settings[_HVT_ATTR_MAX];
 };
 
+/* verify_interval: seconds between re-checks of every disk, at most a week; 0 = never. */
+#define HVT_VERIFY_INTERVAL_MAX (7 * 24 * 3600)
+
 struct hvt_config {
         char *path;  /* NULL for the built-in policy */
+        unsigned verify_interval;  /* 0: no timer at all */
+        bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
         struct hvt_setting settings[_HVT_ATTR_MAX];
         struct hvt_override *overrides;
         size_t n_overrides;

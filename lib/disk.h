@@ -31,6 +31,10 @@ struct hvt_disk {
         uint64_t lun;
         char vendor[HVT_VENDOR_MAX];  /* trailing blanks stripped */
         char model[HVT_MODEL_MAX];
+        /* Which instance of the disk this is: a disk removed and added again under the same
+         * name is a new one (diskseq is 0 on kernels before 5.15, which lack it). */
+        char dev[24];                 /* "8:32" */
+        uint64_t diskseq;
 };
 
 const char *hvt_kind_to_string(enum hvt_kind k);

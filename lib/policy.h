@@ -11,6 +11,10 @@
 
 struct hvt_plan {
         struct hvt_setting want[_HVT_ATTR_MAX];  /* .set = false: leave alone */
+        /* What the kernel kept the last time want was written (clamped); found again, it is
+         * the kernel's answer, not drift, and is not written again. "" when none. Filled by
+         * the caller, which knows the history; hvt_policy_plan() leaves it empty. */
+        char kept[_HVT_ATTR_MAX][HVT_VALUE_MAX];
 };
 
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);

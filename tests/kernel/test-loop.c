@@ -71,7 +71,7 @@ static struct hvt_disk loop_disk(void) {
 static const struct hvt_result *run(struct hvt_plan *p, struct hvt_apply *a, enum hvt_attr_id id) {
         struct hvt_disk d = loop_disk();
 
-        hvt_apply_disk(&d, p, 0, a);
+        hvt_apply_disk(&d, p, 0, NULL, NULL, a);
         for (size_t i = 0; i < a->n; i++)
                 if (a->results[i].attr == id)
                         return &a->results[i];

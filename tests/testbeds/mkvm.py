@@ -168,6 +168,8 @@ def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, p
              ("removable", removable), ("range", rng), ("ext_range", "256"),
              ("capability", cap or k["cap_sd"]), ("hidden", "0"), ("alignment_offset", "0"),
              ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))] + list(extra)
+    if kern != "legacy":  # diskseq: 5.15+; a unique number per disk instance (plausible, not real)
+        attrs.append(("diskseq", str(devnum[0] * 1000 + devnum[1] // 16 + 1)))
     attrs += [("queue/" + a, v) for a, v in q]
     if has_mq:
         for i, cpus in enumerate(cpu_lists(kern, vcpus, nq)):

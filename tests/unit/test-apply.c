@@ -106,7 +106,7 @@ START_TEST(test_each_outcome) {
         want_int(&p, HVT_ATTR_QUEUE_DEPTH, 254);
         count_writes(&f);
 
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_uint_eq(a.n, 6);
 
         r = find(&a, HVT_ATTR_SCHEDULER);
@@ -141,7 +141,7 @@ START_TEST(test_each_outcome) {
         ck_assert_uint_eq(count_writes(&f), 3);
 
         /* A second pass finds everything in place and writes nothing. */
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_UNCHANGED);
         ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_UNCHANGED);
         ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_UNCHANGED);
@@ -158,7 +158,7 @@ START_TEST(test_scheduler_not_offered) {
         put(&f, "sda/queue/scheduler", "[none] mq-deadline \n");
         want_sched(&p, "bfq");
         count_writes(&f);
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(a.results[0].outcome, HVT_UNSUPPORTED);
         ck_assert_str_eq(a.results[0].from, "none");
         ck_assert_str_eq(a.results[0].to, "bfq");
@@ -175,7 +175,7 @@ START_TEST(test_legacy_noop) {
         setup_disk(&f);
         put(&f, "sda/queue/scheduler", "noop [deadline] cfq \n");
         want_sched(&p, "none");
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(a.results[0].outcome, HVT_APPLIED);
         ck_assert_str_eq(a.results[0].from, "deadline");
         ck_assert_str_eq(a.results[0].to, "noop");
@@ -192,7 +192,7 @@ START_TEST(test_garbage_scheduler) {
         put(&f, "sda/queue/scheduler", "[none] [bfq]\n");
         want_sched(&p, "none");
         want_int(&p, HVT_ATTR_READ_AHEAD_KB, 256);
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, EBADMSG);
         ck_assert_str_eq(get(&f, "sda/queue/scheduler"), "[none] [bfq]\n");
@@ -211,7 +211,7 @@ START_TEST(test_dry_run_writes_nothing) {
         want_int(&p, HVT_ATTR_TIMEOUT, 300);
         want_int(&p, HVT_ATTR_NR_REQUESTS, 256);
         count_writes(&f);
-        hvt_apply_disk(&f.d, &p, HVT_APPLY_DRY_RUN, &a);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_DRY_RUN, NULL, NULL, &a);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_WOULD_APPLY);
         ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_WOULD_APPLY);
         ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_UNCHANGED);
@@ -232,7 +232,7 @@ START_TEST(test_gone_queue_dir) {
         want_sched(&p, "none");
         want_int(&p, HVT_ATTR_NR_REQUESTS, 64);
         want_int(&p, HVT_ATTR_TIMEOUT, 300);
-        hvt_apply_disk(&f.d, &p, 0, &a);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
         ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, ENOENT);
         ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_FAILED);

@@ -144,6 +144,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, override, verify_interval, restore_on_stop)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
@@ -199,6 +200,26 @@ START_TEST(test_wide_literals) {
         c = load_ok("queue = { rq_affinity = -0; };\n" "device = { eh_timeout = 0x10; };\n");
         ck_assert_int_eq(c->settings[HVT_ATTR_EH_TIMEOUT].num, 16);
         hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_top_level_options) {
+        struct hvt_config *c = load_ok("queue = { scheduler = \"none\"; };\n");
+
+        ck_assert_uint_eq(c->verify_interval, 0);
+        ck_assert(c->restore_on_stop);
+        hvt_config_free(c);
+
+        c = load_ok("verify_interval = 300;\nrestore_on_stop = false;\n");
+        ck_assert_uint_eq(c->verify_interval, 300);
+        ck_assert(!c->restore_on_stop);
+        hvt_config_free(c);
+
+        load_bad("verify_interval = -1;\n", 1, "verify_interval", "out of range 0..604800");
+        load_bad("verify_interval = 604801;\n", 1, "verify_interval", "out of range");
+        load_bad("verify_interval = \"5m\";\n", 1, "verify_interval", "expected an integer");
+        load_bad("\nrestore_on_stop = 1;\n", 2, "restore_on_stop", "expected a boolean, got an integer");
+        load_bad("restore_on_stop = \"yes\";\n", 1, "restore_on_stop", "expected a boolean");
 }
 END_TEST
 
@@ -264,6 +285,7 @@ int main(void) {
         tcase_add_test(tc, test_timeout_pair);
         tcase_add_test(tc, test_bad_overrides);
         tcase_add_test(tc, test_wide_literals);
+        tcase_add_test(tc, test_top_level_options);
         tcase_add_test(tc, test_syntax_error);
         tcase_add_test(tc, test_include);
         suite_add_tcase(s, tc);

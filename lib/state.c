@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: reading and writing the per-disk records of originals.
+ *
+ * A record is a small text file named after the disk (its sysname), so an operator can read
+ * it: the disk instance it belongs to, then one "group/attribute=value" line per original.
+ * It is written before the first write to an attribute, so a crash between the two leaves
+ * the true original on disk. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "state.h"
+
+#define RECORD_MAX 4096
+#define TMP_PREFIX ".#"
+
+int hvt_state_open(const char *path) {
+        int fd;
+
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
+static int record_name(const struct hvt_disk *d) {
+        if (!*d->sysname || strchr(d->sysname, '/') || d->sysname[0] == '.')
+                return -EINVAL;
+        return 0;
+}
+
+static int format_record(const struct hvt_disk *d, const struct hvt_originals *o, char *buf, size_t size) {
+        size_t off;
+        int n;
+
+        n = snprintf(buf, size, "# hvtuned: values before hvtuned first wrote them\n"
+                     "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", d->syspath, d->dev, d->diskseq);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        off = (size_t) n;
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+                char attr[48];
+
+                if (!o->value[i].set)
+                        continue;
+                (void) hvt_attr_format_path((enum hvt_attr_id) i, attr, sizeof(attr));
+                n = snprintf(buf + off, size - off, "%s=%s\n", attr, o->value[i].text);
+                if (n < 0 || (size_t) n >= size - off)
+                        return -ENOBUFS;
+                off += (size_t) n;
+        }
+        return (int) off;
+}
+
+static bool any_recorded(const struct hvt_originals *o) {
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (o->value[i].set)
+                        return true;
+        return false;
+}
+
+int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o) {
+        char buf[RECORD_MAX], tmp[NAME_MAX + 1];
+        _cleanup_close_ int fd = -EBADF;
+        int len, r;
+
+        r = record_name(d);
+        if (r < 0)
+                return r;
+        if (!any_recorded(o))
+                return hvt_state_remove(dirfd, d);
+        len = format_record(d, o, buf, sizeof(buf));
+        if (len < 0)
+                return len;
+
+        snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", d->sysname);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, buf, (size_t) len) != len || fsync(fd) < 0) {
+                r = errno > 0 ? -errno : -EIO;
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        if (renameat(dirfd, tmp, dirfd, d->sysname) < 0) {
+                r = negative_errno();
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
+        int r = record_name(d);
+
+        if (r < 0)
+                return r;
+        if (unlinkat(dirfd, d->sysname, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+static int read_record(int dirfd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n == size - 1)
+                return -EBADMSG;
+        buf[n] = '\0';
+        return 0;
+}
+
+/* One "key=value" line: the instance keys must match d, the rest are originals. */
+static int parse_line(char *line, const struct hvt_disk *d, struct hvt_originals *o, unsigned *identity) {
+        char *eq = strchr(line, '='), *key = line, *value;
+        char seq[24];
+
+        if (!eq)
+                return -EBADMSG;
+        *eq = '\0';
+        value = eq + 1;
+
+        if (strcmp(key, "syspath") == 0) {
+                *identity |= 1;
+                return strcmp(value, d->syspath) == 0 ? 0 : -ESTALE;
+        }
+        if (strcmp(key, "dev") == 0) {
+                *identity |= 2;
+                return strcmp(value, d->dev) == 0 ? 0 : -ESTALE;
+        }
+        if (strcmp(key, "diskseq") == 0) {
+                *identity |= 4;
+                snprintf(seq, sizeof(seq), "%" PRIu64, d->diskseq);
+                return strcmp(value, seq) == 0 ? 0 : -ESTALE;
+        }
+
+        char *slash = strchr(key, '/');
+        int id = -ENOENT;
+
+        if (slash) {
+                *slash = '\0';
+                for (int g = 0; g < _HVT_GROUP_MAX && id < 0; g++)
+                        if (strcmp(key, hvt_group_name((enum hvt_group) g)) == 0)
+                                id = hvt_attr_lookup((enum hvt_group) g, slash + 1);
+        }
+        if (id < 0 || hvt_setting_from_kernel(&o->value[id], (enum hvt_attr_id) id, value) < 0)
+                return -EBADMSG;
+        return 0;
+}
+
+int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret) {
+        struct hvt_originals o = {};
+        char buf[RECORD_MAX], *line, *save = NULL;
+        unsigned identity = 0;
+        int r;
+
+        r = record_name(d);
+        if (r < 0)
+                return r;
+        r = read_record(dirfd, d->sysname, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (line[0] == '#')
+                        continue;
+                r = parse_line(line, d, &o, &identity);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && identity != 7)
+                r = -EBADMSG;
+        if (r < 0) {
+                (void) hvt_state_remove(dirfd, d);
+                return r == -ESTALE ? -ENOENT : r;
+        }
+        *ret = o;
+        return 0;
+}
+
+int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata) {
+        _cleanup_close_ int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+        struct dirent *de;
+        DIR *dir;
+        int r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        dir = fdopendir(fd);
+        if (!dir)
+                return negative_errno();
+        fd = -EBADF;  /* owned by dir now */
+        rewinddir(dir);
+        while ((de = readdir(dir))) {
+                if (de->d_name[0] == '.' && strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+                        continue;
+                /* Left-over temporary files are never wanted. */
+                if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0 && keep(de->d_name, userdata))
+                        continue;
+                if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT)
+                        r = negative_errno();
+        }
+        closedir(dir);
+        return r;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the records of original values, the ones attributes had before hvtuned first wrote
+ * them, kept one file per disk in a runtime directory (/run/hvtuned) so that a restarted
+ * hvtuned still knows the true originals, never values it wrote itself. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "attr.h"
+#include "disk.h"
+
+struct hvt_originals {
+        struct hvt_setting value[_HVT_ATTR_MAX];  /* .set: recorded */
+};
+
+/* Creates the directory if needed; returns an fd on it or -errno. */
+int hvt_state_open(const char *path);
+
+/* The record of this disk instance. -ENOENT when there is none, or when the record found
+ * belongs to another instance (same name, other diskseq or device number: a disk removed and
+ * added again), which is then deleted. -EBADMSG for a record that cannot be read, deleted
+ * too: a guess at originals is worse than none. */
+int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret);
+
+/* Replaces the disk's record atomically (write, fsync, rename); with nothing recorded, the
+ * record is deleted. */
+int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o);
+
+int hvt_state_remove(int dirfd, const struct hvt_disk *d);
+
+/* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
+ * not running). */
+int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);

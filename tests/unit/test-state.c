@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Records of originals: what is saved loads back, a record of another instance of the disk
+ * (removed and added again) or a damaged one is never trusted, and pruning keeps only the
+ * disks asked for. */
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+
+#include "state.h"
+#include "testutil.h"
+
+static char dir[PATH_MAX];
+
+static struct hvt_disk disk(const char *syspath, const char *dev, uint64_t diskseq) {
+        struct hvt_disk d = { .syspath = (char *) syspath, .diskseq = diskseq };
+
+        d.sysname = strrchr(syspath, '/') + 1;
+        snprintf(d.dev, sizeof(d.dev), "%s", dev);
+        return d;
+}
+
+static int open_dir(void) {
+        free(test_write_file(dir, ".keep-dir", ""));
+        return hvt_state_open(dir);
+}
+
+static bool exists(const char *name) {
+        char path[PATH_MAX * 2];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        return access(path, F_OK) == 0;
+}
+
+START_TEST(test_roundtrip) {
+        struct hvt_disk d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 9);
+        struct hvt_originals o = {}, back;
+        int fd = open_dir();
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -ENOENT);
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "mq-deadline"), 0);
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NR_REQUESTS], HVT_ATTR_NR_REQUESTS, "2534"), 0);
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_TIMEOUT], HVT_ATTR_TIMEOUT, "180"), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert(exists("sda"));
+        ck_assert(!exists(".#sda"));
+
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
+        ck_assert_int_eq(back.value[HVT_ATTR_NR_REQUESTS].num, 2534);
+        ck_assert_str_eq(back.value[HVT_ATTR_TIMEOUT].text, "180");
+        ck_assert(!back.value[HVT_ATTR_READ_AHEAD_KB].set);
+
+        /* Nothing left to restore: no record. */
+        ck_assert_int_eq(hvt_state_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert(!exists("sda"));
+        close(fd);
+}
+END_TEST
+
+START_TEST(test_other_instance) {
+        struct hvt_disk d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 10);
+        struct hvt_disk again = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 11);
+        struct hvt_disk moved = disk("/sys/devices/x/host1/target1:0:0/1:0:0:0/block/sdb", "8:16", 10);
+        struct hvt_originals o = {}, back;
+        int fd = open_dir();
+
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "0"), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        /* The same name, a new diskseq: a disk added again is a new disk. */
+        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert(!exists("sdb"));
+
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &moved, &back), -ENOENT);
+        ck_assert(!exists("sdb"));
+        close(fd);
+}
+END_TEST
+
+START_TEST(test_damaged) {
+        struct hvt_disk d = disk("/sys/devices/x/block/sdc", "8:32", 0);
+        struct hvt_originals back;
+        int fd = open_dir();
+
+        free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
+                                         "queue/scheduler=../../etc\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdc"));
+
+        free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
+                                         "queue/io_poll=1\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+
+        /* Without the instance lines nobody can tell whose record it is. */
+        free(test_write_file(dir, "sdc", "queue/nomerges=0\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+
+        free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
+                                         "device/timeout=180\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_str_eq(back.value[HVT_ATTR_TIMEOUT].text, "180");
+        close(fd);
+}
+END_TEST
+
+static bool keep_sdd(const char *name, void *userdata) {
+        (*(unsigned *) userdata)++;
+        return strcmp(name, "sdd") == 0;
+}
+
+START_TEST(test_prune) {
+        int fd = open_dir();
+        unsigned asked = 0;
+
+        free(test_write_file(dir, "sdd", "x"));
+        free(test_write_file(dir, "sde", "x"));
+        free(test_write_file(dir, ".#sdf", "x"));
+        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 0);
+        ck_assert(exists("sdd"));
+        ck_assert(!exists("sde"));
+        ck_assert(!exists(".#sdf"));
+        ck_assert(exists(".keep-dir"));
+        ck_assert_uint_eq(asked, 2);
+        close(fd);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("state");
+        TCase *tc = tcase_create("records");
+
+        tcase_add_test(tc, test_roundtrip);
+        tcase_add_test(tc, test_other_instance);
+        tcase_add_test(tc, test_damaged);
+        tcase_add_test(tc, test_prune);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

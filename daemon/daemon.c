@@ -1,24 +1,37 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the context's lifetime, configuration (re)loading, the table of managed disks and
- * running one device through classify -> plan -> apply -> report. */
+/* Owns: the context's lifetime, configuration (re)loading, the table of managed disks, the
+ * runtime directory of originals, and routing each udev device to its disk's pass. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 #include "macro.h"
 #include "messages.h"
-#include "policy.h"
+#include "notify.h"
 #include "report.h"
+#include "tune.h"
+
+#define STATE_DIR_DEFAULT "/run/hvtuned"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
+static void tracked_free(struct hvt_tracked *t) {
+        hvt_tune_forget(t);
+        hvt_disk_done(&t->disk);
+        free(t);
+}
+
 void hvt_daemon_done(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->n_disks; i++)
-                hvt_disk_done(&d->disks[i].disk);
+                tracked_free(d->disks[i]);
         free(d->disks);
         hvt_config_free(d->config);
-        /* The loop first: its sources still refer to the monitor's fd. */
+        if (d->state_fd >= 0)
+                close(d->state_fd);
+        sd_event_source_unref(d->verify);
+        /* The loop before the monitor: its sources still refer to the monitor's fd. */
         sd_event_unref(d->event);
         udev_monitor_unref(d->monitor);
         udev_unref(d->udev);
@@ -54,69 +67,101 @@ int hvt_daemon_load_config(struct hvt_daemon *d) {
         return 0;
 }
 
-static struct hvt_tracked *find_tracked(struct hvt_daemon *d, const char *syspath) {
+void hvt_daemon_open_state(struct hvt_daemon *d) {
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+
+        /* systemd passes a colon-separated list when a unit has several; ours is the first. */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s", dir && *dir ? dir : STATE_DIR_DEFAULT);
+        path[strcspn(path, ":")] = '\0';
+
+        d->state_fd = hvt_state_open(path);
+        if (d->state_fd < 0)
+                (void) hvt_log_struct(&d->log, LOG_WARNING, d->state_fd, HVT_MESSAGE_STATE_ERROR, NULL,
+                                      "Cannot use %s for the records of original values (%m): they "
+                                      "are kept in memory only, and a restart forgets them", path);
+}
+
+static struct hvt_tracked *find_tracked(struct hvt_daemon *d, const char *syspath, bool lun) {
         for (size_t i = 0; i < d->n_disks; i++)
-                if (strcmp(d->disks[i].disk.syspath, syspath) == 0)
-                        return &d->disks[i];
+                if (strcmp(lun ? d->disks[i]->disk.device_syspath : d->disks[i]->disk.syspath, syspath) == 0)
+                        return d->disks[i];
         return NULL;
 }
 
-/* Takes ownership of disk. */
+/* Takes ownership of disk, and loads the originals a previous run recorded for it. */
 static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
+        struct hvt_tracked *t;
+        int r;
+
         if (d->n_disks == d->n_allocated) {
                 size_t n = d->n_allocated ? d->n_allocated * 2 : 16;
-                struct hvt_tracked *p = reallocarray(d->disks, n, sizeof(*p));
+                struct hvt_tracked **p = reallocarray(d->disks, n, sizeof(*p));
 
                 if (!p)
                         return NULL;
                 d->disks = p;
                 d->n_allocated = n;
         }
-        d->disks[d->n_disks] = (struct hvt_tracked) { .disk = *disk };
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return NULL;
+        t->daemon = d;
+        t->disk = *disk;
         *disk = (struct hvt_disk) {};
-        return &d->disks[d->n_disks++];
+        d->disks[d->n_disks++] = t;
+
+        if (d->state_fd >= 0) {
+                r = hvt_state_load(d->state_fd, &t->disk, &t->orig);
+                if (r == -EBADMSG)
+                        (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                              "%s: the record of its original values is damaged and was "
+                                              "dropped", t->disk.sysname);
+                else if (r >= 0)
+                        hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
+        }
+        return t;
 }
 
 static void untrack(struct hvt_daemon *d, struct hvt_tracked *t) {
-        size_t i = (size_t) (t - d->disks);
-
-        hvt_disk_done(&t->disk);
-        d->disks[i] = d->disks[--d->n_disks];
+        for (size_t i = 0; i < d->n_disks; i++)
+                if (d->disks[i] == t) {
+                        d->disks[i] = d->disks[--d->n_disks];
+                        break;
+                }
+        tracked_free(t);
 }
 
-static void tune(struct hvt_daemon *d, struct hvt_tracked *t) {
-        struct hvt_plan plan;
-        struct hvt_apply a;
-
-        hvt_policy_plan(d->config, &t->disk, &plan);
-        hvt_apply_disk(&t->disk, &plan, d->apply_flags, NULL, NULL, &a);
-        hvt_report_results(&d->log, &t->disk, &a, d->once);
-
-        t->n_failed = t->n_unsupported = t->n_would_apply = 0;
-        for (size_t i = 0; i < a.n; i++) {
-                t->n_failed += a.results[i].outcome == HVT_FAILED;
-                t->n_unsupported += a.results[i].outcome == HVT_UNSUPPORTED;
-                t->n_would_apply += a.results[i].outcome == HVT_WOULD_APPLY;
-        }
-        if (t->n_failed > 0)
-                d->any_failed = true;
-}
-
+/* A disk that is gone takes its record with it: a disk added again is a new disk. */
 static void forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed) {
-        if (removed)
+        if (removed) {
                 hvt_report_disk_removed(&d->log, &t->disk);
-        else
+                if (d->state_fd >= 0)
+                        (void) hvt_state_remove(d->state_fd, &t->disk);
+        } else
                 hvt_report_disk_released(&d->log, &t->disk);
         untrack(d, t);
 }
 
+/* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
+static int handle_lun(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        struct hvt_tracked *t = find_tracked(d, udev_device_get_syspath(dev), true);
+
+        if (t && action && strcmp(action, "change") == 0)
+                hvt_tune(d, t, HVT_TUNE_EVENT);
+        return 0;
+}
+
 int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        const char *subsystem = udev_device_get_subsystem(dev);
         struct hvt_disk disk;
         struct hvt_tracked *t;
-        const char *syspath = udev_device_get_syspath(dev);
         int r;
 
-        t = find_tracked(d, syspath);
+        if (subsystem && strcmp(subsystem, "scsi") == 0)
+                return handle_lun(d, dev, action);
+
+        t = find_tracked(d, udev_device_get_syspath(dev), false);
         if (action && strcmp(action, "remove") == 0) {
                 if (t)
                         forget(d, t, true);
@@ -141,17 +186,28 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
                 /* The identity may have changed (a LUN re-probed at the same path). */
                 hvt_disk_done(&t->disk);
                 t->disk = disk;
-        } else {
-                t = track(d, &disk);
-                if (!t) {
-                        hvt_disk_done(&disk);
-                        return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
-                }
-                hvt_report_disk_found(&d->log, &t->disk);
+                hvt_tune(d, t, HVT_TUNE_EVENT);
+                return 0;
+        }
+
+        t = track(d, &disk);
+        if (!t) {
+                hvt_disk_done(&disk);
+                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
         }
         t->seen = true;
-        tune(d, t);
+        hvt_report_disk_found(&d->log, &t->disk);
+        hvt_tune(d, t, HVT_TUNE_FOUND);
         return 0;
+}
+
+static bool record_wanted(const char *sysname, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        for (size_t i = 0; i < d->n_disks; i++)
+                if (strcmp(d->disks[i]->disk.sysname, sysname) == 0)
+                        return true;
+        return false;
 }
 
 int hvt_daemon_enumerate(struct hvt_daemon *d) {
@@ -171,7 +227,7 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate block devices: %m");
 
         for (size_t i = 0; i < d->n_disks; i++)
-                d->disks[i].seen = false;
+                d->disks[i]->seen = false;
         udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
                 struct udev_device *dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
 
@@ -183,24 +239,45 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
         /* Whatever was not found again went away while events were lost. Backwards, since
          * untrack() moves the last entry into the freed slot. */
         for (size_t i = d->n_disks; i > 0; i--)
-                if (!d->disks[i - 1].seen)
-                        forget(d, &d->disks[i - 1], true);
+                if (!d->disks[i - 1]->seen)
+                        forget(d, d->disks[i - 1], true);
+
+        /* Records of disks that went while hvtuned was not running. */
+        if (d->state_fd >= 0 && !(d->apply_flags & HVT_APPLY_DRY_RUN))
+                (void) hvt_state_prune(d->state_fd, record_wanted, d);
         return 0;
 }
 
+void hvt_daemon_retune_all(struct hvt_daemon *d) {
+        for (size_t i = 0; i < d->n_disks; i++)
+                hvt_tune(d, d->disks[i], HVT_TUNE_CONFIG);
+}
+
+void hvt_daemon_verify_all(struct hvt_daemon *d) {
+        for (size_t i = 0; i < d->n_disks; i++)
+                hvt_tune(d, d->disks[i], HVT_TUNE_VERIFY);
+}
+
+void hvt_daemon_restore_all(struct hvt_daemon *d) {
+        for (size_t i = 0; i < d->n_disks; i++)
+                hvt_tune_restore(d, d->disks[i]);
+}
+
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
-        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0, n_would = 0;
+        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0, n_would = 0, n_paused = 0;
         int off;
 
         for (size_t i = 0; i < d->n_disks; i++) {
+                const struct hvt_tracked *t = d->disks[i];
                 bool seen = false;
 
                 for (size_t j = 0; j < i && !seen; j++)
-                        seen = strcmp(d->disks[j].disk.controller, d->disks[i].disk.controller) == 0;
+                        seen = strcmp(d->disks[j]->disk.controller, t->disk.controller) == 0;
                 n_controllers += !seen;
-                n_failed += d->disks[i].n_failed > 0;
-                n_unsupported += d->disks[i].n_unsupported;
-                n_would += d->disks[i].n_would_apply > 0;
+                n_failed += t->n_failed > 0;
+                n_unsupported += t->n_unsupported;
+                n_would += t->n_would_apply > 0;
+                n_paused += t->resume != NULL;
         }
 
         /* "tuned": every managed attribute has its value, or this kernel lacks it (counted
@@ -216,7 +293,20 @@ void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size
         if (n_unsupported > 0 && off > 0 && (size_t) off < size)
                 off += snprintf(buf + off, size - (size_t) off, ", %zu setting%s unsupported",
                                 n_unsupported, n_unsupported == 1 ? "" : "s");
+        if (n_paused > 0 && off > 0 && (size_t) off < size)
+                off += snprintf(buf + off, size - (size_t) off, "; %zu disk%s reverted too often, repairs paused",
+                                n_paused, n_paused == 1 ? "" : "s");
         if (*d->config_error && off > 0 && (size_t) off < size)
                 snprintf(buf + off, size - (size_t) off, "; config error at %s, keeping previous",
                          d->config_error);
+}
+
+void hvt_daemon_update_status(struct hvt_daemon *d) {
+        char status[sizeof(d->status)];
+
+        hvt_daemon_format_status(d, status, sizeof(status));
+        if (strcmp(status, d->status) == 0)
+                return;
+        memcpy(d->status, status, sizeof(status));
+        hvt_notify_status(status);
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the daemon's context, the one place that holds running state (configuration, the
- * Hyper-V disks it manages, its event sources), and the per-device data path:
- * udev device -> classify -> plan -> apply -> report. */
+ * Hyper-V disks it manages with their originals and history, its event sources). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <libudev.h>
 #include <systemd/sd-event.h>
 
@@ -13,14 +13,35 @@
 #include "config.h"
 #include "disk.h"
 #include "log.h"
+#include "policy.h"
+#include "state.h"
 
-/* A Hyper-V disk hvtuned manages, with the outcome of its last pass. */
+/* A disk reverted more than this many times within the window is not fought: repairs pause
+ * until the window is over. A distro rule that re-applies its scheduler on every change
+ * event would otherwise make hvtuned and udev write in turns forever. */
+#define HVT_REPAIR_BURST 10
+#define HVT_REPAIR_WINDOW_S 60
+
+/* What hvtuned knows of one attribute of a managed disk, from its last pass. */
+struct hvt_attr_state {
+        struct hvt_result last;  /* .outcome, .error, .from (found), .kept */
+        bool settled;            /* has had its desired value: a later write repairs drift */
+};
+
+struct hvt_daemon;
+
+/* A Hyper-V disk hvtuned manages. */
 struct hvt_tracked {
+        struct hvt_daemon *daemon;
         struct hvt_disk disk;
-        unsigned n_failed;       /* attributes that failed on the last pass */
-        unsigned n_unsupported;
-        unsigned n_would_apply;  /* --dry-run */
-        bool seen;               /* found by the enumeration under way */
+        struct hvt_plan plan;           /* what the last pass wanted */
+        struct hvt_originals orig;      /* values before hvtuned's first write, as recorded */
+        struct hvt_attr_state attr[_HVT_ATTR_MAX];
+        unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
+        bool seen;                      /* found by the enumeration under way */
+        uint64_t window_start;          /* CLOCK_MONOTONIC µs: drift rate limit */
+        unsigned repairs;
+        sd_event_source *resume;        /* set while repairs are paused */
 };
 
 struct hvt_daemon {
@@ -30,12 +51,14 @@ struct hvt_daemon {
         struct hvt_config *config;
         unsigned apply_flags;    /* HVT_APPLY_DRY_RUN */
         bool once;               /* --once / --dry-run: one pass, no loop */
+        int state_fd;            /* the records of originals; -1 if unavailable */
 
         struct udev *udev;
         struct udev_monitor *monitor;
         sd_event *event;
+        sd_event_source *verify;  /* verify_interval timer, NULL when 0 */
 
-        struct hvt_tracked *disks;
+        struct hvt_tracked **disks;
         size_t n_disks, n_allocated;
         bool any_failed;         /* for --once's exit code */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
@@ -47,14 +70,32 @@ void hvt_daemon_done(struct hvt_daemon *d);
 /* Loads the configuration into d->config; on error logs it (file:line) and keeps the old. */
 int hvt_daemon_load_config(struct hvt_daemon *d);
 
-/* Runs one udev device through the data path for an "add" or "change" action, or forgets it
- * on "remove". Devices that are not Hyper-V disks are ignored; a managed disk that stops
- * being one is forgotten and left as it is. */
+/* Opens the runtime directory of originals: $RUNTIME_DIRECTORY (set by systemd's
+ * RuntimeDirectory=) or /run/hvtuned. Without it hvtuned keeps originals in memory only. */
+void hvt_daemon_open_state(struct hvt_daemon *d);
+
+/* Runs one udev device through the data path: a block disk for "add" and "change" (or
+ * none, from enumeration), forgotten on "remove"; a SCSI device's change re-checks its disk.
+ * Devices that are not Hyper-V disks are ignored; a managed disk that stops being one is
+ * forgotten and left as it is. */
 int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, const char *action);
 
 /* Walks every block disk, as at start-up and after lost events; a managed disk it does not
- * find any more is forgotten as removed. */
+ * find any more is forgotten as removed, and so are records of disks that are not there. */
 int hvt_daemon_enumerate(struct hvt_daemon *d);
+
+/* The configuration changed: every managed disk gets the new plan. */
+void hvt_daemon_retune_all(struct hvt_daemon *d);
+
+/* The periodic re-check of every managed disk (verify_interval). */
+void hvt_daemon_verify_all(struct hvt_daemon *d);
+
+/* Puts every recorded original back, and drops the records. */
+void hvt_daemon_restore_all(struct hvt_daemon *d);
 
 /* "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" */
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size);
+
+/* Sends STATUS= when its text changed: a change-event flood must not become a notification
+ * flood. */
+void hvt_daemon_update_status(struct hvt_daemon *d);

@@ -10,26 +10,17 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
+#include "dump.h"
 #include "loop.h"
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
+#include "system.h"
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
 #define MONITOR_RCVBUF (128 * 1024 * 1024)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_device *, udev_device_unref);
-
-/* Sent only when it changed: a change-event flood must not become a notification flood. */
-static void update_status(struct hvt_daemon *d) {
-        char status[sizeof(d->status)];
-
-        hvt_daemon_format_status(d, status, sizeof(status));
-        if (strcmp(status, d->status) == 0)
-                return;
-        memcpy(d->status, status, sizeof(status));
-        hvt_notify_status(status);
-}
 
 static void resync(struct hvt_daemon *d) {
         (void) hvt_log_struct(&d->log, LOG_WARNING, ENOBUFS, HVT_MESSAGE_RESYNC, NULL,
@@ -55,19 +46,61 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
                 (void) hvt_daemon_handle_device(d, dev, udev_device_get_action(dev));
         }
-        update_status(d);
+        hvt_daemon_update_status(d);
         return 0;
 }
 
+/* Restores originals unless told not to, or the whole system is going down anyway. */
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         hvt_log_debug(&d->log, "Received %s, exiting", strsignal((int) si->ssi_signo));
+        hvt_notify_stopping();
+        if (!d->config->restore_on_stop)
+                hvt_log_debug(&d->log, "restore_on_stop = false: leaving the tuned values in place");
+        else if (hvt_system_is_stopping())
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_RESTORE_SKIPPED, NULL,
+                                      "The system is shutting down: not restoring original values");
+        else
+                hvt_daemon_restore_all(d);
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* Reload: a good file is applied to every disk; a bad one keeps the running configuration
- * (and the disks their values), and STATUS says where the error is. */
+static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        (void) usec;
+        hvt_daemon_verify_all(d);
+        hvt_daemon_update_status(d);
+        /* Relative to now, not to the last deadline: a slow pass never queues up passes. */
+        (void) sd_event_source_set_time_relative(s, (uint64_t) d->config->verify_interval * 1000000);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* verify_interval = 0 means no timer at all, not an idle one: zero wakeups. */
+static int setup_verify(struct hvt_daemon *d) {
+        uint64_t usec = (uint64_t) d->config->verify_interval * 1000000;
+        int r;
+
+        if (usec == 0) {
+                d->verify = sd_event_source_unref(d->verify);
+                return 0;
+        }
+        if (d->verify) {
+                r = sd_event_source_set_time_relative(d->verify, usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(d->verify, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time_relative(d->event, &d->verify, CLOCK_MONOTONIC, usec,
+                                               1000000, on_verify, d);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the verify timer: %m");
+        return 0;
+}
+
+/* Reload: a good file is applied to every disk as a difference; a bad one keeps the running
+ * configuration (and the disks their values), and STATUS says where the error is. SIGHUPs
+ * that arrive meanwhile are one pending signal: a burst costs one more reload. */
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
         char status[sizeof(d->status)];
@@ -76,11 +109,19 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         (void) s, (void) si;
         hvt_notify_reloading();
         r = hvt_daemon_load_config(d);
-        if (r >= 0)
-                (void) hvt_daemon_enumerate(d);
+        if (r >= 0) {
+                hvt_daemon_retune_all(d);
+                (void) setup_verify(d);
+        }
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
         hvt_notify_ready(status);
+        return 0;
+}
+
+static int on_dump(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) s, (void) si;
+        hvt_dump_state(userdata);
         return 0;
 }
 
@@ -90,7 +131,10 @@ static int setup_monitor(struct hvt_daemon *d) {
         d->monitor = udev_monitor_new_from_netlink(d->udev, "udev");
         if (!d->monitor)
                 return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot open the udev monitor: %m");
+        /* Disks, and the SCSI LUNs whose device/ attributes hvtuned manages. */
         r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "block", "disk");
+        if (r >= 0)
+                r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "scsi", "scsi_device");
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot filter the udev monitor: %m");
         /* Needs CAP_NET_ADMIN beyond rmem_max; without it the default buffer still works. */
@@ -105,23 +149,29 @@ static int setup_monitor(struct hvt_daemon *d) {
 }
 
 static int setup_signals(struct hvt_daemon *d) {
+        static const struct {
+                int sig;
+                sd_event_signal_handler_t handler;
+        } handlers[] = {
+                { SIGTERM, on_terminate },
+                { SIGINT,  on_terminate },
+                { SIGHUP,  on_reload },
+                { SIGUSR1, on_dump },
+        };
         sigset_t mask;
         int r;
 
         sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
+        for (size_t i = 0; i < ELEMENTSOF(handlers); i++)
+                sigaddset(&mask, handlers[i].sig);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot block signals: %m");
 
-        r = sd_event_add_signal(d->event, NULL, SIGTERM, on_terminate, d);
-        if (r >= 0)
-                r = sd_event_add_signal(d->event, NULL, SIGINT, on_terminate, d);
-        if (r >= 0)
-                r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload, d);
-        if (r < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch signals: %m");
+        for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
+                r = sd_event_add_signal(d->event, NULL, handlers[i].sig, handlers[i].handler, d);
+                if (r < 0)
+                        return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch signals: %m");
+        }
         return 0;
 }
 
@@ -146,13 +196,15 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = hvt_daemon_enumerate(d);
         if (r < 0)
                 return r;
+        r = setup_verify(d);
+        if (r < 0)
+                return r;
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         hvt_notify_ready(status);
 
         r = sd_event_loop(d->event);
-        hvt_notify_stopping();
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Event loop failed: %m");
         return 0;

@@ -100,7 +100,7 @@ static int run_once(struct hvt_daemon *d) {
 }
 
 int main(int argc, char *argv[]) {
-        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH };
+        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF };
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
 
@@ -124,9 +124,11 @@ int main(int argc, char *argv[]) {
                 (void) hvt_log_errno(&d.log, LOG_ERR, -ENOMEM, "Cannot create a udev context: %m");
                 ret = EXIT_FAILURE;
         } else if (mode == MODE_ONCE) {
+                hvt_daemon_open_state(&d);
                 r = run_once(&d);
                 ret = r < 0 ? EXIT_FAILURE : d.any_failed ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
         } else {
+                hvt_daemon_open_state(&d);
                 r = hvt_loop_run(&d);
                 ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }

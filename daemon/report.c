@@ -11,8 +11,8 @@
 #include "report.h"
 
 /* HVTUNED_DEVICE, HVTUNED_CONTROLLER, HVTUNED_ATTR, HVTUNED_FROM, HVTUNED_TO, HVTUNED_RESULT,
- * HVTUNED_KEPT or HVTUNED_OFFERED, and the terminating NULL. */
-#define RESULT_FIELDS 8
+ * HVTUNED_ACTION, HVTUNED_KEPT or HVTUNED_OFFERED, and the terminating NULL. */
+#define RESULT_FIELDS 9
 
 static const struct {
         int prio;
@@ -26,51 +26,78 @@ static const struct {
         [HVT_WOULD_APPLY] = { LOG_INFO,    NULL },
 };
 
+static const char *const action_names[] = {
+        [HVT_REPORT_TUNE] = "tune",
+        [HVT_REPORT_REPAIR] = "repair",
+        [HVT_REPORT_RESTORE] = "restore",
+        [HVT_REPORT_REPEAT] = "tune",
+};
+
 /* What follows "sda queue/scheduler: ". */
-static void format_result(const struct hvt_result *r, char *buf, size_t size) {
+static void format_result(const struct hvt_result *r, enum hvt_report_kind kind, char *buf, size_t size) {
         const char *outcome = hvt_outcome_to_string(r->outcome);
+        const char *what = outcome;
+
+        if (kind == HVT_REPORT_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
+                what = "drift repaired";
+        else if (kind == HVT_REPORT_RESTORE)
+                what = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED ? "restored" :
+                       r->outcome == HVT_FAILED ? "restore failed" :
+                       r->outcome == HVT_UNCHANGED ? "already the original" : outcome;
 
         switch (r->outcome) {
         case HVT_UNCHANGED:
-                snprintf(buf, size, "%s (%s)", r->to, outcome);
+                snprintf(buf, size, "%s (%s)", r->to, what);
                 break;
         case HVT_CLAMPED:
-                snprintf(buf, size, "%s -> %s (%s: the kernel kept %s)", r->from, r->to, outcome, r->kept);
+                snprintf(buf, size, "%s -> %s (%s: the kernel kept %s)", r->from, r->to, what, r->kept);
                 break;
         case HVT_FAILED:
                 if (*r->from)
-                        snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, outcome, strerror(r->error));
+                        snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, what, strerror(r->error));
                 else
-                        snprintf(buf, size, "%s (%s: %s)", r->to, outcome, strerror(r->error));
+                        snprintf(buf, size, "%s (%s: %s)", r->to, what, strerror(r->error));
                 break;
         case HVT_UNSUPPORTED:
                 if (*r->offered)
                         snprintf(buf, size, "%s -> %s (%s: the disk offers %s)", r->from, r->to,
-                                 outcome, r->offered);
+                                 what, r->offered);
                 else
-                        snprintf(buf, size, "%s (%s: no such attribute on this kernel)", r->to, outcome);
+                        snprintf(buf, size, "%s (%s: no such attribute on this kernel)", r->to, what);
                 break;
         default:
-                snprintf(buf, size, "%s -> %s (%s)", r->from, r->to, outcome);
+                snprintf(buf, size, "%s -> %s (%s)", r->from, r->to, what);
                 break;
         }
 }
 
-static void report_one(const struct hvt_log *log, const struct hvt_disk *disk,
-                       const struct hvt_result *r, bool verbose_unchanged) {
+static const char *message_id(const struct hvt_result *r, enum hvt_report_kind kind) {
+        bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
+
+        if (kind == HVT_REPORT_REPAIR && wrote)
+                return HVT_MESSAGE_DRIFT_REPAIRED;
+        if (kind == HVT_REPORT_RESTORE && wrote)
+                return HVT_MESSAGE_ATTR_RESTORED;
+        return outcome_log[r->outcome].message_id;
+}
+
+void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
+                       enum hvt_report_kind kind, bool verbose_unchanged) {
         char attr[48], text[256];
-        char f_dev[64], f_ctrl[64], f_attr[64], f_from[64], f_to[64], f_result[48], f_extra[128];
+        char f_dev[64], f_ctrl[64], f_attr[64], f_from[64], f_to[64], f_result[48], f_action[32], f_extra[128];
         const char *fields[RESULT_FIELDS] = {};
         size_t n = 0;
         int prio = outcome_log[r->outcome].prio;
 
         if (r->outcome == HVT_UNCHANGED && verbose_unchanged)
                 prio = LOG_INFO;
+        if (kind == HVT_REPORT_REPEAT)
+                prio = LOG_DEBUG;
         if (prio > log->max_level)
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
-        format_result(r, text, sizeof(text));
+        format_result(r, kind, text, sizeof(text));
 
         snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
         snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
@@ -78,12 +105,14 @@ static void report_one(const struct hvt_log *log, const struct hvt_disk *disk,
         snprintf(f_from, sizeof(f_from), "HVTUNED_FROM=%s", r->from);
         snprintf(f_to, sizeof(f_to), "HVTUNED_TO=%s", r->to);
         snprintf(f_result, sizeof(f_result), "HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome));
+        snprintf(f_action, sizeof(f_action), "HVTUNED_ACTION=%s", action_names[kind]);
         fields[n++] = f_dev;
         fields[n++] = f_ctrl;
         fields[n++] = f_attr;
         fields[n++] = f_from;
         fields[n++] = f_to;
         fields[n++] = f_result;
+        fields[n++] = f_action;
         if (*r->kept) {
                 snprintf(f_extra, sizeof(f_extra), "HVTUNED_KEPT=%s", r->kept);
                 fields[n++] = f_extra;
@@ -92,15 +121,8 @@ static void report_one(const struct hvt_log *log, const struct hvt_disk *disk,
                 fields[n++] = f_extra;
         }
 
-        (void) hvt_log_struct(log, prio, r->error,
-                              outcome_log[r->outcome].message_id, fields, "%s %s: %s",
+        (void) hvt_log_struct(log, prio, r->error, message_id(r, kind), fields, "%s %s: %s",
                               disk->sysname, attr, text);
-}
-
-void hvt_report_results(const struct hvt_log *log, const struct hvt_disk *disk,
-                        const struct hvt_apply *a, bool verbose_unchanged) {
-        for (size_t i = 0; i < a->n; i++)
-                report_one(log, disk, &a->results[i], verbose_unchanged);
 }
 
 static void report_disk(const struct hvt_log *log, const struct hvt_disk *disk, int prio,
@@ -139,4 +161,17 @@ int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, i
         snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", sysname);
         return hvt_log_struct(log, LOG_ERR, error, HVT_MESSAGE_DISK_UNREADABLE, fields,
                               "%s: cannot read its Hyper-V identity: %m", sysname);
+}
+
+void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
+                             unsigned window_s, unsigned pause_s) {
+        char f_dev[64], f_ctrl[64], f_n[48];
+        const char *fields[] = { f_dev, f_ctrl, f_n, NULL };
+
+        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
+        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
+        snprintf(f_n, sizeof(f_n), "HVTUNED_REPAIRS=%u", repairs);
+        (void) hvt_log_struct(log, LOG_WARNING, 0, HVT_MESSAGE_DRIFT_PAUSED, fields,
+                              "%s: reverted %u times within %u s: something keeps changing it back; "
+                              "not repairing it for %u s", disk->sysname, repairs, window_s, pause_s);
 }

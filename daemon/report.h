@@ -7,9 +7,17 @@
 #include "disk.h"
 #include "log.h"
 
+/* Why an attribute was looked at; it picks the wording and the MESSAGE_ID. */
+enum hvt_report_kind {
+        HVT_REPORT_TUNE,     /* bringing it to the configured value */
+        HVT_REPORT_REPAIR,   /* it had the configured value, something changed it back */
+        HVT_REPORT_RESTORE,  /* no longer managed, or stopping: back to its original */
+        HVT_REPORT_REPEAT,   /* the same failure as last time: logged at debug only */
+};
+
 /* Unchanged results are logged at info when verbose_unchanged (--once), else at debug. */
-void hvt_report_results(const struct hvt_log *log, const struct hvt_disk *disk,
-                        const struct hvt_apply *a, bool verbose_unchanged);
+void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
+                       enum hvt_report_kind kind, bool verbose_unchanged);
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk);
@@ -17,3 +25,6 @@ void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *d
 void hvt_report_disk_released(const struct hvt_log *log, const struct hvt_disk *disk);
 /* A Hyper-V disk whose identity cannot be read; returns -abs(error). */
 int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, int error);
+/* A disk reverted so often that repairs pause for seconds. */
+void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
+                             unsigned window_s, unsigned pause_s);

@@ -127,7 +127,18 @@ char *config_write(const char *text) {
         return keep(g_strdup(path));
 }
 
+const char *runtime_dir(void) {
+        static char dir[64];
+
+        if (!*dir) {
+                snprintf(dir, sizeof(dir), "/tmp/hvtuned-runtime.XXXXXX");
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+        }
+        return dir;
+}
+
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
+        const char *runtime = runtime_dir();
         pid_t pid = fork();
 
         ck_assert_int_ge(pid, 0);
@@ -150,6 +161,7 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
                 else
                         unsetenv("NOTIFY_SOCKET");
                 unsetenv("JOURNAL_STREAM");
+                setenv("RUNTIME_DIRECTORY", runtime, 1);
                 execv(argv[0], (char **) argv);
                 _exit(127);
         }

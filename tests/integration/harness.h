@@ -34,6 +34,10 @@ char *testbed_read(const char *sysname, const char *rel);
  * later event's effect shows that earlier ones were handled). */
 void testbed_wait_value(const char *sysname, const char *rel, const char *want);
 
+/* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
+ * one per test, kept across restarts within it. */
+const char *runtime_dir(void);
+
 /* Writes a config file with text and returns its path. */
 char *config_write(const char *text);
 

@@ -85,8 +85,8 @@ START_TEST(test_hotplug_add_change_remove) {
         err = hvtuned_stop(&run);
         assert_contains(err, "sdf: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
         assert_contains(err, "sdf queue/nr_requests: 2534 -> 128 (applied)\n");
-        assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
-        assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n");
+        assert_contains(err, "sdd queue/scheduler: bfq -> none (drift repaired)\n");
         assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
         ck_assert_ptr_null(strstr(err, "vda"));
         unlink(config);

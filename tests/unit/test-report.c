@@ -37,15 +37,23 @@ static char *capture(void (*report)(const struct hvt_log *log, const void *arg),
 }
 
 static void report_one(const struct hvt_log *log, const void *arg) {
-        struct hvt_apply a = { .n = 1, .results[0] = *(const struct hvt_result *) arg };
-
-        hvt_report_results(log, &disk, &a, false);
+        hvt_report_result(log, &disk, arg, HVT_REPORT_TUNE, false);
 }
 
 static void report_verbose(const struct hvt_log *log, const void *arg) {
-        struct hvt_apply a = { .n = 1, .results[0] = *(const struct hvt_result *) arg };
+        hvt_report_result(log, &disk, arg, HVT_REPORT_TUNE, true);
+}
 
-        hvt_report_results(log, &disk, &a, true);
+static void report_repair(const struct hvt_log *log, const void *arg) {
+        hvt_report_result(log, &disk, arg, HVT_REPORT_REPAIR, false);
+}
+
+static void report_restore(const struct hvt_log *log, const void *arg) {
+        hvt_report_result(log, &disk, arg, HVT_REPORT_RESTORE, false);
+}
+
+static void report_repeat(const struct hvt_log *log, const void *arg) {
+        hvt_report_result(log, &disk, arg, HVT_REPORT_REPEAT, false);
 }
 
 #define RESULT(...) (&(const struct hvt_result) { __VA_ARGS__ })
@@ -72,6 +80,29 @@ START_TEST(test_result_lines) {
         ck_assert_str_eq(capture(report_one, RESULT(.attr = HVT_ATTR_NOMERGES, .outcome = HVT_WOULD_APPLY,
                                                     .from = "0", .to = "1"), LOG_INFO),
                          "sdc queue/nomerges: 0 -> 1 (would apply)\n");
+}
+END_TEST
+
+START_TEST(test_kinds) {
+        const struct hvt_result *wrote = RESULT(.attr = HVT_ATTR_SCHEDULER, .outcome = HVT_APPLIED,
+                                                .from = "bfq", .to = "none");
+        const struct hvt_result *failed = RESULT(.attr = HVT_ATTR_QUEUE_DEPTH, .outcome = HVT_FAILED,
+                                                 .error = EINVAL, .from = "2048", .to = "4000");
+
+        ck_assert_str_eq(capture(report_repair, wrote, LOG_INFO),
+                         "sdc queue/scheduler: bfq -> none (drift repaired)\n");
+        ck_assert_str_eq(capture(report_repair, RESULT(.attr = HVT_ATTR_READ_AHEAD_KB, .outcome = HVT_CLAMPED,
+                                                       .from = "128", .to = "4095", .kept = "4092"), LOG_INFO),
+                         "sdc queue/read_ahead_kb: 128 -> 4095 (drift repaired: the kernel kept 4092)\n");
+        ck_assert_str_eq(capture(report_restore, RESULT(.attr = HVT_ATTR_READ_AHEAD_KB, .outcome = HVT_APPLIED,
+                                                        .from = "1024", .to = "128"), LOG_INFO),
+                         "sdc queue/read_ahead_kb: 1024 -> 128 (restored)\n");
+        ck_assert_str_eq(capture(report_restore, failed, LOG_INFO),
+                         "sdc device/queue_depth: 2048 -> 4000 (restore failed: Invalid argument)\n");
+        /* The same failure again: only with -v. */
+        ck_assert_str_eq(capture(report_repeat, failed, LOG_INFO), "");
+        ck_assert_str_eq(capture(report_repeat, failed, LOG_DEBUG),
+                         "sdc device/queue_depth: 2048 -> 4000 (failed: Invalid argument)\n");
 }
 END_TEST
 
@@ -128,6 +159,7 @@ int main(void) {
         TCase *tc = tcase_create("stderr");
 
         tcase_add_test(tc, test_result_lines);
+        tcase_add_test(tc, test_kinds);
         tcase_add_test(tc, test_levels);
         tcase_add_test(tc, test_disk_lines);
         suite_add_tcase(s, tc);

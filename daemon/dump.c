@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: writing the full state to the journal (or stderr) on demand.
+ *
+ * The current values are read afresh (a dry-run pass: reads only), so the dump says what
+ * the disk has now, not what hvtuned last saw. Each attribute is one HVTUNED_STATE field of
+ * the disk's entry; journald keeps repeated fields, and `journalctl -o json` shows them as
+ * an array. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dump.h"
+#include "messages.h"
+
+#define STATE_FIELDS (_HVT_ATTR_MAX + 4)
+
+static const char *value_or(const struct hvt_setting *s, const char *none) {
+        return s->set ? s->text : none;
+}
+
+static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
+        char state[_HVT_ATTR_MAX][200], f_dev[64], f_ctrl[64], message[1024];
+        const char *fields[STATE_FIELDS] = {};
+        struct hvt_apply now;
+        struct hvt_plan plan = t->plan;
+        size_t n = 0, off;
+
+        /* Also read what only has an original left (a restore that failed). */
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (!plan.want[i].set && t->orig.value[i].set)
+                        plan.want[i] = t->orig.value[i];
+        hvt_apply_disk(&t->disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &now);
+
+        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", t->disk.sysname);
+        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", t->disk.controller);
+        fields[n++] = f_dev;
+        fields[n++] = f_ctrl;
+        off = (size_t) snprintf(message, sizeof(message), "%s:", t->disk.sysname);
+
+        for (size_t i = 0; i < now.n; i++) {
+                const struct hvt_result *r = &now.results[i];
+                enum hvt_attr_id id = r->attr;
+                const struct hvt_attr_state *s = &t->attr[id];
+                char attr[48];
+                const char *last = s->last.to[0] ? hvt_outcome_to_string(s->last.outcome) : "none yet";
+
+                (void) hvt_attr_format_path(id, attr, sizeof(attr));
+                snprintf(state[i], sizeof(state[i]),
+                         "HVTUNED_STATE=%s original=%s desired=%s current=%s last=%s", attr,
+                         value_or(&t->orig.value[id], "-"), value_or(&t->plan.want[id], "-"),
+                         r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED ? "?" : r->from, last);
+                fields[n++] = state[i];
+                if (off < sizeof(message))
+                        off += (size_t) snprintf(message + off, sizeof(message) - off, "%s %s",
+                                                 i ? ";" : "", state[i] + strlen("HVTUNED_STATE="));
+        }
+        if (now.n == 0)
+                snprintf(message + off, sizeof(message) - off, " nothing managed");
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_DISK, fields, "%s", message);
+}
+
+void hvt_dump_state(struct hvt_daemon *d) {
+        char status[sizeof(d->status)], f_n[32];
+        const char *fields[] = { f_n, NULL };
+
+        for (size_t i = 0; i < d->n_disks; i++)
+                dump_disk(d, d->disks[i]);
+        hvt_daemon_format_status(d, status, sizeof(status));
+        snprintf(f_n, sizeof(f_n), "HVTUNED_DISKS=%zu", d->n_disks);
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_SUMMARY, fields, "State: %s", status);
+}

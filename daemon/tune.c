@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the per-disk pass, originals, drift repairs and their rate limit.
+ *
+ * A pass only ever writes what differs, so a change event where nothing drifted costs the
+ * reads of the managed attributes and nothing else. An attribute that had its desired value
+ * once and needs a write again has drifted: that write is a repair, told apart in the
+ * journal, and counted against the disk's repair budget. */
+#include <stdio.h>
+#include <string.h>
+
+#include "macro.h"
+#include "messages.h"
+#include "report.h"
+#include "tune.h"
+
+struct hook {
+        struct hvt_daemon *d;
+        struct hvt_tracked *t;
+};
+
+static void report_state_error(struct hvt_daemon *d, struct hvt_tracked *t, int error, const char *what) {
+        char f_dev[64];
+        const char *fields[] = { f_dev, NULL };
+
+        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", t->disk.sysname);
+        (void) hvt_log_struct(&d->log, LOG_ERR, error, HVT_MESSAGE_STATE_ERROR, fields,
+                              "%s: cannot %s the record of its original values: %m", t->disk.sysname, what);
+}
+
+static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+        int r;
+
+        if (d->state_fd < 0)
+                return 0;
+        r = hvt_state_save(d->state_fd, &t->disk, &t->orig);
+        if (r < 0)
+                report_state_error(d, t, r, "write");
+        return r;
+}
+
+/* Before the first write to an attribute: its original goes on disk first, or no write. */
+static int record_original(enum hvt_attr_id id, const char *current, void *userdata) {
+        struct hook *h = userdata;
+        struct hvt_setting *o = &h->t->orig.value[id];
+        int r;
+
+        if (o->set)
+                return 0;
+        r = hvt_setting_from_kernel(o, id, current);
+        if (r < 0)
+                return r;
+        r = save_record(h->d, h->t);
+        if (r < 0)
+                o->set = false;
+        return r;
+}
+
+/* Puts back the originals of the attributes in which[]. A restore that fails keeps its
+ * record, so that a later pass or a restart can still do it. */
+static void restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool which[static _HVT_ATTR_MAX]) {
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        bool any = false;
+
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (which[i] && t->orig.value[i].set) {
+                        p.want[i] = t->orig.value[i];
+                        any = true;
+                }
+        if (!any)
+                return;
+
+        hvt_apply_disk(&t->disk, &p, d->apply_flags, NULL, NULL, &a);
+        for (size_t i = 0; i < a.n; i++) {
+                const struct hvt_result *r = &a.results[i];
+
+                hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, d->once);
+                if (r->outcome != HVT_FAILED)
+                        t->orig.value[r->attr].set = false;
+                t->attr[r->attr] = (struct hvt_attr_state) {};
+        }
+        (void) save_record(d, t);
+}
+
+void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
+        bool all[_HVT_ATTR_MAX];
+
+        memset(all, true, sizeof(all));
+        restore(d, t, all);
+}
+
+void hvt_tune_forget(struct hvt_tracked *t) {
+        t->resume = sd_event_source_unref(t->resume);
+}
+
+static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct hvt_tracked *t = userdata;
+
+        (void) s;
+        hvt_tune_forget(t);
+        t->window_start = usec;
+        t->repairs = 0;
+        hvt_tune(t->daemon, t, HVT_TUNE_VERIFY);
+        hvt_daemon_update_status(t->daemon);
+        return 0;
+}
+
+/* Counts repairs in a fixed window; past the budget, pauses the disk until the window ends. */
+static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned repairs) {
+        const uint64_t window = (uint64_t) HVT_REPAIR_WINDOW_S * 1000000;
+        uint64_t now;
+        int r;
+
+        if (!d->event || sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        if (t->window_start == 0 || now - t->window_start >= window) {
+                t->window_start = now;
+                t->repairs = 0;
+        }
+        t->repairs += repairs;
+        if (t->repairs <= HVT_REPAIR_BURST || t->resume)
+                return;
+
+        r = sd_event_add_time(d->event, &t->resume, CLOCK_MONOTONIC, t->window_start + window,
+                              1000000, on_resume, t);
+        if (r < 0) {
+                (void) hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot pause repairs: %m", t->disk.sysname);
+                return;
+        }
+        hvt_report_drift_paused(&d->log, &t->disk, t->repairs, HVT_REPAIR_WINDOW_S,
+                                (unsigned) ((t->window_start + window - now + 999999) / 1000000));
+}
+
+static bool same_failure(const struct hvt_result *a, const struct hvt_result *b) {
+        return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
+               strcmp(a->to, b->to) == 0;
+}
+
+/* The new plan, against the last one: what stays the same keeps its history (settled, what
+ * the kernel kept); what is no longer managed goes back to its original. */
+static void carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanaged[static _HVT_ATTR_MAX]) {
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+                const struct hvt_setting *old = &t->plan.want[i], *now = &plan->want[i];
+
+                unmanaged[i] = old->set && !now->set;
+                if (old->set && now->set && strcmp(old->text, now->text) == 0)
+                        memcpy(plan->kept[i], t->attr[i].last.kept, HVT_VALUE_MAX);
+                else
+                        t->attr[i] = (struct hvt_attr_state) {};
+        }
+}
+
+void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
+        struct hook hook = { d, t };
+        bool unmanaged[_HVT_ATTR_MAX];
+        struct hvt_plan plan;
+        struct hvt_apply a;
+        unsigned repairs = 0;
+
+        if (why == HVT_TUNE_EVENT && t->resume)
+                return;  /* paused: the end of the pause re-checks */
+
+        hvt_policy_plan(d->config, &t->disk, &plan);
+        carry_over(t, &plan, unmanaged);
+        restore(d, t, unmanaged);
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_original, &hook, &a);
+        t->plan = plan;
+
+        t->n_failed = t->n_unsupported = t->n_would_apply = 0;
+        for (size_t i = 0; i < a.n; i++) {
+                struct hvt_result r = a.results[i];
+                struct hvt_attr_state *s = &t->attr[r.attr];
+                bool wrote = r.outcome == HVT_APPLIED || r.outcome == HVT_CLAMPED;
+                enum hvt_report_kind kind = HVT_REPORT_TUNE;
+
+                if (wrote && s->settled) {
+                        kind = HVT_REPORT_REPAIR;
+                        repairs++;
+                } else if (!wrote && r.outcome != HVT_UNCHANGED && same_failure(&r, &s->last))
+                        kind = HVT_REPORT_REPEAT;
+                hvt_report_result(&d->log, &t->disk, &r, kind, d->once);
+
+                /* Found again as the kernel kept it: still the kernel's answer to this plan. */
+                if (r.outcome == HVT_UNCHANGED)
+                        memcpy(r.kept, plan.kept[r.attr], HVT_VALUE_MAX);
+                s->last = r;
+                s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;
+
+                t->n_failed += r.outcome == HVT_FAILED;
+                t->n_unsupported += r.outcome == HVT_UNSUPPORTED;
+                t->n_would_apply += r.outcome == HVT_WOULD_APPLY;
+        }
+        if (t->n_failed > 0)
+                d->any_failed = true;
+        if (repairs > 0)
+                count_repairs(d, t, repairs);
+}

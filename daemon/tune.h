@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: one managed disk's pass through the data path: plan -> (restore what is no longer
+ * managed) -> apply, recording originals before the first write -> report, with drift
+ * repairs told apart and rate-limited. */
+#pragma once
+
+#include "daemon.h"
+
+enum hvt_tune_reason {
+        HVT_TUNE_FOUND,   /* new disk: first pass */
+        HVT_TUNE_EVENT,   /* a change event: re-check, repair drift */
+        HVT_TUNE_CONFIG,  /* the configuration changed */
+        HVT_TUNE_VERIFY,  /* the periodic re-check, or the end of a repair pause */
+};
+
+void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why);
+
+/* Every recorded original of t back in place; the record goes once nothing is left in it. */
+void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t);
+
+/* Ends a repair pause (when t is forgotten). */
+void hvt_tune_forget(struct hvt_tracked *t);

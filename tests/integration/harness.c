@@ -89,6 +89,15 @@ char *testbed_syspath(const char *sysname) {
         return keep(ret);
 }
 
+/* "none [bfq] \n" -> "bfq", "256\n" -> "256". */
+static char *value_of(const char *path, const char *content) {
+        const char *open = strchr(content, '['), *close = open ? strchr(open, ']') : NULL;
+
+        if (g_str_has_suffix(path, "/scheduler") && open && close)
+                return g_strndup(open + 1, (size_t) (close - open - 1));
+        return g_strchomp(g_strdup(content));
+}
+
 char *testbed_read(const char *sysname, const char *rel) {
         char *sys = sys_dir(), *path = g_build_filename(sys, "block", sysname, rel, NULL);
         char *text = NULL;
@@ -99,20 +108,26 @@ char *testbed_read(const char *sysname, const char *rel) {
         return keep(text);
 }
 
+char *testbed_value(const char *sysname, const char *rel) {
+        return keep(value_of(rel, testbed_read(sysname, rel)));
+}
+
 void testbed_wait_value(const char *sysname, const char *rel, const char *want) {
         char *sys = sys_dir(), *path = g_build_filename(sys, "block", sysname, rel, NULL);
-        char *text = NULL;
+        char *text = NULL, *value = NULL;
 
         for (int waited = 0; ; waited += 10) {
                 g_free(text);
-                text = NULL;
-                if (g_file_get_contents(path, &text, NULL, NULL) && strcmp(text, want) == 0)
+                g_free(value);
+                text = value = NULL;
+                if (g_file_get_contents(path, &text, NULL, NULL) && strcmp(value = value_of(rel, text), want) == 0)
                         break;
                 ck_assert_msg(waited < NOTIFY_TIMEOUT_MS, "%s is \"%s\", not \"%s\", after %d ms", path,
                               text ? text : "(unreadable)", want, NOTIFY_TIMEOUT_MS);
                 usleep(10 * 1000);
         }
         g_free(text);
+        g_free(value);
         g_free(path);
         g_free(sys);
 }
@@ -226,7 +241,12 @@ void hvtuned_start(struct hv_run *run, const char *const *args) {
         hvtuned_wait_notify(run, "READY=1");
 }
 
-void hvtuned_wait_notify(struct hv_run *run, const char *needle) {
+const char *hvtuned_wait_notify(struct hv_run *run, const char *needle) {
+        return hvtuned_wait_notify_counting(run, needle, NULL, NULL);
+}
+
+const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
+                                         unsigned *count) {
         for (;;) {
                 struct pollfd p = { .fd = run->notify_fd, .events = POLLIN };
                 char buf[4096], *status;
@@ -241,8 +261,10 @@ void hvtuned_wait_notify(struct hv_run *run, const char *needle) {
                 if (status)
                         snprintf(run->status, sizeof(run->status), "%.*s", (int) strcspn(status + 7, "\n"),
                                  status + 7);
+                if (count && strstr(buf, count_what))
+                        (*count)++;
                 if (strstr(buf, needle))
-                        return;
+                        return keep(g_strdup(buf));
         }
 }
 
@@ -250,17 +272,34 @@ char *hvtuned_stop(struct hv_run *run) {
         return hvtuned_stop_with(run, SIGTERM);
 }
 
-char *hvtuned_stop_with(struct hv_run *run, int sig) {
-        char *err;
-
-        ck_assert_int_eq(kill(run->pid, sig), 0);
-        hvtuned_wait_notify(run, "STOPPING=1");
-        ck_assert_int_eq(wait_exit(run->pid), 0);
-        err = slurp(run->err_path);
+static void run_done(struct hv_run *run) {
         close(run->notify_fd);
         unlink(run->notify_path);
         unlink(run->err_path);
+}
+
+char *hvtuned_stop_wait(struct hv_run *run) {
+        char *err;
+
+        ck_assert_int_eq(wait_exit(run->pid), 0);
+        err = slurp(run->err_path);
+        run_done(run);
         return err;
+}
+
+char *hvtuned_stop_with(struct hv_run *run, int sig) {
+        ck_assert_int_eq(kill(run->pid, sig), 0);
+        hvtuned_wait_notify(run, "STOPPING=1");
+        return hvtuned_stop_wait(run);
+}
+
+void hvtuned_kill(struct hv_run *run, int sig) {
+        int status;
+
+        ck_assert_int_eq(kill(run->pid, sig), 0);
+        ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+        run_done(run);
 }
 
 /* nftw has no user data pointer. */
@@ -303,6 +342,23 @@ static char *short_name(const char *path) {
         while (p && p > path && p[-1] != '/')
                 p--;
         return g_strdup(p ? p : path);
+}
+
+char *snapshot_diff_values(GHashTable *before, GHashTable *after) {
+        GHashTable *b = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        GHashTable *a = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        GHashTableIter it;
+        gpointer key, value;
+
+        g_hash_table_iter_init(&it, before);
+        while (g_hash_table_iter_next(&it, &key, &value))
+                g_hash_table_insert(b, g_strdup(key), value_of(key, value));
+        g_hash_table_iter_init(&it, after);
+        while (g_hash_table_iter_next(&it, &key, &value))
+                g_hash_table_insert(a, g_strdup(key), value_of(key, value));
+        keep_table(a);
+        keep_table(b);
+        return snapshot_diff(b, a);
 }
 
 char *snapshot_diff(GHashTable *before, GHashTable *after) {

@@ -30,7 +30,11 @@ char *testbed_syspath(const char *sysname);
 /* Contents of /sys/block/<sysname>/<rel> (or of the LUN: rel "device/timeout"). */
 char *testbed_read(const char *sysname, const char *rel);
 
-/* Waits until testbed_read(sysname, rel) is want (the daemon acts on events in order, so a
+/* The value of that attribute: the active name of a scheduler list, a number without its
+ * newline. */
+char *testbed_value(const char *sysname, const char *rel);
+
+/* Waits until testbed_value(sysname, rel) is want (the daemon acts on events in order, so a
  * later event's effect shows that earlier ones were handled). */
 void testbed_wait_value(const char *sysname, const char *rel, const char *want);
 
@@ -49,14 +53,25 @@ int hvtuned_run_out(const char *const *args, char **out, char **err);
 
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);
-/* Waits until a notification contains needle (STATUS= updates run->status). */
-void hvtuned_wait_notify(struct hv_run *run, const char *needle);
+/* Waits until a notification contains needle (STATUS= updates run->status); returns it.
+ * *count, if given, is increased for every notification containing count_what on the way. */
+const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);
+const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
+                                         unsigned *count);
 /* SIGTERM (or sig), STOPPING=1, exit status 0; returns what it printed on stderr. */
 char *hvtuned_stop(struct hv_run *run);
 char *hvtuned_stop_with(struct hv_run *run, int sig);
+/* The rest of a stop whose signal was sent and STOPPING=1 seen: exit status 0, stderr. */
+char *hvtuned_stop_wait(struct hv_run *run);
+/* Kills it with sig and checks that sig is what ended it. */
+void hvtuned_kill(struct hv_run *run, int sig);
 
 /* Every regular file under the testbed's /sys/devices: path -> content. */
 GHashTable *snapshot_take(void);
+/* The files whose value differs: like snapshot_diff(), but with trailing blanks ignored and a
+ * scheduler list read as its active name ("none [bfq]" and "bfq" are the same value). */
+char *snapshot_diff_values(GHashTable *before, GHashTable *after);
+
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
  * "sda/queue/scheduler", "1:0:0:0/timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);

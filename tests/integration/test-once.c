@@ -40,8 +40,8 @@ START_TEST(test_azure_scheduler_only) {
         /* sdb and sdd already had none: not written. The USB stick, virtio, NVMe, loop, dm
          * and md disks are not Hyper-V disks: not touched. */
         ck_assert_str_eq(diff, "sda/queue/scheduler\nsdc/queue/scheduler");
-        ck_assert_str_eq(testbed_read("sda", "queue/scheduler"), "none");
-        ck_assert_str_eq(testbed_read("sdc", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
         assert_contains(err, "sdb queue/scheduler: none (unchanged)\n");
@@ -73,7 +73,7 @@ START_TEST(test_azure_issue_config) {
                 "sdd/queue/nr_requests\nsdd/queue/read_ahead_kb");
         ck_assert_str_eq(testbed_read("sdc", "device/timeout"), "180\n");
         ck_assert_str_eq(testbed_read("sdd", "device/timeout"), "300");
-        ck_assert_str_eq(testbed_read("sdb", "queue/nr_requests"), "128");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "128");
         ck_assert_str_eq(testbed_read("sda", "device/queue_depth"), "254");
         assert_contains(err, "sdc device/timeout: 180 (unchanged)\n");
         assert_contains(err, "sdd device/timeout: 180 -> 300 (applied)\n");
@@ -133,7 +133,7 @@ START_TEST(test_legacy_noop) {
         char *err;
 
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
-        ck_assert_str_eq(testbed_read("sda", "queue/scheduler"), "noop");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "noop");
         assert_contains(err, "sda queue/scheduler: deadline -> noop (applied)\n");
         g_object_unref(tb);
 }

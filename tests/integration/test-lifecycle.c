@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The daemon's lifecycle on the Azure testbed, with a NOTIFY_SOCKET the test owns and
+ * writes counted with inotify IN_CLOSE_WRITE: the reload protocol and its difference
+ * apply, SIGHUP bursts, change floods that cost only reads, the drift repair budget,
+ * verify_interval, originals that survive kill -9, restore on SIGTERM, the SIGUSR1 dump. */
+#include <check.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "harness.h"
+#include "uevent.h"
+#include "testutil.h"
+
+static const char *const hv_disks[] = { "sda", "sdb", "sdc", "sdd" };
+
+static void assert_contains(const char *haystack, const char *needle) {
+        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
+}
+
+static void rewrite(const char *config, const char *text) {
+        ck_assert(g_file_set_contents(config, text, -1, NULL));
+}
+
+/* Watches every queue/ and LUN directory of the Hyper-V disks for writes. */
+static int watch_writes(void) {
+        int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++) {
+                char *sys = g_build_filename(getenv("UMOCKDEV_DIR"), "sys", "block", hv_disks[i], NULL);
+                char real[4096], *queue, *lun;
+
+                ck_assert_ptr_nonnull(realpath(sys, real));
+                queue = g_build_filename(real, "queue", NULL);
+                lun = g_build_filename(real, "..", "..", NULL);
+                ck_assert_int_ge(inotify_add_watch(fd, queue, IN_CLOSE_WRITE), 0);
+                ck_assert_int_ge(inotify_add_watch(fd, lun, IN_CLOSE_WRITE), 0);
+                g_free(queue);
+                g_free(lun);
+                g_free(sys);
+        }
+        return fd;
+}
+
+static int compare_names(gconstpointer a, gconstpointer b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The names of the files written since the last call, sorted, one a line. */
+static char *writes(int fd) {
+        char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        ssize_t len;
+        char *joined;
+
+        while ((len = read(fd, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) + ((struct inotify_event *) p)->len) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+                        /* umockdev_testbed_set_attribute() writes a temporary file and renames
+                         * it: that is the test's drift, not the daemon's write. */
+                        if (e->len && !strchr(e->name, '.'))
+                                g_ptr_array_add(names, g_strdup(e->name));
+                }
+        g_ptr_array_sort(names, compare_names);
+        g_ptr_array_add(names, NULL);
+        joined = g_strjoinv("\n", (char **) names->pdata);
+        g_ptr_array_free(names, TRUE);
+        return joined;
+}
+
+static void drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value) {
+        umockdev_testbed_set_attribute(tb, testbed_syspath(sysname), attr, value);
+}
+
+/* Sends a change event for sysname after a drift of its scheduler, and waits for the repair:
+ * events are handled in order, so everything sent before has been handled too. */
+static void sentinel(UMockdevTestbed *tb, const char *sysname) {
+        drift(tb, sysname, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        umockdev_testbed_uevent(tb, testbed_syspath(sysname), "change");
+        testbed_wait_value(sysname, "queue/scheduler", "none");
+}
+
+static void start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text) {
+        static const char *args[4];
+
+        *tb = testbed_load("azure-gen2");
+        *config = config_write(text);
+        args[0] = "-c";
+        args[1] = *config;
+        args[2] = NULL;
+        hvtuned_start(run, args);
+}
+
+START_TEST(test_reload_protocol_and_difference) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config;
+        const char *msg;
+        struct timespec ts;
+        uint64_t usec, now;
+        int w;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; nr_requests = 128; };\n");
+        ck_assert_str_eq(testbed_value("sdb", "queue/read_ahead_kb"), "1024");
+
+        /* read_ahead_kb is no longer managed, nr_requests changes, the scheduler stays. */
+        rewrite(config, "queue = { scheduler = \"none\"; nr_requests = 64; };\n");
+        w = watch_writes();
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        msg = hvtuned_wait_notify(&run, "RELOADING=1");
+        assert_contains(msg, "MONOTONIC_USEC=");
+        ck_assert_int_eq(sscanf(strstr(msg, "MONOTONIC_USEC=") + 15, "%" SCNu64, &usec), 1);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        now = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        ck_assert_msg(usec <= now && now - usec < 10000000, "MONOTONIC_USEC=%" PRIu64 " is not now (%" PRIu64 ")", usec, now);
+        hvtuned_wait_notify(&run, "READY=1");
+
+        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++) {
+                ck_assert_str_eq(testbed_value(hv_disks[i], "queue/read_ahead_kb"), "128");
+                ck_assert_str_eq(testbed_value(hv_disks[i], "queue/nr_requests"), "64");
+        }
+        /* Two writes a disk: read_ahead_kb back to its original, nr_requests to 64; none to
+         * the scheduler, which already had its value. */
+        ck_assert_str_eq(writes(w), "nr_requests\nnr_requests\nnr_requests\nnr_requests\n"
+                                    "read_ahead_kb\nread_ahead_kb\nread_ahead_kb\nread_ahead_kb");
+        assert_contains(hvtuned_stop(&run), "sdb queue/read_ahead_kb: 1024 -> 128 (restored)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_bad_reload_keeps_running) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config;
+        int w;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
+        rewrite(config, "queue = { scheduler = \"none\"; };\n\noverride = ( { match = { lun = \"0\"; }; queue = { nomerges = 1; }; } );\n");
+        w = watch_writes();
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(writes(w), "");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1024");
+        assert_contains(run.status, "; config error at ");
+        assert_contains(run.status, ":3, keeping previous");
+
+        /* Still running on the old configuration: drift is repaired to its values. */
+        drift(tb, "sdc", "queue/read_ahead_kb", "128\n");
+        umockdev_testbed_uevent(tb, testbed_syspath("sdc"), "change");
+        testbed_wait_value("sdc", "queue/read_ahead_kb", "1024");
+
+        /* The error stays in STATUS until a good reload. */
+        rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        assert_contains(hvtuned_stop(&run), ":3: override[0].match.lun: expected an integer, got a string\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_sighup_burst) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        unsigned reloads = 0;
+        char *config;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        /* Fifty SIGHUPs while the daemon is busy (stopped here, so that none is handled in
+         * between): one reload, not fifty. */
+        ck_assert_int_eq(kill(run.pid, SIGSTOP), 0);
+        for (int i = 0; i < 50; i++)
+                ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        ck_assert_int_eq(kill(run.pid, SIGCONT), 0);
+        hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
+        /* Anything still queued comes before the repair of a drift sent now. */
+        sentinel(tb, "sdd");
+        ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
+        ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
+        hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
+        ck_assert_uint_eq(reloads, 1);
+
+        hvtuned_stop_wait(&run);
+
+        /* And a burst while it runs: it survives, and ends on the file's configuration. */
+        rewrite(config, "queue = { scheduler = \"none\"; nomerges = 1; };\n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        for (int i = 0; i < 200; i++)
+                ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        sentinel(tb, "sdc");
+        ck_assert_str_eq(testbed_read("sdc", "queue/nomerges"), "1");
+        hvtuned_stop(&run);
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_change_flood_costs_reads) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *sdb, *err;
+        unsigned statuses = 0;
+        int w;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
+                                  "device = { timeout = 300; };\n");
+        sdb = testbed_syspath("sdb");
+        w = watch_writes();
+        /* 60-block.rules' watch makes a change event of every close after a write. */
+        uevent_send_blocking(sdb, "change", 10000);
+        sentinel(tb, "sda");
+        /* The sentinel's repair is the only write; nothing else was touched. */
+        ck_assert_str_eq(writes(w), "scheduler");
+        /* Nothing changed, so no STATUS= was sent either. */
+        ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
+        hvtuned_wait_notify_counting(&run, "STOPPING=1", "STATUS=4 Hyper-V", &statuses);
+        ck_assert_uint_eq(statuses, 0);
+        err = hvtuned_stop_wait(&run);
+        /* sdb was tuned at start and restored at stop, and nothing in between. */
+        ck_assert_ptr_null(strstr(err, "sdb queue/nr_requests: 2534 -> 128 (drift repaired)"));
+        ck_assert_ptr_null(strstr(err, "(failed"));
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 128 (applied)\n");
+        assert_contains(err, "sdb queue/nr_requests: 128 -> 2534 (restored)\n");
+        ck_assert_ptr_eq(strstr(err, "sdb queue/nr_requests"), g_strrstr(err, "sdb queue/nr_requests: 2534 -> 128"));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_repair_budget) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        /* Ten repairs in a minute are drift; the eleventh is a fight, and hvtuned stops. */
+        for (int i = 0; i < HVT_REPAIR_BURST + 1; i++)
+                sentinel(tb, "sdc");
+        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
+                                  "1 disk reverted too often, repairs paused");
+        drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        umockdev_testbed_uevent(tb, testbed_syspath("sdc"), "change");
+        sentinel(tb, "sdd");  /* other disks are still repaired */
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdc: reverted 11 times within 60 s: something keeps changing it back; not repairing it for ");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+static unsigned long context_switches(pid_t pid) {
+        char *path = g_strdup_printf("/proc/%d/status", pid), *text = NULL, *p;
+        unsigned long vol = 0, invol = 0;
+
+        ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+        p = strstr(text, "voluntary_ctxt_switches:");
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(sscanf(p, "voluntary_ctxt_switches: %lu", &vol), 1);
+        p = strstr(text, "nonvoluntary_ctxt_switches:");
+        ck_assert_int_eq(sscanf(p, "nonvoluntary_ctxt_switches: %lu", &invol), 1);
+        g_free(text);
+        g_free(path);
+        return vol + invol;
+}
+
+START_TEST(test_verify_interval) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        unsigned long before;
+        char *config;
+
+        /* verify_interval = 0 (the default): no timer, so no wakeup at all while idle. */
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        usleep(200 * 1000);  /* READY=1 is sent just before the loop first blocks */
+        before = context_switches(run.pid);
+        usleep(1500 * 1000);
+        ck_assert_uint_eq(context_switches(run.pid), before);
+
+        /* verify_interval = 1: a drift without any event is found within a couple of
+         * seconds, and a reload turns the timer on without a restart. */
+        rewrite(config, "queue = { scheduler = \"none\"; };\nverify_interval = 1;\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        drift(tb, "sdb", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        testbed_wait_value("sdb", "queue/scheduler", "none");
+        assert_contains(hvtuned_stop(&run), "sdb queue/scheduler: mq-deadline -> none (drift repaired)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_kill9_keeps_true_originals) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *record;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "1024");
+        record = g_build_filename(runtime_dir(), "sdc", NULL);
+        ck_assert(g_file_get_contents(record, &record, NULL, NULL));
+        assert_contains(record, "queue/read_ahead_kb=128\n");
+        assert_contains(record, "queue/scheduler=bfq\n");
+
+        /* No chance to restore anything, and the disks keep hvtuned's values. */
+        hvtuned_kill(&run, SIGKILL);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        /* The restarted daemon finds its own values in place, but knows the true originals. */
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        /* Everything restored: no record left. */
+        ck_assert(!g_file_test(g_build_filename(runtime_dir(), "sdc", NULL), G_FILE_TEST_EXISTS));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_sigterm_restores) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+        GHashTable *before;
+
+        tb = testbed_load("azure-gen2");
+        before = snapshot_take();
+        g_object_unref(tb);
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 2048; };\n"
+                                  "device = { timeout = 300; queue_depth = 254; };\n");
+        ck_assert_str_ne(snapshot_diff_values(before, snapshot_take()), "");
+        err = hvtuned_stop(&run);
+        /* Every value is back to what it was (as values: the testbed keeps "256" where the
+         * file had "256\n"). */
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "256");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "2534");
+        ck_assert_str_eq(testbed_value("sdd", "device/timeout"), "180");
+        ck_assert_str_eq(testbed_value("sdd", "device/queue_depth"), "2048");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
+        assert_contains(err, "sdd device/timeout: 300 -> 180 (restored)\n");
+        assert_contains(err, "sda queue/scheduler: none -> mq-deadline (restored)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_no_restore_and_removed_records) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *sdf;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nrestore_on_stop = false;\n");
+        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sda", NULL), G_FILE_TEST_EXISTS));
+
+        /* A hot-added disk gets a record when first written; removed, the record goes. */
+        testbed_add(tb, "azure-gen2-sdf.umockdev");
+        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks");
+        sdf = testbed_syspath("sdf");
+        drift(tb, "sdf", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        umockdev_testbed_uevent(tb, sdf, "change");
+        testbed_wait_value("sdf", "queue/scheduler", "none");
+        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sdf", NULL), G_FILE_TEST_EXISTS));
+        umockdev_testbed_uevent(tb, sdf, "remove");
+        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
+        ck_assert(!g_file_test(g_build_filename(runtime_dir(), "sdf", NULL), G_FILE_TEST_EXISTS));
+
+        /* restore_on_stop = false: the tuned values stay, and so do the records, for the
+         * next start to know the originals. */
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sda", NULL), G_FILE_TEST_EXISTS));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_state_dump) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n"
+                                  "override = ( { match = { lun = 1; host = 1; }; device = { timeout = 300; }; } );\n");
+        drift(tb, "sdc", "queue/read_ahead_kb", "512\n");  /* no event: the dump reads afresh */
+        ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
+        sentinel(tb, "sda");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda: queue/scheduler original=mq-deadline desired=none current=none last=applied; "
+                             "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
+        assert_contains(err, "sdb: queue/scheduler original=- desired=none current=none last=unchanged; "
+                             "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
+        assert_contains(err, "sdc: queue/scheduler original=bfq desired=none current=none last=applied; "
+                             "queue/read_ahead_kb original=128 desired=1024 current=512 last=applied\n");
+        assert_contains(err, "sdd: queue/scheduler original=- desired=none current=none last=unchanged; "
+                             "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied; "
+                             "device/timeout original=180 desired=300 current=300 last=applied\n");
+        assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("lifecycle");
+        TCase *tc = tcase_create("azure");
+
+        tcase_set_timeout(tc, 240);
+        tcase_add_test(tc, test_reload_protocol_and_difference);
+        tcase_add_test(tc, test_bad_reload_keeps_running);
+        tcase_add_test(tc, test_sighup_burst);
+        tcase_add_test(tc, test_change_flood_costs_reads);
+        tcase_add_test(tc, test_repair_budget);
+        tcase_add_test(tc, test_verify_interval);
+        tcase_add_test(tc, test_kill9_keeps_true_originals);
+        tcase_add_test(tc, test_sigterm_restores);
+        tcase_add_test(tc, test_no_restore_and_removed_records);
+        tcase_add_test(tc, test_state_dump);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: sending uevents to the monitors of a umockdev testbed without losing the test.
+ *
+ * umockdev_testbed_uevent() sends without blocking, and gives up the whole process when a
+ * monitor's queue is full (net.unix.max_dgram_qlen is 10 here): fine for a few events, fatal
+ * for a flood. This sender speaks the same libudev monitor protocol, blocking until the
+ * daemon has room: what a real udevd burst looks like to the daemon, minus the losses. */
+#pragma once
+
+/* Sends action for syspath ("/sys/devices/...") to every monitor listening on the testbed,
+ * count times. */
+void uevent_send_blocking(const char *syspath, const char *action, unsigned count);

@@ -26,6 +26,8 @@
 struct hvt_attr_state {
         struct hvt_result last;  /* .outcome, .error, .from (found), .kept */
         bool settled;            /* has had its desired value: a later write repairs drift */
+        bool acted;              /* a pass wrote it or failed: last_action says how */
+        enum hvt_outcome last_action;
 };
 
 struct hvt_daemon;

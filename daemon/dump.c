@@ -41,7 +41,9 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                 enum hvt_attr_id id = r->attr;
                 const struct hvt_attr_state *s = &t->attr[id];
                 char attr[48];
-                const char *last = s->last.to[0] ? hvt_outcome_to_string(s->last.outcome) : "none yet";
+                /* What hvtuned last did to it; "unchanged" if it never had to. */
+                const char *last = s->acted ? hvt_outcome_to_string(s->last_action) :
+                                   s->last.to[0] ? "unchanged" : "none yet";
 
                 (void) hvt_attr_format_path(id, attr, sizeof(attr));
                 snprintf(state[i], sizeof(state[i]),

@@ -185,6 +185,10 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                         memcpy(r.kept, plan.kept[r.attr], HVT_VALUE_MAX);
                 s->last = r;
                 s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;
+                if (r.outcome != HVT_UNCHANGED) {
+                        s->acted = true;
+                        s->last_action = r.outcome;
+                }
 
                 t->n_failed += r.outcome == HVT_FAILED;
                 t->n_unsupported += r.outcome == HVT_UNSUPPORTED;

@@ -11,6 +11,7 @@ Needs root, unshare(1) and systemd-journald: exits 77 (skip) without them.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,12 @@ APPLIED = "eb47933e2e9c4b03a3bebcf187cc6d70"
 FAILED = "573b87040f9442c4ae74cb59264b8376"
 FOUND = "9b1ee9a1f9644d0da961e04a6296daed"
 STARTED = "8f3cf14e474f4ae4a79a61748195705f"
+REPAIRED = "f58849430eff4a0f9fb454b6b38d3eb2"
+RESTORED = "706ff731751b4046a4852b3f53f97d9b"
+STATE_DISK = "0c874620bd6e4b91b9af6be0b7a1a318"
+STATE_SUMMARY = "0258bd01b5da4ee392d988426ce82ffe"
+SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
+       "f8b3781a-1e82-4818-a1c3-63d806ec15bb/host0/target0:0:0/0:0:0:1/block/sdb")
 
 
 def fail(msg):
@@ -44,7 +51,7 @@ def wait_for(what, *match, timeout=30):
     fail(f"no journal entry for {what} ({' '.join(match)})")
 
 
-def inside(hvtuned, testbed):
+def inside(hvtuned, testbed, emulator):
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
     if os.path.isdir("/var/log/journal"):
@@ -68,15 +75,24 @@ def inside(hvtuned, testbed):
               "f8b3781b-1e82-4818-a1c3-63d806ec15bb/host1/target1:0:0/1:0:0:1/queue_depth", "w") as f:
         f.write("deep\n")  # sdd's LUN: this one attribute must fail, and say so
     with open("/run/hvtuned.conf", "w") as f:
-        f.write('queue = { scheduler = "none"; };\ndevice = { queue_depth = 254; };\n')
+        # verify_interval: the drift below is found without a uevent.
+        f.write('queue = { scheduler = "none"; };\ndevice = { queue_depth = 254; };\nverify_interval = 1;\n')
 
     stream = open("/run/hvtuned.stderr", "w")
     st = os.fstat(stream.fileno())
-    denv = dict(env, LD_PRELOAD="libumockdev-preload.so.0", UMOCKDEV_DIR="/run/tb",
-                JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
+    # The testbed answers writes as the kernel would (tests/emulate/sysfs-kernel.c).
+    denv = dict(env, LD_PRELOAD=f"{emulator}:libumockdev-preload.so.0", UMOCKDEV_DIR="/run/tb",
+                RUNTIME_DIRECTORY="/run/hvtuned", JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
     daemon = subprocess.Popen([hvtuned, "-c", "/run/hvtuned.conf"], env=denv, stderr=stream)
     pid = str(daemon.pid)
     wait_for("the start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+
+    # A distro rule puts bfq back on sdb: the periodic check repairs it.
+    with open(SDB + "/queue/scheduler", "w") as f:
+        f.write("none mq-deadline kyber [bfq] \n")
+    wait_for("the drift repair", f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
+    daemon.send_signal(signal.SIGUSR1)
+    wait_for("the state dump", f"_PID={pid}", f"MESSAGE_ID={STATE_SUMMARY}")
     daemon.terminate()
     if daemon.wait(timeout=30) != 0:
         fail(f"hvtuned exited with {daemon.returncode}")
@@ -84,6 +100,7 @@ def inside(hvtuned, testbed):
     journald.wait(timeout=30)
 
     check_entries(pid)
+    check_lifecycle(pid)
     with open("/run/hvtuned.stderr") as f:
         stray = f.read()
     if stray:
@@ -127,10 +144,42 @@ def check_entries(pid):
     print(f"ok: {len(applied)} applied, 1 failed, {len(found)} found entries in the journal")
 
 
+def check_lifecycle(pid):
+    repaired = journal(f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
+    if [(e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_ACTION"])
+            for e in repaired] != [("sdb", "queue/scheduler", "bfq", "none", "repair")]:
+        fail(f"repair entries {repaired}")
+
+    states = journal(f"_PID={pid}", f"MESSAGE_ID={STATE_DISK}")
+    by_disk = {e["HVTUNED_DEVICE"]: e["HVTUNED_STATE"] for e in states}
+    if sorted(by_disk) != ["sda", "sdb", "sdc", "sdd"]:
+        fail(f"state entries for {sorted(by_disk)}")
+    # Several attributes: the field repeats, and journalctl shows a list (in no set order).
+    want_sda = sorted(["queue/scheduler original=mq-deadline desired=none current=none last=applied",
+                       "device/queue_depth original=2048 desired=254 current=254 last=applied"])
+    if sorted(by_disk["sda"]) != want_sda:
+        fail(f"sda state {by_disk['sda']}, want {want_sda}")
+    if "queue/scheduler original=bfq desired=none current=none last=applied" not in by_disk["sdb"]:
+        fail(f"sdb state {by_disk['sdb']}")
+    summary = journal(f"_PID={pid}", f"MESSAGE_ID={STATE_SUMMARY}")
+    if len(summary) != 1 or summary[0]["HVTUNED_DISKS"] != "4" or \
+            summary[0]["MESSAGE"] != "State: 4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed":
+        fail(f"summary {summary}")
+
+    restored = journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}")
+    got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"]) for e in restored)
+    want = sorted([("sda", "queue/scheduler", "mq-deadline"), ("sdb", "queue/scheduler", "bfq"),
+                   ("sdc", "queue/scheduler", "bfq"), ("sda", "device/queue_depth", "2048"),
+                   ("sdb", "device/queue_depth", "2048"), ("sdc", "device/queue_depth", "2048")])
+    if got != want:
+        fail(f"restored entries {got}, want {want}")
+    print(f"ok: 1 repair, {len(states)} state entries and a summary, {len(restored)} restores")
+
+
 def main():
-    hvtuned, testbed = sys.argv[1], sys.argv[2]
-    if len(sys.argv) > 3 and sys.argv[3] == "--inside":
-        inside(hvtuned, testbed)
+    hvtuned, testbed, emulator = sys.argv[1], sys.argv[2], sys.argv[3]
+    if len(sys.argv) > 4 and sys.argv[4] == "--inside":
+        inside(hvtuned, testbed, emulator)
         return
     if os.geteuid() != 0:
         print("SKIP: needs root for a private mount namespace and journald")
@@ -142,7 +191,8 @@ def main():
     if not os.access(JOURNALD, os.X_OK):
         print(f"SKIP: needs {JOURNALD}")
         sys.exit(SKIP)
-    sys.exit(subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, testbed, "--inside"]).returncode)
+    sys.exit(subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, testbed, emulator,
+                             "--inside"]).returncode)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ static void arena_init(void) {
         atexit(arena_free);
 }
 
-static char *keep(char *s) {
+char *hv_keep(char *s) {
         arena_init();
         g_ptr_array_add(arena_strings, s);
         return s;
@@ -86,7 +86,7 @@ char *testbed_syspath(const char *sysname) {
         ret = g_strconcat("/sys", real + strlen(sys), NULL);
         g_free(link);
         g_free(sys);
-        return keep(ret);
+        return hv_keep(ret);
 }
 
 /* "none [bfq] \n" -> "bfq", "256\n" -> "256". */
@@ -105,11 +105,11 @@ char *testbed_read(const char *sysname, const char *rel) {
         ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
         g_free(path);
         g_free(sys);
-        return keep(text);
+        return hv_keep(text);
 }
 
 char *testbed_value(const char *sysname, const char *rel) {
-        return keep(value_of(rel, testbed_read(sysname, rel)));
+        return hv_keep(value_of(rel, testbed_read(sysname, rel)));
 }
 
 void testbed_wait_value(const char *sysname, const char *rel, const char *want) {
@@ -139,7 +139,7 @@ char *config_write(const char *text) {
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
         close(fd);
-        return keep(g_strdup(path));
+        return hv_keep(g_strdup(path));
 }
 
 const char *runtime_dir(void) {
@@ -195,7 +195,7 @@ static char *slurp(const char *path) {
         char *text = NULL;
 
         ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-        return keep(text);
+        return hv_keep(text);
 }
 
 int hvtuned_run(const char *const *args, char **err) {
@@ -264,7 +264,7 @@ const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle,
                 if (count && strstr(buf, count_what))
                         (*count)++;
                 if (strstr(buf, needle))
-                        return keep(g_strdup(buf));
+                        return hv_keep(g_strdup(buf));
         }
 }
 
@@ -381,5 +381,5 @@ char *snapshot_diff(GHashTable *before, GHashTable *after) {
         g_ptr_array_add(changed, NULL);
         joined = g_strjoinv("\n", (char **) changed->pdata);
         g_ptr_array_free(changed, TRUE);
-        return keep(joined);
+        return hv_keep(joined);
 }

@@ -19,7 +19,8 @@ struct hv_run {
 };
 
 /* Strings and snapshots returned below belong to the harness and live until the test
- * process exits. */
+ * process exits; hv_keep() hands a g_malloc()ed string of the test's over the same way. */
+char *hv_keep(char *s);
 
 /* A testbed holding the generated VM profile (and more fragments with testbed_add). */
 UMockdevTestbed *testbed_load(const char *profile);

@@ -72,7 +72,15 @@ static char *writes(int fd) {
         g_ptr_array_add(names, NULL);
         joined = g_strjoinv("\n", (char **) names->pdata);
         g_ptr_array_free(names, TRUE);
-        return joined;
+        return hv_keep(joined);
+}
+
+static bool record_exists(const char *sysname) {
+        char *path = g_build_filename(runtime_dir(), sysname, NULL);
+        bool r = g_file_test(path, G_FILE_TEST_EXISTS);
+
+        g_free(path);
+        return r;
 }
 
 static void drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value) {
@@ -298,12 +306,14 @@ END_TEST
 START_TEST(test_kill9_keeps_true_originals) {
         struct hv_run run;
         UMockdevTestbed *tb;
-        char *config, *record;
+        char *config, *record, *path;
 
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "1024");
-        record = g_build_filename(runtime_dir(), "sdc", NULL);
-        ck_assert(g_file_get_contents(record, &record, NULL, NULL));
+        path = g_build_filename(runtime_dir(), "sdc", NULL);
+        ck_assert(g_file_get_contents(path, &record, NULL, NULL));
+        g_free(path);
+        hv_keep(record);
         assert_contains(record, "queue/read_ahead_kb=128\n");
         assert_contains(record, "queue/scheduler=bfq\n");
 
@@ -316,7 +326,7 @@ START_TEST(test_kill9_keeps_true_originals) {
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
         /* Everything restored: no record left. */
-        ck_assert(!g_file_test(g_build_filename(runtime_dir(), "sdc", NULL), G_FILE_TEST_EXISTS));
+        ck_assert(!record_exists("sdc"));
         g_object_unref(tb);
 }
 END_TEST
@@ -355,7 +365,7 @@ START_TEST(test_no_restore_and_removed_records) {
         char *config, *sdf;
 
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nrestore_on_stop = false;\n");
-        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sda", NULL), G_FILE_TEST_EXISTS));
+        ck_assert(record_exists("sda"));
 
         /* A hot-added disk gets a record when first written; removed, the record goes. */
         testbed_add(tb, "azure-gen2-sdf.umockdev");
@@ -364,16 +374,16 @@ START_TEST(test_no_restore_and_removed_records) {
         drift(tb, "sdf", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
         umockdev_testbed_uevent(tb, sdf, "change");
         testbed_wait_value("sdf", "queue/scheduler", "none");
-        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sdf", NULL), G_FILE_TEST_EXISTS));
+        ck_assert(record_exists("sdf"));
         umockdev_testbed_uevent(tb, sdf, "remove");
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
-        ck_assert(!g_file_test(g_build_filename(runtime_dir(), "sdf", NULL), G_FILE_TEST_EXISTS));
+        ck_assert(!record_exists("sdf"));
 
         /* restore_on_stop = false: the tuned values stay, and so do the records, for the
          * next start to know the originals. */
         hvtuned_stop(&run);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
-        ck_assert(g_file_test(g_build_filename(runtime_dir(), "sda", NULL), G_FILE_TEST_EXISTS));
+        ck_assert(record_exists("sda"));
         g_object_unref(tb);
 }
 END_TEST

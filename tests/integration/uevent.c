@@ -50,10 +50,10 @@ static uint32_t murmur2(const char *s) {
         switch (len) {
         case 3:
                 h ^= (uint32_t) p[2] << 16;
-                /* fall through */
+                __attribute__((fallthrough));
         case 2:
                 h ^= (uint32_t) p[1] << 8;
-                /* fall through */
+                __attribute__((fallthrough));
         case 1:
                 h ^= p[0];
                 h *= m;

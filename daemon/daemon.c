@@ -182,8 +182,13 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
                 return 0;
         }
 
+        /* Another disk at the same path (a LUN re-probed): a new disk, with no history. */
+        if (t && (strcmp(t->disk.dev, disk.dev) != 0 || t->disk.diskseq != disk.diskseq)) {
+                forget(d, t, true);
+                t = NULL;
+        }
         if (t) {
-                /* The identity may have changed (a LUN re-probed at the same path). */
+                /* Same instance: vendor or model may read differently after a rescan. */
                 hvt_disk_done(&t->disk);
                 t->disk = disk;
                 hvt_tune(d, t, HVT_TUNE_EVENT);

@@ -124,7 +124,9 @@ int main(int argc, char *argv[]) {
                 (void) hvt_log_errno(&d.log, LOG_ERR, -ENOMEM, "Cannot create a udev context: %m");
                 ret = EXIT_FAILURE;
         } else if (mode == MODE_ONCE) {
-                hvt_daemon_open_state(&d);
+                /* A dry run touches nothing, records included: originals stay in memory. */
+                if (!(d.apply_flags & HVT_APPLY_DRY_RUN))
+                        hvt_daemon_open_state(&d);
                 r = run_once(&d);
                 ret = r < 0 ? EXIT_FAILURE : d.any_failed ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
         } else {

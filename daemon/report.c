@@ -47,7 +47,10 @@ static void format_result(const struct hvt_result *r, enum hvt_report_kind kind,
 
         switch (r->outcome) {
         case HVT_UNCHANGED:
-                snprintf(buf, size, "%s (%s)", r->to, what);
+                if (*r->kept)
+                        snprintf(buf, size, "%s (%s: the kernel keeps it for %s)", r->kept, what, r->to);
+                else
+                        snprintf(buf, size, "%s (%s)", r->to, what);
                 break;
         case HVT_CLAMPED:
                 snprintf(buf, size, "%s -> %s (%s: the kernel kept %s)", r->from, r->to, what, r->kept);

@@ -97,7 +97,7 @@ static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_tracked *t = userdata;
 
         (void) s;
-        hvt_tune_forget(t);
+        hvt_tune_forget(t);  /* no longer paused: the pass below is not skipped */
         t->window_start = usec;
         t->repairs = 0;
         hvt_tune(t->daemon, t, HVT_TUNE_VERIFY);
@@ -137,12 +137,13 @@ static bool same_failure(const struct hvt_result *a, const struct hvt_result *b)
 }
 
 /* The new plan, against the last one: what stays the same keeps its history (settled, what
- * the kernel kept); what is no longer managed goes back to its original. */
+ * the kernel kept). An original recorded for an attribute the plan does not manage goes back:
+ * after a reload that dropped it, and after a restart with a configuration that did. */
 static void carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanaged[static _HVT_ATTR_MAX]) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 const struct hvt_setting *old = &t->plan.want[i], *now = &plan->want[i];
 
-                unmanaged[i] = old->set && !now->set;
+                unmanaged[i] = !now->set && t->orig.value[i].set;
                 if (old->set && now->set && strcmp(old->text, now->text) == 0)
                         memcpy(plan->kept[i], t->attr[i].last.kept, HVT_VALUE_MAX);
                 else
@@ -157,8 +158,10 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         struct hvt_apply a;
         unsigned repairs = 0;
 
-        if (why == HVT_TUNE_EVENT && t->resume)
-                return;  /* paused: the end of the pause re-checks */
+        /* Paused: events and periodic checks wait for the end of the pause, which re-checks;
+         * a new configuration is the operator's word and applies at once. */
+        if (t->resume && (why == HVT_TUNE_EVENT || why == HVT_TUNE_VERIFY))
+                return;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
         carry_over(t, &plan, unmanaged);
@@ -180,9 +183,6 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                         kind = HVT_REPORT_REPEAT;
                 hvt_report_result(&d->log, &t->disk, &r, kind, d->once);
 
-                /* Found again as the kernel kept it: still the kernel's answer to this plan. */
-                if (r.outcome == HVT_UNCHANGED)
-                        memcpy(r.kept, plan.kept[r.attr], HVT_VALUE_MAX);
                 s->last = r;
                 s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;
                 if (r.outcome != HVT_UNCHANGED) {

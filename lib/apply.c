@@ -104,7 +104,12 @@ static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *
                 copy_value(res->to, target);
         }
 
-        if (strcmp(now, res->to) == 0 || (*kept && strcmp(now, kept) == 0)) {
+        if (strcmp(now, res->to) == 0) {
+                res->outcome = HVT_UNCHANGED;
+                return;
+        }
+        if (*kept && strcmp(now, kept) == 0) {
+                copy_value(res->kept, kept);  /* still the kernel's answer to this value */
                 res->outcome = HVT_UNCHANGED;
                 return;
         }

@@ -26,7 +26,7 @@ struct hvt_result {
         int error;                    /* positive errno for failed and unsupported, else 0 */
         char from[HVT_VALUE_MAX];     /* found before: the active name for the scheduler */
         char to[HVT_VALUE_MAX];       /* desired, as written */
-        char kept[HVT_VALUE_MAX];     /* clamped: what the kernel read back */
+        char kept[HVT_VALUE_MAX];     /* clamped, or unchanged as clamped before: what the kernel keeps */
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
 };
 

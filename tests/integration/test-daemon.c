@@ -124,6 +124,31 @@ START_TEST(test_stops_matching) {
 }
 END_TEST
 
+START_TEST(test_reprobed_is_new) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *sdc, *err;
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+        /* The LUN was removed and probed again between two events hvtuned saw: same name,
+         * same path, a new diskseq. It is a new disk, whose original is what it has now. */
+        sdc = testbed_syspath("sdc");
+        umockdev_testbed_set_attribute(tb, sdc, "diskseq", "9999\n");
+        umockdev_testbed_set_attribute(tb, sdc, "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        umockdev_testbed_uevent(tb, sdc, "change");
+        testbed_wait_value("sdc", "queue/scheduler", "none");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdc: removed Hyper-V scsi disk 1:0:0:0");
+        assert_contains(err, "sdc queue/scheduler: mq-deadline -> none (applied)\n");
+        /* Restored to what the new disk had, not to the old one's bfq. */
+        assert_contains(err, "sdc queue/scheduler: none -> mq-deadline (restored)\n");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "mq-deadline");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_reload) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write("queue = { scheduler = \"none\"; };\n");
@@ -194,6 +219,7 @@ int main(void) {
         tcase_add_test(tc, test_ready_and_status);
         tcase_add_test(tc, test_hotplug_add_change_remove);
         tcase_add_test(tc, test_stops_matching);
+        tcase_add_test(tc, test_reprobed_is_new);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);

@@ -95,6 +95,14 @@ static void sentinel(UMockdevTestbed *tb, const char *sysname) {
         testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
+/* The same with another attribute: drift it to value, wait until it is want again. */
+static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
+                           const char *want) {
+        drift(tb, sysname, attr, value);
+        umockdev_testbed_uevent(tb, testbed_syspath(sysname), "change");
+        testbed_wait_value(sysname, attr, want);
+}
+
 static void start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text) {
         static const char *args[4];
 
@@ -331,6 +339,45 @@ START_TEST(test_kill9_keeps_true_originals) {
 }
 END_TEST
 
+START_TEST(test_restart_with_smaller_config) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
+        hvtuned_kill(&run, SIGKILL);
+
+        /* Restarted with a configuration that no longer manages read_ahead_kb: its recorded
+         * originals go back in the first pass, not only at stop. */
+        rewrite(config, "queue = { scheduler = \"none\"; };\n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
+                ck_assert_str_eq(testbed_value(hv_disks[i], "queue/read_ahead_kb"), "128");
+        assert_contains(hvtuned_stop(&run), "sdd queue/read_ahead_kb: 1024 -> 128 (restored)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_clamped_not_rewritten) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+        int w;
+
+        /* The kernel keeps read_ahead_kb in whole pages: 1001 becomes 1000, and stays. */
+        start(&run, &tb, &config, "queue = { read_ahead_kb = 1001; };\nrestore_on_stop = false;\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1000");
+        w = watch_writes();
+        uevent_send_blocking(testbed_syspath("sda"), "change", 5);
+        sentinel_value(tb, "sdb", "queue/read_ahead_kb", "8\n", "1000");
+        ck_assert_str_eq(writes(w), "read_ahead_kb");  /* the sentinel's repair, nothing for sda */
+        err = hvtuned_stop_with(&run, SIGTERM);
+        assert_contains(err, "sda queue/read_ahead_kb: 128 -> 1001 (clamped: the kernel kept 1000)\n");
+        ck_assert_ptr_null(strstr(err, "sda queue/read_ahead_kb: 1000 -> 1001"));
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_sigterm_restores) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -425,6 +472,8 @@ int main(void) {
         tcase_add_test(tc, test_repair_budget);
         tcase_add_test(tc, test_verify_interval);
         tcase_add_test(tc, test_kill9_keeps_true_originals);
+        tcase_add_test(tc, test_restart_with_smaller_config);
+        tcase_add_test(tc, test_clamped_not_rewritten);
         tcase_add_test(tc, test_sigterm_restores);
         tcase_add_test(tc, test_no_restore_and_removed_records);
         tcase_add_test(tc, test_state_dump);

@@ -112,6 +112,10 @@ START_TEST(test_levels) {
         const struct hvt_result *clamped = RESULT(.attr = HVT_ATTR_IO_TIMEOUT, .outcome = HVT_CLAMPED,
                                                   .from = "30000", .to = "30001", .kept = "30004");
 
+        /* Found again as the kernel kept it: the value shown is the one it has. */
+        ck_assert_str_eq(capture(report_verbose, RESULT(.attr = HVT_ATTR_READ_AHEAD_KB, .outcome = HVT_UNCHANGED,
+                                                        .from = "1000", .to = "1001", .kept = "1000"), LOG_INFO),
+                         "sdc queue/read_ahead_kb: 1000 (unchanged: the kernel keeps it for 1001)\n");
         /* Unchanged is debug for the daemon, shown by --once. */
         ck_assert_str_eq(capture(report_one, unchanged, LOG_INFO), "");
         ck_assert_str_eq(capture(report_one, unchanged, LOG_DEBUG), "sdc queue/scheduler: none (unchanged)\n");

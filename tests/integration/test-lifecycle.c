@@ -103,15 +103,23 @@ static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char 
         testbed_wait_value(sysname, attr, want);
 }
 
-static void start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text) {
-        static const char *args[4];
-
+static void start_with(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text,
+                       const char *option) {
         *tb = testbed_load("azure-gen2");
         *config = config_write(text);
-        args[0] = "-c";
-        args[1] = *config;
-        args[2] = NULL;
-        hvtuned_start(run, args);
+        hvtuned_start(run, (const char *const[]) { "-c", *config, option, NULL });
+}
+
+static void start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text) {
+        start_with(run, tb, config, text, NULL);
+}
+
+static unsigned count_lines(const char *text, const char *line) {
+        unsigned n = 0;
+
+        for (const char *p = text; (p = strstr(p, line)); p += strlen(line))
+                n++;
+        return n;
 }
 
 START_TEST(test_reload_protocol_and_difference) {
@@ -224,8 +232,9 @@ START_TEST(test_change_flood_costs_reads) {
         unsigned statuses = 0;
         int w;
 
-        start(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
-                                  "device = { timeout = 300; };\n");
+        /* -v: every pass logs its unchanged attributes, which shows each event was handled. */
+        start_with(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
+                                       "device = { timeout = 300; };\n", "-v");
         sdb = testbed_syspath("sdb");
         w = watch_writes();
         /* 60-block.rules' watch makes a change event of every close after a write. */
@@ -238,6 +247,10 @@ START_TEST(test_change_flood_costs_reads) {
         hvtuned_wait_notify_counting(&run, "STOPPING=1", "STATUS=4 Hyper-V", &statuses);
         ck_assert_uint_eq(statuses, 0);
         err = hvtuned_stop_wait(&run);
+        /* Each event re-read the three attributes, and found them in place. */
+        ck_assert_uint_eq(count_lines(err, "sdb queue/scheduler: none (unchanged)\n"), 1 + 10000);
+        ck_assert_uint_eq(count_lines(err, "sdb queue/nr_requests: 128 (unchanged)\n"), 10000);
+        ck_assert_uint_eq(count_lines(err, "sdb device/timeout: 300 (unchanged)\n"), 10000);
         /* sdb was tuned at start and restored at stop, and nothing in between. */
         ck_assert_ptr_null(strstr(err, "sdb queue/nr_requests: 2534 -> 128 (drift repaired)"));
         ck_assert_ptr_null(strstr(err, "(failed"));
@@ -365,7 +378,7 @@ START_TEST(test_clamped_not_rewritten) {
         int w;
 
         /* The kernel keeps read_ahead_kb in whole pages: 1001 becomes 1000, and stays. */
-        start(&run, &tb, &config, "queue = { read_ahead_kb = 1001; };\nrestore_on_stop = false;\n");
+        start_with(&run, &tb, &config, "queue = { read_ahead_kb = 1001; };\nrestore_on_stop = false;\n", "-v");
         ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1000");
         w = watch_writes();
         uevent_send_blocking(testbed_syspath("sda"), "change", 5);
@@ -374,6 +387,7 @@ START_TEST(test_clamped_not_rewritten) {
         err = hvtuned_stop_with(&run, SIGTERM);
         assert_contains(err, "sda queue/read_ahead_kb: 128 -> 1001 (clamped: the kernel kept 1000)\n");
         ck_assert_ptr_null(strstr(err, "sda queue/read_ahead_kb: 1000 -> 1001"));
+        ck_assert_uint_eq(count_lines(err, "sda queue/read_ahead_kb: 1000 (unchanged: the kernel keeps it for 1001)\n"), 5);
         g_object_unref(tb);
 }
 END_TEST

@@ -3,8 +3,10 @@
  *
  * The message is libudev's monitor format: a header ("libudev", magic 0xfeedcafe in network
  * order, offsets, and MurmurHash2 hashes of subsystem and devtype, which the receiver's
- * socket filter checks), then NUL-separated properties. libudev reads anything else it
- * needs from the device's uevent file, as it does for umockdev's own events. */
+ * socket filter checks), then NUL-separated properties: ACTION, DEVPATH, SUBSYSTEM, SEQNUM
+ * and those of the device's uevent file (DEVTYPE, DEVNAME, MAJOR, MINOR...). libudev takes
+ * a received device as it is, without reading sysfs: without DEVTYPE its own filter would
+ * drop the event as not a disk. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <glob.h>
@@ -64,33 +66,50 @@ static uint32_t murmur2(const char *s) {
         return h;
 }
 
-/* The SUBSYSTEM= and DEVTYPE= of the device, from its uevent file and subsystem link. */
-static void device_identity(const char *syspath, char subsystem[static 64], char devtype[static 64]) {
+/* The SUBSYSTEM= and DEVTYPE= of the device, from its uevent file and subsystem link, and
+ * the uevent file's properties, NUL-separated, in props. */
+static size_t device_identity(const char *syspath, char subsystem[static 64], char devtype[static 64],
+                              char *props, size_t size) {
         char *dir = g_build_filename(getenv("UMOCKDEV_DIR"), syspath, NULL);
         char *link = g_build_filename(dir, "subsystem", NULL), *uevent = g_build_filename(dir, "uevent", NULL);
         char target[4096], *text = NULL, *p;
         ssize_t n = readlink(link, target, sizeof(target) - 1);
+        size_t len = 0;
 
         ck_assert_msg(n > 0, "%s has no subsystem link", dir);
         target[n] = '\0';
         snprintf(subsystem, 64, "%s", strrchr(target, '/') + 1);
         devtype[0] = '\0';
-        if (g_file_get_contents(uevent, &text, NULL, NULL) && (p = strstr(text, "DEVTYPE=")))
+        ck_assert_msg(g_file_get_contents(uevent, &text, NULL, NULL), "%s has no uevent file", dir);
+        if ((p = strstr(text, "DEVTYPE=")))
                 snprintf(devtype, 64, "%.*s", (int) strcspn(p + 8, "\n"), p + 8);
+        for (p = text; *p; ) {
+                size_t line = strcspn(p, "\n");
+
+                ck_assert_uint_lt(len + line + 1, size);
+                if (line > 0) {
+                        memcpy(props + len, p, line);
+                        props[len + line] = '\0';
+                        len += line + 1;
+                }
+                p += line + (p[line] == '\n');
+        }
         g_free(text);
         g_free(uevent);
         g_free(link);
         g_free(dir);
+        return len;
 }
 
 void uevent_send_blocking(const char *syspath, const char *action, unsigned count) {
         static unsigned long long seqnum = 1000000;
-        char subsystem[64], devtype[64], props[4096];
+        char subsystem[64], devtype[64], uevent[4096], props[8192];
+        size_t uevent_len;
         struct monitor_header h = { .prefix = "libudev" };
         char *pattern = g_build_filename(getenv("UMOCKDEV_DIR"), "event[0-9]*", NULL);
         glob_t gl;
 
-        device_identity(syspath, subsystem, devtype);
+        uevent_len = device_identity(syspath, subsystem, devtype, uevent, sizeof(uevent));
         h.magic = htonl(0xfeedcafe);
         h.header_size = sizeof(h);
         h.properties_off = sizeof(h);
@@ -109,7 +128,11 @@ void uevent_send_blocking(const char *syspath, const char *action, unsigned coun
                 for (unsigned c = 0; c < count; c++) {
                         int len = snprintf(props, sizeof(props), "ACTION=%s%cDEVPATH=%s%cSUBSYSTEM=%s%cSEQNUM=%llu%c",
                                            action, 0, syspath + strlen("/sys"), 0, subsystem, 0, seqnum++, 0);
-                        struct iovec iov[2] = { { &h, sizeof(h) }, { props, (size_t) len } };
+                        struct iovec iov[2] = { { &h, sizeof(h) }, { props, 0 } };
+
+                        memcpy(props + len, uevent, uevent_len);
+                        len += (int) uevent_len;
+                        iov[1].iov_len = (size_t) len;
                         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 
                         h.properties_len = (uint32_t) len;

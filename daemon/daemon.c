@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 
 #include "daemon.h"
 #include "macro.h"
@@ -67,19 +68,34 @@ int hvt_daemon_load_config(struct hvt_daemon *d) {
         return 0;
 }
 
-void hvt_daemon_open_state(struct hvt_daemon *d) {
+int hvt_daemon_open_state(struct hvt_daemon *d) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
+        char path[4096];
 
         /* systemd passes a colon-separated list when a unit has several; ours is the first. */
-        char path[4096];
         snprintf(path, sizeof(path), "%s", dir && *dir ? dir : STATE_DIR_DEFAULT);
         path[strcspn(path, ":")] = '\0';
 
         d->state_fd = hvt_state_open(path);
-        if (d->state_fd < 0)
+        if (d->state_fd < 0) {
                 (void) hvt_log_struct(&d->log, LOG_WARNING, d->state_fd, HVT_MESSAGE_STATE_ERROR, NULL,
                                       "Cannot use %s for the records of original values (%m): they "
                                       "are kept in memory only, and a restart forgets them", path);
+                return 0;
+        }
+        /* One hvtuned at a time owns the records: a --once beside the service would take the
+         * service's values for originals, or restore what the service still manages. */
+        if (flock(d->state_fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = negative_errno();
+
+                close(d->state_fd);
+                d->state_fd = -EBADF;
+                if (r == -EWOULDBLOCK)
+                        return hvt_log_errno(&d->log, LOG_ERR, r, "Another hvtuned is running (it holds %s): "
+                                             "reload it (systemctl reload hvtuned) instead", path);
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);
+        }
+        return 0;
 }
 
 static struct hvt_tracked *find_tracked(struct hvt_daemon *d, const char *syspath, bool lun) {
@@ -119,6 +135,13 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
                                               "dropped", t->disk.sysname);
                 else if (r >= 0)
                         hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
+                else if (r != -ENOENT) {
+                        t->orig_error = r;
+                        (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                              "%s: cannot read the record of its original values (%m): "
+                                              "not writing attributes that have none recorded",
+                                              t->disk.sysname);
+                }
         }
         return t;
 }
@@ -206,12 +229,18 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
         return 0;
 }
 
+/* A record is kept while a block disk of its name exists, Hyper-V's or not: a disk hvtuned
+ * could not classify this time keeps its originals for the next. */
 static bool record_wanted(const char *sysname, void *userdata) {
-        struct hvt_daemon *d = userdata;
+        struct udev_enumerate *e = userdata;
+        struct udev_list_entry *entry;
 
-        for (size_t i = 0; i < d->n_disks; i++)
-                if (strcmp(d->disks[i]->disk.sysname, sysname) == 0)
+        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
+                const char *path = udev_list_entry_get_name(entry), *slash = strrchr(path, '/');
+
+                if (slash && strcmp(slash + 1, sysname) == 0)
                         return true;
+        }
         return false;
 }
 
@@ -249,7 +278,7 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
 
         /* Records of disks that went while hvtuned was not running. */
         if (d->state_fd >= 0 && !(d->apply_flags & HVT_APPLY_DRY_RUN))
-                (void) hvt_state_prune(d->state_fd, record_wanted, d);
+                (void) hvt_state_prune(d->state_fd, record_wanted, e);
         return 0;
 }
 

@@ -38,6 +38,7 @@ struct hvt_tracked {
         struct hvt_disk disk;
         struct hvt_plan plan;           /* what the last pass wanted */
         struct hvt_originals orig;      /* values before hvtuned's first write, as recorded */
+        int orig_error;                 /* < 0: the record exists but could not be read */
         struct hvt_attr_state attr[_HVT_ATTR_MAX];
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
@@ -72,9 +73,10 @@ void hvt_daemon_done(struct hvt_daemon *d);
 /* Loads the configuration into d->config; on error logs it (file:line) and keeps the old. */
 int hvt_daemon_load_config(struct hvt_daemon *d);
 
-/* Opens the runtime directory of originals: $RUNTIME_DIRECTORY (set by systemd's
- * RuntimeDirectory=) or /run/hvtuned. Without it hvtuned keeps originals in memory only. */
-void hvt_daemon_open_state(struct hvt_daemon *d);
+/* Opens and locks the runtime directory of originals: $RUNTIME_DIRECTORY (set by systemd's
+ * RuntimeDirectory=) or /run/hvtuned. Without it hvtuned keeps originals in memory only;
+ * -EWOULDBLOCK (logged) when another hvtuned holds it. */
+int hvt_daemon_open_state(struct hvt_daemon *d);
 
 /* Runs one udev device through the data path: a block disk for "add" and "change" (or
  * none, from enumeration), forgotten on "remove"; a SCSI device's change re-checks its disk.

@@ -108,10 +108,14 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 
         (void) s, (void) si;
         hvt_notify_reloading();
+        unsigned interval = d->config->verify_interval;
+
         r = hvt_daemon_load_config(d);
         if (r >= 0) {
                 hvt_daemon_retune_all(d);
-                (void) setup_verify(d);
+                /* The same interval keeps its schedule: frequent reloads must not postpone it. */
+                if (d->config->verify_interval != interval)
+                        (void) setup_verify(d);
         }
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));

@@ -125,13 +125,14 @@ int main(int argc, char *argv[]) {
                 ret = EXIT_FAILURE;
         } else if (mode == MODE_ONCE) {
                 /* A dry run touches nothing, records included: originals stay in memory. */
-                if (!(d.apply_flags & HVT_APPLY_DRY_RUN))
-                        hvt_daemon_open_state(&d);
-                r = run_once(&d);
+                r = d.apply_flags & HVT_APPLY_DRY_RUN ? 0 : hvt_daemon_open_state(&d);
+                if (r >= 0)
+                        r = run_once(&d);
                 ret = r < 0 ? EXIT_FAILURE : d.any_failed ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
         } else {
-                hvt_daemon_open_state(&d);
-                r = hvt_loop_run(&d);
+                r = hvt_daemon_open_state(&d);
+                if (r >= 0)
+                        r = hvt_loop_run(&d);
                 ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
 

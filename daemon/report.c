@@ -30,7 +30,6 @@ static const char *const action_names[] = {
         [HVT_REPORT_TUNE] = "tune",
         [HVT_REPORT_REPAIR] = "repair",
         [HVT_REPORT_RESTORE] = "restore",
-        [HVT_REPORT_REPEAT] = "tune",
 };
 
 /* What follows "sda queue/scheduler: ". */
@@ -85,16 +84,16 @@ static const char *message_id(const struct hvt_result *r, enum hvt_report_kind k
 }
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
-                       enum hvt_report_kind kind, bool verbose_unchanged) {
+                       enum hvt_report_kind kind, unsigned flags) {
         char attr[48], text[256];
         char f_dev[64], f_ctrl[64], f_attr[64], f_from[64], f_to[64], f_result[48], f_action[32], f_extra[128];
         const char *fields[RESULT_FIELDS] = {};
         size_t n = 0;
         int prio = outcome_log[r->outcome].prio;
 
-        if (r->outcome == HVT_UNCHANGED && verbose_unchanged)
+        if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO))
                 prio = LOG_INFO;
-        if (kind == HVT_REPORT_REPEAT)
+        if (flags & HVT_REPORT_REPEATED)
                 prio = LOG_DEBUG;
         if (prio > log->max_level)
                 return;

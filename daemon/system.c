@@ -3,6 +3,7 @@
  *
  * PID 1's private socket first: during shutdown the D-Bus broker may already be gone, and
  * PID 1 still answers there (it is how systemctl talks to it). The system bus after that. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
@@ -15,7 +16,7 @@
 
 
 static int open_private(sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         int r;
 
         r = sd_bus_new(&bus);
@@ -32,15 +33,25 @@ static int open_private(sd_bus **ret) {
         return 0;
 }
 
-bool hvt_system_is_stopping(void) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *state = NULL;
-
-        if (open_private(&bus) < 0 && sd_bus_open_system(&bus) < 0)
-                return false;
+static int system_state(sd_bus *bus, char **ret) {
         (void) sd_bus_set_method_call_timeout(bus, BUS_TIMEOUT_USEC);
-        if (sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                       "org.freedesktop.systemd1.Manager", "SystemState", NULL, &state) < 0)
-                return false;
-        return strcmp(state, "stopping") == 0;
+        return sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                          "org.freedesktop.systemd1.Manager", "SystemState", NULL, ret);
+}
+
+bool hvt_system_is_stopping(void) {
+        _cleanup_free_ char *state = NULL;
+        sd_bus *bus = NULL;
+        int r = -ENOTCONN;
+
+        /* Closed without a flush: there is nothing to send, and nothing to wait for. */
+        if (open_private(&bus) >= 0) {
+                r = system_state(bus, &state);
+                bus = sd_bus_close_unref(bus);
+        }
+        if (r < 0 && sd_bus_open_system(&bus) >= 0) {
+                r = system_state(bus, &state);
+                bus = sd_bus_close_unref(bus);
+        }
+        return r >= 0 && strcmp(state, "stopping") == 0;
 }

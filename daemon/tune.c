@@ -46,6 +46,10 @@ static int record_original(enum hvt_attr_id id, const char *current, void *userd
 
         if (o->set)
                 return 0;
+        /* A record that exists but cannot be read may hold the true original: writing now
+         * would overwrite it with whatever is there, perhaps hvtuned's own earlier value. */
+        if (h->t->orig_error < 0)
+                return h->t->orig_error;
         r = hvt_setting_from_kernel(o, id, current);
         if (r < 0)
                 return r;
@@ -55,11 +59,28 @@ static int record_original(enum hvt_attr_id id, const char *current, void *userd
         return r;
 }
 
+static bool same_failure(const struct hvt_result *a, const struct hvt_result *b) {
+        return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
+               strcmp(a->to, b->to) == 0;
+}
+
+static unsigned report_flags(const struct hvt_daemon *d, const struct hvt_result *r,
+                             const struct hvt_attr_state *s) {
+        unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
+        bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
+
+        if (!wrote && r->outcome != HVT_UNCHANGED && same_failure(r, &s->last))
+                flags |= HVT_REPORT_REPEATED;
+        return flags;
+}
+
 /* Puts back the originals of the attributes in which[]. A restore that fails keeps its
- * record, so that a later pass or a restart can still do it. */
-static void restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool which[static _HVT_ATTR_MAX]) {
+ * record (and its result, so that the same failure is not logged on every event), for a
+ * later pass or a restart to do it. Returns how many failed. */
+static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool which[static _HVT_ATTR_MAX]) {
         struct hvt_plan p = {};
         struct hvt_apply a;
+        unsigned failed = 0;
         bool any = false;
 
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
@@ -68,25 +89,31 @@ static void restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool whic
                         any = true;
                 }
         if (!any)
-                return;
+                return 0;
 
         hvt_apply_disk(&t->disk, &p, d->apply_flags, NULL, NULL, &a);
         for (size_t i = 0; i < a.n; i++) {
                 const struct hvt_result *r = &a.results[i];
+                struct hvt_attr_state *s = &t->attr[r->attr];
 
-                hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, d->once);
-                if (r->outcome != HVT_FAILED)
-                        t->orig.value[r->attr].set = false;
-                t->attr[r->attr] = (struct hvt_attr_state) {};
+                hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, report_flags(d, r, s));
+                if (r->outcome == HVT_FAILED) {
+                        s->last = *r;
+                        failed++;
+                        continue;
+                }
+                t->orig.value[r->attr].set = false;
+                *s = (struct hvt_attr_state) {};
         }
         (void) save_record(d, t);
+        return failed;
 }
 
 void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         bool all[_HVT_ATTR_MAX];
 
         memset(all, true, sizeof(all));
-        restore(d, t, all);
+        (void) restore(d, t, all);
 }
 
 void hvt_tune_forget(struct hvt_tracked *t) {
@@ -131,11 +158,6 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
                                 (unsigned) ((t->window_start + window - now + 999999) / 1000000));
 }
 
-static bool same_failure(const struct hvt_result *a, const struct hvt_result *b) {
-        return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
-               strcmp(a->to, b->to) == 0;
-}
-
 /* The new plan, against the last one: what stays the same keeps its history (settled, what
  * the kernel kept). An original recorded for an attribute the plan does not manage goes back:
  * after a reload that dropped it, and after a restart with a configuration that did. */
@@ -156,7 +178,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         bool unmanaged[_HVT_ATTR_MAX];
         struct hvt_plan plan;
         struct hvt_apply a;
-        unsigned repairs = 0;
+        unsigned repairs = 0, restore_failed;
 
         /* Paused: events and periodic checks wait for the end of the pause, which re-checks;
          * a new configuration is the operator's word and applies at once. */
@@ -165,11 +187,12 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
 
         hvt_policy_plan(d->config, &t->disk, &plan);
         carry_over(t, &plan, unmanaged);
-        restore(d, t, unmanaged);
+        restore_failed = restore(d, t, unmanaged);
         hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_original, &hook, &a);
         t->plan = plan;
 
-        t->n_failed = t->n_unsupported = t->n_would_apply = 0;
+        t->n_failed = restore_failed;
+        t->n_unsupported = t->n_would_apply = 0;
         for (size_t i = 0; i < a.n; i++) {
                 struct hvt_result r = a.results[i];
                 struct hvt_attr_state *s = &t->attr[r.attr];
@@ -179,9 +202,8 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 if (wrote && s->settled) {
                         kind = HVT_REPORT_REPAIR;
                         repairs++;
-                } else if (!wrote && r.outcome != HVT_UNCHANGED && same_failure(&r, &s->last))
-                        kind = HVT_REPORT_REPEAT;
-                hvt_report_result(&d->log, &t->disk, &r, kind, d->once);
+                }
+                hvt_report_result(&d->log, &t->disk, &r, kind, report_flags(d, &r, s));
 
                 s->last = r;
                 s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;

@@ -86,8 +86,9 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
         fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return negative_errno();
-        if (write(fd, buf, (size_t) len) != len || fsync(fd) < 0) {
-                r = errno > 0 ? -errno : -EIO;
+        ssize_t n = write(fd, buf, (size_t) len);
+        if (n != len || fsync(fd) < 0) {
+                r = n < 0 || n == len ? negative_errno() : -EIO;
                 (void) unlinkat(dirfd, tmp, 0);
                 return r;
         }
@@ -96,16 +97,6 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
                 (void) unlinkat(dirfd, tmp, 0);
                 return r;
         }
-        return 0;
-}
-
-int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
-        int r = record_name(d);
-
-        if (r < 0)
-                return r;
-        if (unlinkat(dirfd, d->sysname, 0) < 0 && errno != ENOENT)
-                return negative_errno();
         return 0;
 }
 
@@ -157,15 +148,58 @@ static int parse_line(char *line, const struct hvt_disk *d, struct hvt_originals
                         if (strcmp(key, hvt_group_name((enum hvt_group) g)) == 0)
                                 id = hvt_attr_lookup((enum hvt_group) g, slash + 1);
         }
-        if (id < 0 || hvt_setting_from_kernel(&o->value[id], (enum hvt_attr_id) id, value) < 0)
+        /* An attribute this version does not know (a record of a newer hvtuned) is skipped:
+         * the others are still true. A value that is not one is damage. */
+        if (id < 0)
+                return 0;
+        if (hvt_setting_from_kernel(&o->value[id], (enum hvt_attr_id) id, value) < 0)
                 return -EBADMSG;
         return 0;
 }
 
-int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret) {
-        struct hvt_originals o = {};
-        char buf[RECORD_MAX], *line, *save = NULL;
+/* 0, -ESTALE (another instance's record) or -EBADMSG. */
+static int parse_record(char *buf, const struct hvt_disk *d, struct hvt_originals *o) {
+        char *line, *save = NULL;
         unsigned identity = 0;
+        int r = 0;
+
+        *o = (struct hvt_originals) {};
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (line[0] == '#')
+                        continue;
+                r = parse_line(line, d, o, &identity);
+                if (r < 0)
+                        return r;
+        }
+        return identity == 7 ? 0 : -EBADMSG;
+}
+
+static int unlink_record(int dirfd, const struct hvt_disk *d) {
+        if (unlinkat(dirfd, d->sysname, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
+        struct hvt_originals ignored;
+        char buf[RECORD_MAX];
+        int r = record_name(d);
+
+        if (r < 0)
+                return r;
+        /* The record under this name may be another disk's by now (a disk that took the name
+         * while events were lost): that one stays. */
+        r = read_record(dirfd, d->sysname, buf, sizeof(buf));
+        if (r == -ENOENT)
+                return 0;
+        if (r >= 0 && parse_record(buf, d, &ignored) == -ESTALE)
+                return 0;
+        return unlink_record(dirfd, d);
+}
+
+int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret) {
+        struct hvt_originals o;
+        char buf[RECORD_MAX];
         int r;
 
         r = record_name(d);
@@ -174,18 +208,9 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
         r = read_record(dirfd, d->sysname, buf, sizeof(buf));
         if (r < 0)
                 return r;
-
-        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                if (line[0] == '#')
-                        continue;
-                r = parse_line(line, d, &o, &identity);
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0 && identity != 7)
-                r = -EBADMSG;
+        r = parse_record(buf, d, &o);
         if (r < 0) {
-                (void) hvt_state_remove(dirfd, d);
+                (void) unlink_record(dirfd, d);
                 return r == -ESTALE ? -ENOENT : r;
         }
         *ret = o;

@@ -449,6 +449,44 @@ START_TEST(test_no_restore_and_removed_records) {
 }
 END_TEST
 
+START_TEST(test_records_pruned_and_guarded) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *path, *err;
+        const char *once[4];
+
+        /* Left by an earlier run: a disk that is gone (sdz), a disk that is there but not
+         * Hyper-V's (vda: kept, a disk may be unclassifiable for a while), and a record that
+         * cannot be read (sda's is a directory). */
+        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "sdz", NULL), "x", -1, NULL));
+        g_free(path);
+        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "vda", NULL), "x", -1, NULL));
+        g_free(path);
+        ck_assert_int_eq(g_mkdir_with_parents(path = g_build_filename(runtime_dir(), "sda", "x", NULL), 0755), 0);
+        g_free(path);
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert(!record_exists("sdz"));
+        ck_assert(record_exists("vda"));
+        /* sda's true originals may be in that record: hvtuned does not write sda rather than
+         * record its current values over them. The other disks are tuned. */
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+
+        /* One hvtuned at a time owns the records. */
+        once[0] = "--once", once[1] = "-c", once[2] = config, once[3] = NULL;
+        ck_assert_int_eq(hvtuned_run(once, &err), 1);
+        assert_contains(err, "Another hvtuned is running (it holds ");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda: cannot read the record of its original values (Is a directory): "
+                             "not writing attributes that have none recorded\n");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (failed: Is a directory)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_state_dump) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -490,6 +528,7 @@ int main(void) {
         tcase_add_test(tc, test_clamped_not_rewritten);
         tcase_add_test(tc, test_sigterm_restores);
         tcase_add_test(tc, test_no_restore_and_removed_records);
+        tcase_add_test(tc, test_records_pruned_and_guarded);
         tcase_add_test(tc, test_state_dump);
         suite_add_tcase(s, tc);
         return test_run(s);

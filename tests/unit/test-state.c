@@ -74,6 +74,13 @@ START_TEST(test_other_instance) {
         ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
         ck_assert_int_eq(hvt_state_load(fd, &moved, &back), -ENOENT);
         ck_assert(!exists("sdb"));
+
+        /* Forgetting a disk leaves the record of another disk that now has its name. */
+        ck_assert_int_eq(hvt_state_save(fd, &again, &o), 0);
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(exists("sdb"));
+        ck_assert_int_eq(hvt_state_remove(fd, &again), 0);
+        ck_assert(!exists("sdb"));
         close(fd);
 }
 END_TEST
@@ -89,8 +96,14 @@ START_TEST(test_damaged) {
         ck_assert(!exists("sdc"));
 
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
-                                         "queue/io_poll=1\n"));
+                                         "queue/nomerges\n"));
         ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+
+        /* An attribute this version does not know (a newer hvtuned's) is skipped, the rest kept. */
+        free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
+                                         "queue/io_poll=1\nqueue/nomerges=2\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
 
         /* Without the instance lines nobody can tell whose record it is. */
         free(test_write_file(dir, "sdc", "queue/nomerges=0\n"));

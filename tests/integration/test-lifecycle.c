@@ -210,7 +210,24 @@ START_TEST(test_sighup_burst) {
         ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
         hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
         ck_assert_uint_eq(reloads, 1);
+        hvtuned_stop_wait(&run);
 
+        /* Fifty SIGHUPs while a reload is reading the file (made slow to open): one more
+         * reload, not fifty. */
+        setenv("HVTUNED_TEST_SLOW_OPEN", config, 1);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        reloads = 0;
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify_counting(&run, "RELOADING=1", "RELOADING=1", &reloads);
+        for (int i = 0; i < 50; i++)
+                ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
+        hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
+        unsetenv("HVTUNED_TEST_SLOW_OPEN");
+        sentinel(tb, "sdb");
+        ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
+        hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
+        ck_assert_uint_eq(reloads, 2);
         hvtuned_stop_wait(&run);
 
         /* And a burst while it runs: it survives, and ends on the file's configuration. */

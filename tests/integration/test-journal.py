@@ -26,6 +26,7 @@ REPAIRED = "f58849430eff4a0f9fb454b6b38d3eb2"
 RESTORED = "706ff731751b4046a4852b3f53f97d9b"
 STATE_DISK = "0c874620bd6e4b91b9af6be0b7a1a318"
 STATE_SUMMARY = "0258bd01b5da4ee392d988426ce82ffe"
+SKIPPED = "992d1b40088b48d7bd76698a5ef53116"
 SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
        "f8b3781a-1e82-4818-a1c3-63d806ec15bb/host0/target0:0:0/0:0:0:1/block/sdb")
 
@@ -51,7 +52,7 @@ def wait_for(what, *match, timeout=30):
     fail(f"no journal entry for {what} ({' '.join(match)})")
 
 
-def inside(hvtuned, testbed, emulator):
+def inside(hvtuned, testbed, emulator, manager):
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
     if os.path.isdir("/var/log/journal"):
@@ -105,6 +106,7 @@ def inside(hvtuned, testbed, emulator):
         stray = f.read()
     if stray:
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
+    check_shutdown(hvtuned, manager, env, denv)
 
 
 def check_entries(pid):
@@ -144,6 +146,41 @@ def check_entries(pid):
     print(f"ok: {len(applied)} applied, 1 failed, {len(found)} found entries in the journal")
 
 
+def check_shutdown(hvtuned, manager, env, denv):
+    """SIGTERM while systemd says the system is stopping: nothing is restored."""
+    os.makedirs("/run/systemd", exist_ok=True)
+    fake = subprocess.Popen([manager, "/run/systemd/private", "stopping"], env=env, stdout=subprocess.PIPE,
+                            text=True)
+    if fake.stdout.readline().strip() != "ready":
+        fail("the fake manager did not start")
+    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists("/run/systemd/journal/socket"):
+            break
+        time.sleep(0.05)
+    stream = open("/run/hvtuned.stderr", "w")
+    st = os.fstat(stream.fileno())
+    daemon = subprocess.Popen([hvtuned, "-c", "/run/hvtuned.conf"], stderr=stream,
+                              env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+    pid = str(daemon.pid)
+    wait_for("the second start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+    daemon.terminate()
+    if daemon.wait(timeout=30) != 0:
+        fail(f"hvtuned exited with {daemon.returncode}")
+    fake.kill()
+    journald.terminate()
+    journald.wait(timeout=30)
+
+    if len(journal(f"_PID={pid}", f"MESSAGE_ID={SKIPPED}")) != 1:
+        fail("no entry saying the restore was skipped at shutdown")
+    if journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}"):
+        fail("originals restored although the system is stopping")
+    with open(SDB + "/queue/scheduler") as f:
+        if "[none]" not in f.read():
+            fail("sdb lost its tuned scheduler at shutdown")
+    print("ok: no restore while the system is stopping")
+
+
 def check_lifecycle(pid):
     repaired = journal(f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
     if [(e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_ACTION"])
@@ -177,9 +214,9 @@ def check_lifecycle(pid):
 
 
 def main():
-    hvtuned, testbed, emulator = sys.argv[1], sys.argv[2], sys.argv[3]
-    if len(sys.argv) > 4 and sys.argv[4] == "--inside":
-        inside(hvtuned, testbed, emulator)
+    hvtuned, testbed, emulator, manager = sys.argv[1:5]
+    if len(sys.argv) > 5 and sys.argv[5] == "--inside":
+        inside(hvtuned, testbed, emulator, manager)
         return
     if os.geteuid() != 0:
         print("SKIP: needs root for a private mount namespace and journald")
@@ -192,7 +229,7 @@ def main():
         print(f"SKIP: needs {JOURNALD}")
         sys.exit(SKIP)
     sys.exit(subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, testbed, emulator,
-                             "--inside"]).returncode)
+                             manager, "--inside"]).returncode)
 
 
 if __name__ == "__main__":

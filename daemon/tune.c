@@ -168,8 +168,9 @@ static void carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmana
                 unmanaged[i] = !now->set && t->orig.value[i].set;
                 if (old->set && now->set && strcmp(old->text, now->text) == 0)
                         memcpy(plan->kept[i], t->attr[i].last.kept, HVT_VALUE_MAX);
-                else
+                else if (!unmanaged[i] || old->set)
                         t->attr[i] = (struct hvt_attr_state) {};
+                /* else: a restore still to do keeps the result of its last try. */
         }
 }
 

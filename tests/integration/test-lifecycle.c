@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -504,6 +505,34 @@ START_TEST(test_records_pruned_and_guarded) {
 }
 END_TEST
 
+START_TEST(test_failed_restore_kept_and_quiet) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *file;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; nomerges = 1; };\n");
+        /* sda's nomerges becomes unreadable; then a reload stops managing it. */
+        file = g_build_filename(getenv("UMOCKDEV_DIR"), testbed_syspath("sda"), "queue", "nomerges", NULL);
+        ck_assert_int_eq(unlink(file), 0);
+        ck_assert_int_eq(mkdir(file, 0755), 0);
+        g_free(file);
+        rewrite(config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nomerges"), "0");  /* the others are restored */
+        ck_assert(record_exists("sda"));
+
+        /* Every event tries again, but says it only once. */
+        uevent_send_blocking(testbed_syspath("sda"), "change", 3);
+        sentinel(tb, "sdc");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(count_lines(err, "sda queue/nomerges: 0 (restore failed: Is a directory)\n"), 1);
+        ck_assert(record_exists("sda"));  /* the original is still there for a later try */
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_state_dump) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -546,6 +575,7 @@ int main(void) {
         tcase_add_test(tc, test_sigterm_restores);
         tcase_add_test(tc, test_no_restore_and_removed_records);
         tcase_add_test(tc, test_records_pruned_and_guarded);
+        tcase_add_test(tc, test_failed_restore_kept_and_quiet);
         tcase_add_test(tc, test_state_dump);
         suite_add_tcase(s, tc);
         return test_run(s);

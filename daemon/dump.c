@@ -49,7 +49,7 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                 snprintf(state[i], sizeof(state[i]),
                          "HVTUNED_STATE=%s original=%s desired=%s current=%s last=%s", attr,
                          value_or(&t->orig.value[id], "-"), value_or(&t->plan.want[id], "-"),
-                         r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED ? "?" : r->from, last);
+                         *r->from ? r->from : "?", last);
                 fields[n++] = state[i];
                 if (off < sizeof(message))
                         off += (size_t) snprintf(message + off, sizeof(message) - off, "%s %s",

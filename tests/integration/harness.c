@@ -245,15 +245,27 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle) {
         return hvtuned_wait_notify_counting(run, needle, NULL, NULL);
 }
 
+static const char *wait_notify(struct hv_run *run, const char *needle, const char *count_what,
+                               unsigned *count, int timeout_ms);
+
+const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms) {
+        return wait_notify(run, needle, NULL, NULL, timeout_ms);
+}
+
 const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
                                          unsigned *count) {
+        return wait_notify(run, needle, count_what, count, NOTIFY_TIMEOUT_MS);
+}
+
+static const char *wait_notify(struct hv_run *run, const char *needle, const char *count_what,
+                               unsigned *count, int timeout_ms) {
         for (;;) {
                 struct pollfd p = { .fd = run->notify_fd, .events = POLLIN };
                 char buf[4096], *status;
                 ssize_t n;
 
-                ck_assert_msg(poll(&p, 1, NOTIFY_TIMEOUT_MS) == 1, "no \"%s\" notification in %d ms (last STATUS: %s)",
-                              needle, NOTIFY_TIMEOUT_MS, run->status);
+                ck_assert_msg(poll(&p, 1, timeout_ms) == 1, "no \"%s\" notification in %d ms (last STATUS: %s)",
+                              needle, timeout_ms, run->status);
                 n = recv(run->notify_fd, buf, sizeof(buf) - 1, 0);
                 ck_assert_int_gt(n, 0);
                 buf[n] = '\0';

@@ -57,6 +57,7 @@ void hvtuned_start(struct hv_run *run, const char *const *args);
 /* Waits until a notification contains needle (STATUS= updates run->status); returns it.
  * *count, if given, is increased for every notification containing count_what on the way. */
 const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);
+const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms);
 const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
                                          unsigned *count);
 /* SIGTERM (or sig), STOPPING=1, exit status 0; returns what it printed on stderr. */

@@ -317,6 +317,37 @@ static unsigned long context_switches(pid_t pid) {
         return vol + invol;
 }
 
+START_TEST(test_pause_ends) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        for (int i = 0; i < HVT_REPAIR_BURST + 1; i++) {
+                sentinel(tb, "sdc");
+                sentinel(tb, "sdd");
+        }
+        hvtuned_wait_notify(&run, "2 disks reverted too often, repairs paused");
+
+        /* sdd goes while paused: its pause goes with it (no timer left to fire on it). */
+        umockdev_testbed_uevent(tb, testbed_syspath("sdd"), "remove");
+        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed; "
+                                  "1 disk reverted too often, repairs paused");
+
+        /* sdc drifts once more while paused; no event will come, yet at the end of the
+         * window hvtuned checks it and repairs it on its own. */
+        drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        do
+                hvtuned_wait_notify_timeout(&run, "STATUS=", (HVT_REPAIR_WINDOW_S + 10) * 1000);
+        while (strcmp(run.status, "3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed") != 0);
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(count_lines(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n"),
+                          HVT_REPAIR_BURST + 2);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_verify_interval) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -568,6 +599,7 @@ int main(void) {
         tcase_add_test(tc, test_sighup_burst);
         tcase_add_test(tc, test_change_flood_costs_reads);
         tcase_add_test(tc, test_repair_budget);
+        tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);
         tcase_add_test(tc, test_kill9_keeps_true_originals);
         tcase_add_test(tc, test_restart_with_smaller_config);

@@ -5,6 +5,7 @@
  * reads of the managed attributes and nothing else. An attribute that had its desired value
  * once and needs a write again has drifted: that write is a repair, told apart in the
  * journal, and counted against the disk's repair budget. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,9 +48,18 @@ static int record_original(enum hvt_attr_id id, const char *current, void *userd
         if (o->set)
                 return 0;
         /* A record that exists but cannot be read may hold the true original: writing now
-         * would overwrite it with whatever is there, perhaps hvtuned's own earlier value. */
-        if (h->t->orig_error < 0)
-                return h->t->orig_error;
+         * would overwrite it with whatever is there, perhaps hvtuned's own earlier value.
+         * Each write tries to read it again. */
+        if (h->t->orig_error < 0) {
+                r = hvt_state_load(h->d->state_fd, &h->t->disk, &h->t->orig);
+                if (r < 0 && r != -ENOENT && r != -EBADMSG) {
+                        h->t->orig_error = r;
+                        return r;
+                }
+                h->t->orig_error = 0;
+                if (o->set)
+                        return 0;
+        }
         r = hvt_setting_from_kernel(o, id, current);
         if (r < 0)
                 return r;

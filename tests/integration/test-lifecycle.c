@@ -528,6 +528,15 @@ START_TEST(test_records_pruned_and_guarded) {
         ck_assert_int_eq(hvtuned_run(once, &err), 1);
         assert_contains(err, "Another hvtuned is running (it holds ");
 
+        /* Once the record can be read (here: it is gone), the next pass writes again. */
+        path = g_strdup_printf("rm -rf '%s/sda'", runtime_dir());
+        ck_assert_int_eq(system(path), 0);
+        g_free(path);
+        umockdev_testbed_uevent(tb, testbed_syspath("sda"), "change");
+        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        ck_assert(record_exists("sda"));
+
         err = hvtuned_stop(&run);
         assert_contains(err, "sda: cannot read the record of its original values (Is a directory): "
                              "not writing attributes that have none recorded\n");

@@ -49,8 +49,10 @@ int hvt_daemon_load_config(struct hvt_daemon *d) {
                 char f_file[300], f_line[32];
                 const char *fields[] = { f_file, f_line, NULL };
 
-                if (r == -ENOMEM)
+                if (r == -ENOMEM) {
+                        snprintf(d->config_error, sizeof(d->config_error), "%s", d->config_path);
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Out of memory loading configuration");
+                }
                 hvt_config_error_format(&err, text, sizeof(text));
                 if (err.line > 0)
                         snprintf(d->config_error, sizeof(d->config_error), "%s:%d", err.file, err.line);
@@ -188,6 +190,12 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
         if (action && strcmp(action, "remove") == 0) {
                 if (t)
                         forget(d, t, true);
+                else if (d->state_fd >= 0) {
+                        /* A disk hvtuned had let go of (no longer Hyper-V's) may have a record. */
+                        struct hvt_disk gone = { .syspath = (char *) udev_device_get_syspath(dev),
+                                                 .sysname = udev_device_get_sysname(dev) };
+                        (void) hvt_state_remove(d->state_fd, &gone);
+                }
                 return 0;
         }
 

@@ -11,8 +11,8 @@ void hvt_notify_ready(const char *status) {
         (void) sd_notifyf(0, "READY=1\nSTATUS=%s", status);
 }
 
-/* Type=notify-reload needs MONOTONIC_USEC with RELOADING=1 to tell this reload from an
- * earlier one. */
+/* Type=notify-reload (systemd 253 and later) needs MONOTONIC_USEC with RELOADING=1 to tell
+ * this reload from an earlier one; Type=notify shows it as "reloading" in the meantime. */
 void hvt_notify_reloading(void) {
         struct timespec ts;
 

@@ -180,19 +180,29 @@ static int unlink_record(int dirfd, const struct hvt_disk *d) {
         return 0;
 }
 
+static bool record_elsewhere(const char *buf, const char *syspath) {
+        const char *p = strstr(buf, "\nsyspath=");
+        size_t len = strlen(syspath);
+
+        if (!p)
+                return false;
+        p += strlen("\nsyspath=");
+        return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
+}
+
 int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
-        struct hvt_originals ignored;
         char buf[RECORD_MAX];
         int r = record_name(d);
 
         if (r < 0)
                 return r;
         /* The record under this name may be another disk's by now (a disk that took the name
-         * while events were lost): that one stays. */
+         * while events were lost, at another path): that one stays. At the same path it is
+         * this disk's, or a stale one of an earlier instance: either way it goes. */
         r = read_record(dirfd, d->sysname, buf, sizeof(buf));
         if (r == -ENOENT)
                 return 0;
-        if (r >= 0 && parse_record(buf, d, &ignored) == -ESTALE)
+        if (r >= 0 && record_elsewhere(buf, d->syspath))
                 return 0;
         return unlink_record(dirfd, d);
 }

@@ -26,6 +26,8 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
  * record is deleted. */
 int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o);
 
+/* Deletes the disk's record, unless the record under its name is of a disk at another path.
+ * Only d->sysname and d->syspath are used. */
 int hvt_state_remove(int dirfd, const struct hvt_disk *d);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was

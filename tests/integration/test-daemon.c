@@ -31,8 +31,12 @@ START_TEST(test_ready_and_status) {
         struct hv_run run;
         char *err;
 
+        GHashTable *before = snapshot_take();
+
         hvtuned_start(&run, args);
-        /* READY=1 comes after the start-up pass: everything is tuned by then. */
+        /* READY=1 comes after the start-up pass: everything is tuned by then, and nothing
+         * but the Hyper-V disks with another scheduler was touched. */
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sda/queue/scheduler\nsdc/queue/scheduler");
         ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
@@ -149,6 +153,68 @@ START_TEST(test_reprobed_is_new) {
 }
 END_TEST
 
+/* Every VM as a daemon: start-up, hot-add, drift on a LUN's device/ attribute (its SCSI
+ * device's change event), remove; the disks that are not Hyper-V's never touched. */
+static const struct {
+        const char *profile, *added, *fragment, *lun_disk, *status_before, *status_added;
+} vms[] = {
+        { "gen1", "sdf", "gen1-sdf.umockdev", "sdc",
+          "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed", "5 Hyper-V disks on 3 controllers: 5 tuned, 0 failed" },
+        { "wsl2", "sde", "wsl2-sde.umockdev", "sda",
+          "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed", "5 Hyper-V disks on 1 controller: 5 tuned, 0 failed" },
+};
+
+static GHashTable *without_hyperv(GHashTable *snapshot) {
+        GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        GHashTableIter it;
+        gpointer key, value;
+
+        g_hash_table_iter_init(&it, snapshot);
+        while (g_hash_table_iter_next(&it, &key, &value))
+                if (!strstr(key, "/VMBUS:"))
+                        g_hash_table_insert(h, g_strdup(key), g_strdup(value));
+        return h;
+}
+
+START_TEST(test_vm_as_daemon) {
+        UMockdevTestbed *tb = testbed_load(vms[_i].profile);
+        char *config = config_write("queue = { scheduler = \"none\"; };\ndevice = { timeout = 300; };\n");
+        const char *args[] = { "-c", config, NULL };
+        GHashTable *others = without_hyperv(snapshot_take()), *now;
+        char *added, *lun, *err;
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(run.status, vms[_i].status_before);
+
+        testbed_add(tb, vms[_i].fragment);
+        hvtuned_wait_notify(&run, vms[_i].status_added);
+        ck_assert_str_eq(testbed_value(vms[_i].added, "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value(vms[_i].added, "device/timeout"), "300");
+
+        /* The LUN's timeout drifts; the change event comes from the SCSI device. */
+        lun = g_path_get_dirname(testbed_syspath(vms[_i].lun_disk));  /* .../H:C:T:L/block */
+        hv_keep(lun);
+        *strrchr(lun, '/') = '\0';
+        umockdev_testbed_set_attribute(tb, lun, "timeout", "180\n");
+        umockdev_testbed_uevent(tb, lun, "change");
+        testbed_wait_value(vms[_i].lun_disk, "device/timeout", "300");
+
+        added = testbed_syspath(vms[_i].added);
+        umockdev_testbed_uevent(tb, added, "remove");
+        hvtuned_wait_notify(&run, vms[_i].status_before);
+
+        now = without_hyperv(snapshot_take());
+        ck_assert_str_eq(snapshot_diff(others, now), "");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "device/timeout: 180 -> 300 (drift repaired)\n");
+        g_hash_table_unref(others);
+        g_hash_table_unref(now);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_reload) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write("queue = { scheduler = \"none\"; };\n");
@@ -220,6 +286,7 @@ int main(void) {
         tcase_add_test(tc, test_hotplug_add_change_remove);
         tcase_add_test(tc, test_stops_matching);
         tcase_add_test(tc, test_reprobed_is_new);
+        tcase_add_loop_test(tc, test_vm_as_daemon, 0, G_N_ELEMENTS(vms));
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);

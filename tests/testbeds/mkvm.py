@@ -79,7 +79,8 @@ PROFILES = {
                 ("1:0:1:0", "sdb", "mq-deadline", 40 * GIB, [], False)]),
             dict(host=2, guid="5e2f0b7c-3d91-4a6e-8c4b-9f1d27a6e8b3", cls=SCSI_CLASS, relid=3, luns=[
                 ("2:0:0:0", "sdc", "none", 100 * GIB, [], False),
-                ("2:0:0:1", "sdd", "bfq", 200 * GIB, [], False)])]),
+                ("2:0:0:1", "sdd", "bfq", 200 * GIB, [], False),
+                ("2:0:0:2", "sdf", "mq-deadline", 50 * GIB, [], True)])]),   # sde is the USB stick
     "wsl2": dict(vcpus=16, kernel="5.15", hwq_cap=4, wbt=False, vmbus=GEN2_VMBUS, others="wsl",
         controllers=[
             dict(host=0, guid="a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65", cls=SCSI_CLASS, relid=9, luns=[

@@ -75,11 +75,15 @@ START_TEST(test_other_instance) {
         ck_assert_int_eq(hvt_state_load(fd, &moved, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
-        /* Forgetting a disk leaves the record of another disk that now has its name. */
-        ck_assert_int_eq(hvt_state_save(fd, &again, &o), 0);
+        /* Forgetting a disk leaves the record of another disk that now has its name at
+         * another path; at the same path the record goes, whatever instance wrote it. */
+        ck_assert_int_eq(hvt_state_save(fd, &moved, &o), 0);
         ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
         ck_assert(exists("sdb"));
-        ck_assert_int_eq(hvt_state_remove(fd, &again), 0);
+        ck_assert_int_eq(hvt_state_remove(fd, &moved), 0);
+        ck_assert(!exists("sdb"));
+        ck_assert_int_eq(hvt_state_save(fd, &again, &o), 0);
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
         ck_assert(!exists("sdb"));
         close(fd);
 }

@@ -127,7 +127,9 @@ static int open_tracked(openat_fn real, int dirfd, const char *name, int flags, 
                                 t = &tracked[j];
                 if (!t || !read_file(path, t->old))
                         break;
-                fd = real(dirfd, name, flags, mode);
+                /* No O_TRUNC: a reader must never see the attribute empty; write() puts the
+                 * whole new content in place. */
+                fd = real(dirfd, name, flags & ~O_TRUNC, mode);
                 if (fd < 0)
                         return fd;
                 t->fd = fd;
@@ -143,27 +145,20 @@ static mode_t mode_arg(int flags, va_list ap) {
 }
 
 /* With _FILE_OFFSET_BITS=64 callers reach openat64; both go the same way. */
-int openat(int dirfd, const char *name, int flags, ...) {
-        va_list ap;
-        mode_t mode;
+#define DEFINE_OPENAT(fn, real)                                                 \
+        int fn(int dirfd, const char *name, int flags, ...) {                   \
+                va_list ap;                                                     \
+                mode_t mode;                                                    \
+                                                                                \
+                init();                                                         \
+                va_start(ap, flags);                                            \
+                mode = mode_arg(flags, ap);                                     \
+                va_end(ap);                                                     \
+                return open_tracked(real, dirfd, name, flags, mode);            \
+        }
 
-        init();
-        va_start(ap, flags);
-        mode = mode_arg(flags, ap);
-        va_end(ap);
-        return open_tracked(real_openat, dirfd, name, flags, mode);
-}
-
-int openat64(int dirfd, const char *name, int flags, ...) {
-        va_list ap;
-        mode_t mode;
-
-        init();
-        va_start(ap, flags);
-        mode = mode_arg(flags, ap);
-        va_end(ap);
-        return open_tracked(real_openat64, dirfd, name, flags, mode);
-}
+DEFINE_OPENAT(openat, real_openat)
+DEFINE_OPENAT(openat64, real_openat64)
 
 /* "[none] mq-deadline kyber " with name bracketed instead; false if it is not offered. */
 static bool switch_scheduler(const char *old, const char *name, char out[static CONTENT_MAX]) {

@@ -30,10 +30,6 @@ const char *hvt_outcome_to_string(enum hvt_outcome o) {
         return (unsigned) o < _HVT_OUTCOME_MAX ? outcome_names[o] : NULL;
 }
 
-bool hvt_outcome_is_change(enum hvt_outcome o) {
-        return o == HVT_APPLIED || o == HVT_CLAMPED || o == HVT_WOULD_APPLY;
-}
-
 static void copy_value(char dst[static HVT_VALUE_MAX], const char *src) {
         snprintf(dst, HVT_VALUE_MAX, "%s", src);
 }

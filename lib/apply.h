@@ -50,4 +50,3 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret);
 
 const char *hvt_outcome_to_string(enum hvt_outcome o);
-bool hvt_outcome_is_change(enum hvt_outcome o);

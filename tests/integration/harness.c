@@ -59,6 +59,10 @@ static char *sys_dir(void) {
         return g_build_filename(env_or_die("UMOCKDEV_DIR"), "sys", NULL);
 }
 
+void assert_contains(const char *haystack, const char *needle) {
+        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
+}
+
 UMockdevTestbed *testbed_load(const char *profile) {
         UMockdevTestbed *tb = umockdev_testbed_new();
         char *file = g_strdup_printf("%s.umockdev", profile);

@@ -22,6 +22,9 @@ struct hv_run {
  * process exits; hv_keep() hands a g_malloc()ed string of the test's over the same way. */
 char *hv_keep(char *s);
 
+/* Fails the test, showing haystack, unless it contains needle. */
+void assert_contains(const char *haystack, const char *needle);
+
 /* A testbed holding the generated VM profile (and more fragments with testbed_add). */
 UMockdevTestbed *testbed_load(const char *profile);
 void testbed_add(UMockdevTestbed *tb, const char *file);

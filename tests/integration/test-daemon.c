@@ -10,10 +10,6 @@
 #include "harness.h"
 #include "testutil.h"
 
-static void assert_contains(const char *haystack, const char *needle) {
-        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
-}
-
 /* A distro rule puts bfq back on sysname; the change event that follows must undo it. This
  * is also how a test knows that events sent before it were handled: in order. */
 static void drift_and_wait(UMockdevTestbed *tb, const char *sysname) {

@@ -21,10 +21,6 @@
 
 static const char *const hv_disks[] = { "sda", "sdb", "sdc", "sdd" };
 
-static void assert_contains(const char *haystack, const char *needle) {
-        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
-}
-
 static void rewrite(const char *config, const char *text) {
         ck_assert(g_file_set_contents(config, text, -1, NULL));
 }

@@ -17,10 +17,6 @@
         "    device = { timeout = 180; }; }\n" \
         ");\n"
 
-static void assert_contains(const char *haystack, const char *needle) {
-        ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
-}
-
 static int run_once(const char *config_text, const char *mode, char **err) {
         char *config = config_write(config_text);
         const char *args[] = { mode, "-c", config, NULL };

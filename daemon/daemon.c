@@ -28,6 +28,7 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->n_disks; i++)
                 tracked_free(d->disks[i]);
         free(d->disks);
+        hvt_host_done(&d->host);
         hvt_config_free(d->config);
         if (d->state_fd >= 0)
                 close(d->state_fd);
@@ -168,6 +169,10 @@ static void forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed) {
         untrack(d, t);
 }
 
+void hvt_daemon_forget(struct hvt_daemon *d, struct hvt_tracked *t) {
+        forget(d, t, true);
+}
+
 /* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
 static int handle_lun(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
         struct hvt_tracked *t = find_tracked(d, udev_device_get_syspath(dev), true);
@@ -185,6 +190,10 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
 
         if (subsystem && strcmp(subsystem, "scsi") == 0)
                 return handle_lun(d, dev, action);
+        if (subsystem && strcmp(subsystem, "scsi_host") == 0) {
+                hvt_host_handle_device(d, udev_device_get_syspath(dev), action);
+                return 0;
+        }
 
         t = find_tracked(d, udev_device_get_syspath(dev), false);
         if (action && strcmp(action, "remove") == 0) {
@@ -242,6 +251,9 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
 static bool record_wanted(const char *sysname, void *userdata) {
         struct udev_enumerate *e = userdata;
         struct udev_list_entry *entry;
+
+        if (strcmp(sysname, HVT_HOST_RECORD) == 0)
+                return true;  /* the module parameter's: the host pass owns it */
 
         udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
                 const char *path = udev_list_entry_get_name(entry), *slash = strrchr(path, '/');
@@ -303,6 +315,7 @@ void hvt_daemon_verify_all(struct hvt_daemon *d) {
 void hvt_daemon_restore_all(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->n_disks; i++)
                 hvt_tune_restore(d, d->disks[i]);
+        hvt_host_restore(d);
 }
 
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
@@ -338,6 +351,13 @@ void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size
         if (n_paused > 0 && off > 0 && (size_t) off < size)
                 off += snprintf(buf + off, size - (size_t) off, "; %zu disk%s reverted too often, repairs paused",
                                 n_paused, n_paused == 1 ? "" : "s");
+        if (off > 0 && (size_t) off < size) {
+                char hwq[160];
+
+                hvt_host_format_status(d, hwq, sizeof(hwq));
+                if (*hwq)
+                        off += snprintf(buf + off, size - (size_t) off, "; %s", hwq);
+        }
         if (*d->config_error && off > 0 && (size_t) off < size)
                 snprintf(buf + off, size - (size_t) off, "; config error at %s, keeping previous",
                          d->config_error);

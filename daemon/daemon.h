@@ -12,6 +12,7 @@
 #include "apply.h"
 #include "config.h"
 #include "disk.h"
+#include "host.h"
 #include "log.h"
 #include "policy.h"
 #include "state.h"
@@ -61,6 +62,7 @@ struct hvt_daemon {
         sd_event *event;
         sd_event_source *verify;  /* verify_interval timer, NULL when 0 */
 
+        struct hvt_host host;    /* the driver: hw queue cap, controllers */
         struct hvt_tracked **disks;
         size_t n_disks, n_allocated;
         bool any_failed;         /* for --once's exit code */
@@ -83,6 +85,9 @@ int hvt_daemon_open_state(struct hvt_daemon *d);
  * Devices that are not Hyper-V disks are ignored; a managed disk that stops being one is
  * forgotten and left as it is. */
 int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, const char *action);
+
+/* Forgets a managed disk that is gone, with its record. */
+void hvt_daemon_forget(struct hvt_daemon *d, struct hvt_tracked *t);
 
 /* Walks every block disk, as at start-up and after lost events; a managed disk it does not
  * find any more is forgotten as removed, and so are records of disks that are not there. */

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "dump.h"
+#include "host.h"
 #include "loop.h"
 #include "macro.h"
 #include "messages.h"
@@ -26,6 +27,7 @@ static void resync(struct hvt_daemon *d) {
         (void) hvt_log_struct(&d->log, LOG_WARNING, ENOBUFS, HVT_MESSAGE_RESYNC, NULL,
                               "Lost device events (receive buffer overrun), re-enumerating all disks");
         (void) hvt_daemon_enumerate(d);
+        (void) hvt_host_scan(d);
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -113,6 +115,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         r = hvt_daemon_load_config(d);
         if (r >= 0) {
                 hvt_daemon_retune_all(d);
+                hvt_host_pass(d, true);
                 /* The same interval keeps its schedule: frequent reloads must not postpone it. */
                 if (d->config->verify_interval != interval)
                         (void) setup_verify(d);
@@ -135,10 +138,13 @@ static int setup_monitor(struct hvt_daemon *d) {
         d->monitor = udev_monitor_new_from_netlink(d->udev, "udev");
         if (!d->monitor)
                 return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot open the udev monitor: %m");
-        /* Disks, and the SCSI LUNs whose device/ attributes hvtuned manages. */
+        /* Disks, the SCSI LUNs whose device/ attributes hvtuned manages, and SCSI hosts. */
         r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "block", "disk");
         if (r >= 0)
                 r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "scsi", "scsi_device");
+        /* Controllers: hot-added ones, and re-probed ones coming back. */
+        if (r >= 0)
+                r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "scsi_host", NULL);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot filter the udev monitor: %m");
         /* Needs CAP_NET_ADMIN beyond rmem_max; without it the default buffer still works. */
@@ -200,6 +206,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = hvt_daemon_enumerate(d);
         if (r < 0)
                 return r;
+        hvt_host_pass(d, true);
         r = setup_verify(d);
         if (r < 0)
                 return r;

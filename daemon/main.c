@@ -94,6 +94,7 @@ static int run_once(struct hvt_daemon *d) {
         r = hvt_daemon_enumerate(d);
         if (r < 0)
                 return r;
+        hvt_host_pass(d, true);
         hvt_daemon_format_status(d, status, sizeof(status));
         hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run, nothing written)" : "");
         return 0;

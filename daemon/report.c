@@ -109,7 +109,8 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, c
         snprintf(f_result, sizeof(f_result), "HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome));
         snprintf(f_action, sizeof(f_action), "HVTUNED_ACTION=%s", action_names[kind]);
         fields[n++] = f_dev;
-        fields[n++] = f_ctrl;
+        if (*disk->controller)  /* the module parameter belongs to none */
+                fields[n++] = f_ctrl;
         fields[n++] = f_attr;
         fields[n++] = f_from;
         fields[n++] = f_to;

@@ -185,3 +185,12 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
                 apply_one(fd, (enum hvt_attr_id) i, want, p->kept[i], flags, &hook, res);
         }
 }
+
+void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
+                    hvt_before_write_t before_write, void *userdata, struct hvt_result *ret) {
+        const struct hook hook = { before_write, userdata };
+
+        *ret = (struct hvt_result) { .attr = id };
+        copy_value(ret->to, want->text);
+        apply_one(dirfd, id, want, "", flags, &hook, ret);
+}

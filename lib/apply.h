@@ -49,4 +49,8 @@ typedef int (*hvt_before_write_t)(enum hvt_attr_id id, const char *current, void
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret);
 
+/* The same step for one attribute below dirfd, outside any disk (the module parameter). */
+void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
+                    hvt_before_write_t before_write, void *userdata, struct hvt_result *ret);
+
 const char *hvt_outcome_to_string(enum hvt_outcome o);

@@ -45,11 +45,17 @@ static const struct hvt_attr attrs[_HVT_ATTR_MAX] = {
         [HVT_ATTR_QUEUE_DEPTH]    = { HVT_GROUP_DEVICE, "queue_depth",    HVT_VALUE_INT, 1, SCSI_MAX_QUEUE_DEPTH },
         [HVT_ATTR_TIMEOUT]        = { HVT_GROUP_DEVICE, "timeout",        HVT_VALUE_INT, 1, TIMEOUT_MAX_S },
         [HVT_ATTR_EH_TIMEOUT]     = { HVT_GROUP_DEVICE, "eh_timeout",     HVT_VALUE_INT, 1, EH_TIMEOUT_MAX_S },
+        /* module_param(storvsc_max_hw_queues, uint, 0644): 0 is "one per present CPU". */
+        [HVT_ATTR_MAX_HW_QUEUES]  = { HVT_GROUP_MODULE, "storvsc_max_hw_queues", HVT_VALUE_INT, 0, UINT32_MAX },
+        [HVT_ATTR_DRIVER_UNBIND]  = { HVT_GROUP_DRIVER, "unbind",         HVT_VALUE_DEVICE, 0, 0 },
+        [HVT_ATTR_DRIVER_BIND]    = { HVT_GROUP_DRIVER, "bind",           HVT_VALUE_DEVICE, 0, 0 },
 };
 
 static const char *const group_names[_HVT_GROUP_MAX] = {
         [HVT_GROUP_QUEUE] = "queue",
         [HVT_GROUP_DEVICE] = "device",
+        [HVT_GROUP_MODULE] = "parameters",
+        [HVT_GROUP_DRIVER] = "hv_storvsc",
 };
 
 const struct hvt_attr *hvt_attr_get(enum hvt_attr_id id) {

@@ -12,6 +12,8 @@
 enum hvt_group {
         HVT_GROUP_QUEUE,   /* <disk syspath>/queue/ */
         HVT_GROUP_DEVICE,  /* the disk's SCSI LUN: <disk syspath>/device/ */
+        HVT_GROUP_MODULE,  /* /sys/module/hv_storvsc/parameters/: the driver, not a disk */
+        HVT_GROUP_DRIVER,  /* /sys/bus/vmbus/drivers/hv_storvsc/: re-probing a controller */
         _HVT_GROUP_MAX,
 };
 
@@ -32,12 +34,18 @@ enum hvt_attr_id {
         HVT_ATTR_QUEUE_DEPTH,
         HVT_ATTR_TIMEOUT,
         HVT_ATTR_EH_TIMEOUT,
+        /* Attributes of disks end here; the driver's follow. */
+        HVT_ATTR_MAX_HW_QUEUES,   /* read at every controller probe */
+        HVT_ATTR_DRIVER_UNBIND,
+        HVT_ATTR_DRIVER_BIND,
         _HVT_ATTR_MAX,
+        _HVT_ATTR_DISK_MAX = HVT_ATTR_MAX_HW_QUEUES,
 };
 
 enum hvt_value_kind {
         HVT_VALUE_SCHEDULER,  /* an elevator name, shown by the kernel as a bracketed list */
         HVT_VALUE_INT,        /* a decimal integer in [min, max] */
+        HVT_VALUE_DEVICE,     /* a device name (a VMBus instance GUID): written, never read */
 };
 
 struct hvt_attr {

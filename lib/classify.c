@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: deciding whether a udev block device is a Hyper-V (storvsc) disk, and reading its
- * identity: controller, kind, H:C:T:L, vendor, model.
+ * identity: controller, kind, H:C:T:L, vendor, model; and the same for a SCSI host: whether
+ * it is a storvsc controller, with its queue figures.
  *
  * The test is the VMBus ancestor bound to hv_storvsc, never vendor/model strings: "Msft
  * Virtual Disk" is also what other Microsoft products report. */
@@ -9,9 +10,11 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "controller.h"
 #include "disk.h"
 #include "macro.h"
 
@@ -171,4 +174,56 @@ void hvt_disk_done(struct hvt_disk *d) {
         free(d->syspath);
         free(d->device_syspath);
         *d = (struct hvt_disk) {};
+}
+
+static int read_uint_attr(struct udev_device *dev, const char *name, unsigned *ret) {
+        const char *v = udev_device_get_sysattr_value(dev, name);
+        unsigned n;
+        int consumed = 0;
+
+        if (!v)
+                return -ENOENT;
+        if (sscanf(v, "%u%n", &n, &consumed) != 1 || (v[consumed] != '\0' && v[consumed] != '\n'))
+                return -EBADMSG;
+        *ret = n;
+        return 0;
+}
+
+int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret) {
+        struct hvt_controller c = {};
+        struct udev_device *vmbus;
+        const char *name = udev_device_get_sysname(dev);
+        int consumed = 0, r;
+
+        if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
+                return 0;
+        vmbus = udev_device_get_parent_with_subsystem_devtype(dev, "vmbus", NULL);
+        if (!vmbus || !streq_ptr(udev_device_get_driver(vmbus), "hv_storvsc"))
+                return 0;
+
+        if (!name || sscanf(name, "host%u%n", &c.host, &consumed) != 1 || name[consumed] != '\0')
+                return -EBADMSG;
+        r = read_controller(vmbus, c.controller);
+        if (r < 0)
+                return r;
+        if (strlen(udev_device_get_sysname(vmbus)) >= sizeof(c.name))
+                return -EBADMSG;
+        strcpy(c.name, udev_device_get_sysname(vmbus));
+        c.kind = kind_of_class(udev_device_get_sysattr_value(vmbus, "class_id"));
+        r = read_uint_attr(dev, "nr_hw_queues", &c.nr_hw_queues);
+        if (r >= 0)
+                r = read_uint_attr(dev, "can_queue", &c.can_queue);
+        if (r < 0)
+                return r;
+
+        c.syspath = strdup(udev_device_get_syspath(vmbus));
+        if (!c.syspath)
+                return -ENOMEM;
+        *ret = c;
+        return 1;
+}
+
+void hvt_controller_done(struct hvt_controller *c) {
+        free(c->syspath);
+        *c = (struct hvt_controller) {};
 }

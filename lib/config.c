@@ -347,6 +347,32 @@ static int parse_restore_on_stop(struct loader *l, const config_setting_t *s, st
         return 0;
 }
 
+static int parse_host(struct loader *l, const config_setting_t *g, struct hvt_host_config *h) {
+        int r = expect_type(l, g, "host", CONFIG_TYPE_GROUP);
+
+        for (int i = 0; r >= 0 && i < config_setting_length(g); i++) {
+                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
+                const char *name = config_setting_name(s);
+                char key[64];
+                long long v;
+
+                key_join(key, sizeof(key), "host", name);
+                if (strcmp(name, "max_hw_queues") == 0) {
+                        r = parse_uint(l, s, key, UINT32_MAX, &v);
+                        if (r >= 0) {
+                                h->max_hw_queues = (unsigned) v;
+                                h->max_hw_queues_set = true;
+                        }
+                } else if (strcmp(name, "reprobe_idle_controllers") == 0) {
+                        r = expect_type(l, s, key, CONFIG_TYPE_BOOL);
+                        if (r >= 0)
+                                h->reprobe_idle_controllers = config_setting_get_bool(s);
+                } else
+                        r = fail(l, s, key, "unknown key (max_hw_queues, reprobe_idle_controllers)");
+        }
+        return r;
+}
+
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
         int r;
 
@@ -358,6 +384,8 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_group(l, s, "", HVT_GROUP_QUEUE, c->settings);
                 else if (strcmp(name, "device") == 0)
                         r = parse_group(l, s, "", HVT_GROUP_DEVICE, c->settings);
+                else if (strcmp(name, "host") == 0)
+                        r = parse_host(l, s, &c->host);
                 else if (strcmp(name, "override") == 0)
                         r = parse_overrides(l, s, c);
                 else if (strcmp(name, "verify_interval") == 0)
@@ -365,8 +393,8 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                 else if (strcmp(name, "restore_on_stop") == 0)
                         r = parse_restore_on_stop(l, s, c);
                 else
-                        r = fail(l, s, name, "unknown key (queue, device, override, verify_interval, "
-                                 "restore_on_stop)");
+                        r = fail(l, s, name, "unknown key (queue, device, host, override, "
+                                 "verify_interval, restore_on_stop)");
                 if (r < 0)
                         return r;
         }

@@ -38,10 +38,18 @@ struct hvt_override {
 /* verify_interval: seconds between re-checks of every disk, at most a week; 0 = never. */
 #define HVT_VERIFY_INTERVAL_MAX (7 * 24 * 3600)
 
+/* The hv_storvsc driver as a whole: its hw queue cap (host = { ... };). */
+struct hvt_host_config {
+        bool max_hw_queues_set;         /* absent: 4 when more than 4 CPUs are present */
+        unsigned max_hw_queues;         /* 0: never touch the module parameter */
+        bool reprobe_idle_controllers;  /* unbind and bind an unused controller over the cap */
+};
+
 struct hvt_config {
         char *path;  /* NULL for the built-in policy */
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
+        struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];
         struct hvt_override *overrides;
         size_t n_overrides;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: opening, reading and writing sysfs attributes below a directory fd.
+/* Owns: opening, reading and writing sysfs attributes below a directory fd, and reading the
+ * kernel's text files of unbounded size (/proc/cmdline, /proc/self/mountinfo).
  *
  * Everything is opened relative to the device's own directory with O_NOFOLLOW, so a write
  * can only ever land in that directory, on an allowlisted name. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,4 +76,39 @@ int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {
         n = close(fd);
         fd = -EBADF;
         return n < 0 ? negative_errno() : 0;
+}
+
+int hvt_read_file(const char *path, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = 0, size = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                ssize_t n;
+
+                if (size - len < 4096) {
+                        char *p = realloc(buf, size + 65536);
+
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        size += 65536;
+                }
+                n = read(fd, buf + len, size - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        buf = NULL;
+        return 0;
 }

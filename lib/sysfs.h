@@ -17,3 +17,7 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
 /* Writes value to the attribute id below dirfd in one write(2), as sysfs wants it.
  * -EINVAL for a value that is not a plain token, -EIO for a short write. */
 int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);
+
+/* The whole of a kernel text file (/proc/self/mountinfo may be long), NUL-terminated, in a
+ * malloc()ed *ret. */
+int hvt_read_file(const char *path, char **ret);

@@ -80,8 +80,10 @@ START_TEST(test_all_keys_and_bounds) {
                 "               queue = { nomerges = 2; }; },\n"
                 "             { match = {}; device = { queue_depth = 1; }; } );\n");
 
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 ck_assert_msg(c->settings[i].set == (i != HVT_ATTR_TIMEOUT), "attribute %zu", i);
+        for (size_t i = _HVT_ATTR_DISK_MAX; i < _HVT_ATTR_MAX; i++)
+                ck_assert_msg(!c->settings[i].set, "driver attribute %zu set from a disk group", i);
         ck_assert_int_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].num, 4294967295LL);
         ck_assert_str_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].text, "4294967295");
         ck_assert_str_eq(c->overrides[0].match.vendor, "Msft");
@@ -89,6 +91,33 @@ START_TEST(test_all_keys_and_bounds) {
         ck_assert_uint_eq(c->overrides[0].match.host, 3);
         ck_assert_uint_eq(c->overrides[1].match.fields, 0);
         hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_host) {
+        struct hvt_config *c = load_ok("# nothing\n");
+
+        ck_assert(!c->host.max_hw_queues_set);
+        ck_assert(!c->host.reprobe_idle_controllers);
+        hvt_config_free(c);
+
+        c = load_ok("host = { max_hw_queues = 0; reprobe_idle_controllers = true; };\n");
+        ck_assert(c->host.max_hw_queues_set);
+        ck_assert_uint_eq(c->host.max_hw_queues, 0);
+        ck_assert(c->host.reprobe_idle_controllers);
+        hvt_config_free(c);
+
+        c = load_ok("host = { max_hw_queues = 8; };\n");
+        ck_assert_uint_eq(c->host.max_hw_queues, 8);
+        hvt_config_free(c);
+
+        load_bad("host = { max_hw_queues = -1; };\n", 1, "host.max_hw_queues", "out of range 0..4294967295");
+        load_bad("host = { max_hw_queues = \"4\"; };\n", 1, "host.max_hw_queues", "expected an integer");
+        load_bad("host = {\n reprobe_idle_controllers = 1; };\n", 2, "host.reprobe_idle_controllers",
+                 "expected a boolean, got an integer");
+        load_bad("host = { storvsc_max_hw_queues = 4; };\n", 1, "host.storvsc_max_hw_queues",
+                 "unknown key (max_hw_queues, reprobe_idle_controllers)");
+        load_bad("host = 4;\n", 1, "host", "expected a group");
 }
 END_TEST
 
@@ -144,7 +173,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, override, verify_interval, restore_on_stop)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
@@ -278,6 +307,7 @@ int main(void) {
 
         tcase_add_test(tc, test_issue_example);
         tcase_add_test(tc, test_all_keys_and_bounds);
+        tcase_add_test(tc, test_host);
         tcase_add_test(tc, test_empty_file_manages_nothing);
         tcase_add_test(tc, test_default_when_missing);
         tcase_add_test(tc, test_bad_values);

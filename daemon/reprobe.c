@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the re-probe of idle controllers (see reprobe.h).
+ *
+ * Taking a controller away removes its disks: it is done only when nothing could notice.
+ * Every disk of the controller, and every partition, must be unmounted, not swap, without
+ * holders, and open exclusively for hvtuned, as mount and swapon would need it; the claims
+ * are held across the unbind, so nothing can start using a disk between check and unbind.
+ * Whatever cannot be read is a reason to refuse. The disks come back as new devices, and
+ * their add events tune them like any hot-added disk. */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "host.h"
+#include "hwqueues.h"
+#include "macro.h"
+#include "messages.h"
+#include "reprobe.h"
+#include "sysfs.h"
+#include "usage.h"
+
+#define DRIVER_DIR "/sys/bus/vmbus/drivers/hv_storvsc"
+#define DISKS_MAX 256
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
+
+struct claims {
+        int fd[DISKS_MAX];
+        size_t n;
+};
+
+static void claims_release(struct claims *c) {
+        for (size_t i = 0; i < c->n; i++)
+                close(c->fd[i]);
+        c->n = 0;
+}
+
+static const char *const *controller_fields(const struct hvt_controller *c, char f_ctrl[static 64],
+                                            char f_host[static 32], const char *extra) {
+        static const char *fields[4];
+
+        snprintf(f_ctrl, 64, "HVTUNED_CONTROLLER=%s", c->controller);
+        snprintf(f_host, 32, "HVTUNED_HOST=host%u", c->host);
+        fields[0] = f_ctrl;
+        fields[1] = f_host;
+        fields[2] = extra;
+        fields[3] = NULL;
+        return fields;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void refuse(struct hvt_daemon *d, const struct hvt_controller *c, const char *fmt, ...) {
+        char f_ctrl[64], f_host[32], f_why[300], why[256];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        snprintf(f_why, sizeof(f_why), "HVTUNED_REASON=%s", why);
+        (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_REPROBE_REFUSED,
+                              controller_fields(c, f_ctrl, f_host, f_why),
+                              "host%u (controller %s): not re-probing: %s", c->host, c->controller, why);
+}
+
+/* Checks every disk below the controller and claims each; false (logged) on the first
+ * reason to leave the controller alone. */
+static bool claim_disks(struct hvt_daemon *d, const struct hvt_controller *c, const struct hvt_usage *u,
+                        struct claims *claims) {
+        _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
+        struct udev_device *parent;
+        struct udev_list_entry *entry;
+        char why[256];
+        int r;
+
+        e = udev_enumerate_new(d->udev);
+        parent = udev_device_new_from_syspath(d->udev, c->syspath);
+        if (!e || !parent) {
+                udev_device_unref(parent);
+                refuse(d, c, "cannot list its disks");
+                return false;
+        }
+        r = udev_enumerate_add_match_parent(e, parent);
+        if (r >= 0)
+                r = udev_enumerate_add_match_subsystem(e, "block");
+        if (r >= 0)
+                r = udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
+        if (r >= 0)
+                r = udev_enumerate_scan_devices(e);
+        udev_device_unref(parent);
+        if (r < 0) {
+                refuse(d, c, "cannot list its disks (%s)", strerror(-r));
+                return false;
+        }
+
+        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
+                const char *path = udev_list_entry_get_name(entry), *name = strrchr(path, '/') + 1;
+                int fd;
+
+                r = hvt_usage_check_disk(u, path, why, sizeof(why));
+                if (r < 0) {
+                        refuse(d, c, "in doubt: %s (%s)", why, strerror(-r));
+                        return false;
+                }
+                if (r > 0) {
+                        refuse(d, c, "%s", why);
+                        return false;
+                }
+                if (claims->n == DISKS_MAX) {
+                        refuse(d, c, "more than %d disks", DISKS_MAX);
+                        return false;
+                }
+                fd = hvt_usage_claim(name);
+                if (fd == -EBUSY) {
+                        refuse(d, c, "%s is in use: someone else has it open exclusively", name);
+                        return false;
+                }
+                if (fd < 0) {
+                        refuse(d, c, "in doubt: cannot open /dev/%s exclusively (%s)", name, strerror(-fd));
+                        return false;
+                }
+                claims->fd[claims->n++] = fd;
+        }
+        return true;
+}
+
+/* Disks of the controller are gone with the unbind: their records too. */
+static void forget_disks(struct hvt_daemon *d, const struct hvt_controller *c) {
+        for (size_t i = d->n_disks; i > 0; i--)
+                if (strcmp(d->disks[i - 1]->disk.controller, c->controller) == 0)
+                        hvt_daemon_forget(d, d->disks[i - 1]);
+}
+
+static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
+        const struct hvt_controller *now = hvt_host_find(d, old->controller);
+        char f_ctrl[64], f_host[32], f_bytes[64], s_bytes[32];
+        uint64_t freed;
+
+        if (!now) {
+                (void) hvt_log_struct(&d->log, LOG_ERR, ENODEV, HVT_MESSAGE_REPROBE_FAILED,
+                                      controller_fields(old, f_ctrl, f_host, NULL),
+                                      "Controller %s was bound again but has no SCSI host: its disks are gone",
+                                      old->controller);
+                return;
+        }
+        if (now->nr_hw_queues > d->host.target) {
+                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, HVT_MESSAGE_REPROBE_FAILED,
+                                      controller_fields(now, f_ctrl, f_host, NULL),
+                                      "host%u (controller %s) was re-probed but has %u hw queues, not %u",
+                                      now->host, now->controller, now->nr_hw_queues, d->host.target);
+                return;
+        }
+        freed = hvt_hwq_estimate_bytes(before, old->can_queue) -
+                hvt_hwq_estimate_bytes(now->nr_hw_queues, now->can_queue);
+        snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed);
+        hvt_format_bytes(freed, s_bytes, sizeof(s_bytes));
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
+                              controller_fields(now, f_ctrl, f_host, f_bytes),
+                              "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
+                              now->host, now->controller, before, now->nr_hw_queues, s_bytes);
+}
+
+static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_controller *c,
+                        const struct hvt_usage *u) {
+        _cleanup_(claims_release) struct claims claims = {};
+        struct hvt_controller old = *c;  /* c points into the list a rescan replaces */
+        char f_ctrl[64], f_host[32];
+        int r;
+
+        old.syspath = NULL;
+        if (!claim_disks(d, c, u, &claims))
+                return;
+
+        r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
+        if (r < 0) {
+                (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_REPROBE_FAILED,
+                                      controller_fields(c, f_ctrl, f_host, NULL),
+                                      "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
+                                      c->host, c->controller);
+                return;
+        }
+        claims_release(&claims);
+        forget_disks(d, c);
+
+        r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_BIND, old.name);
+        if (r < 0) {
+                (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED,
+                                      controller_fields(&old, f_ctrl, f_host, NULL),
+                                      "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
+                                      "until: echo %s > %s/bind", old.controller, old.name, DRIVER_DIR);
+                return;
+        }
+        /* The SCSI host exists once bind returns (storvsc_probe adds it); its disks follow
+         * as the asynchronous scan finds them, each with an add event. */
+        if (hvt_host_scan(d) >= 0)
+                report_done(d, &old, old.nr_hw_queues);
+}
+
+void hvt_reprobe_idle(struct hvt_daemon *d) {
+        _cleanup_(hvt_usage_done) struct hvt_usage u = {};
+        _cleanup_close_ int driver_fd = -EBADF;
+        _cleanup_free_ char (*names)[HVT_GUID_STR_MAX] = NULL;
+        size_t n = 0;
+        int r;
+
+        if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN)) {
+                hvt_log_info(&d->log, "Not re-probing controllers under --once or --dry-run: their disks come "
+                             "back as new devices, which only the service tunes");
+                return;
+        }
+        /* Names first: each re-probe reads the controllers anew. */
+        names = calloc(d->host.n_controllers + 1, sizeof(*names));
+        if (!names)
+                return (void) hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < d->host.n_controllers; i++) {
+                const struct hvt_controller *c = &d->host.controllers[i];
+
+                if (c->kind == HVT_KIND_IDE || d->host.target == 0 || c->nr_hw_queues <= d->host.target)
+                        continue;
+                if (d->host.param_last.outcome != HVT_APPLIED && d->host.param_last.outcome != HVT_UNCHANGED) {
+                        refuse(d, c, "the module parameter does not hold the cap, so a re-probe would not apply it");
+                        continue;
+                }
+                memcpy(names[n++], c->controller, sizeof(*names));
+        }
+        if (n == 0)
+                return;
+
+        r = hvt_usage_load(&u);
+        if (r >= 0) {
+                driver_fd = hvt_sysfs_open_dir(DRIVER_DIR);
+                r = driver_fd;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const struct hvt_controller *c = hvt_host_find(d, names[i]);
+
+                if (!c)
+                        continue;
+                if (r < 0)
+                        refuse(d, c, "cannot read the mounts, swaps or %s: %s", DRIVER_DIR, strerror(-r));
+                else
+                        reprobe_one(d, driver_fd, c, &u);
+        }
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the controller model: one storvsc SCSI host (a VMBus device bound to hv_storvsc)
+ * with the queue figures the kernel gave it at probe, and how a udev scsi_host device is
+ * recognised as one (classify.c). */
+#pragma once
+
+#include <stdint.h>
+#include <libudev.h>
+
+#include "disk.h"
+
+/* A VMBus device name: the instance GUID without braces, as unbind and bind take it. */
+#define HVT_VMBUS_NAME_MAX 37
+
+struct hvt_controller {
+        char controller[HVT_GUID_STR_MAX];  /* "{f8b3781b-...}", as disks name their controller */
+        char name[HVT_VMBUS_NAME_MAX];      /* the VMBus device's sysname */
+        char *syspath;                      /* the VMBus device */
+        unsigned host;                      /* N of hostN */
+        enum hvt_kind kind;
+        unsigned nr_hw_queues, can_queue;   /* from /sys/class/scsi_host/hostN/ */
+};
+
+/* 1 and fills ret when dev (subsystem scsi_host) is the SCSI host of a VMBus device bound to
+ * hv_storvsc; 0 when it is any other SCSI host; -errno (-EBADMSG for unreadable figures)
+ * when it is storvsc's but cannot be read. */
+int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret);
+
+void hvt_controller_done(struct hvt_controller *c);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: hw queue arithmetic (see hwqueues.h). Facts from drivers/scsi/storvsc_drv.c
+ * (storvsc_probe), lib/bitmap.c (cpulist format) and kernel/params.c (parse_args). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwqueues.h"
+
+static int parse_cpu(const char **p, unsigned long *ret) {
+        char *end;
+
+        if (!isdigit((unsigned char) **p))
+                return -EINVAL;
+        errno = 0;
+        *ret = strtoul(*p, &end, 10);
+        if (errno != 0 || *ret > UINT32_MAX)
+                return -EINVAL;
+        *p = end;
+        return 0;
+}
+
+int hvt_cpulist_count(const char *text, unsigned *ret) {
+        const char *p = text;
+        unsigned long n = 0;
+
+        for (;;) {
+                unsigned long lo, hi;
+
+                if (parse_cpu(&p, &lo) < 0)
+                        return -EINVAL;
+                hi = lo;
+                if (*p == '-') {
+                        p++;
+                        if (parse_cpu(&p, &hi) < 0 || hi < lo)
+                                return -EINVAL;
+                }
+                n += hi - lo + 1;
+                if (n > UINT32_MAX)
+                        return -EINVAL;
+                if (*p != ',')
+                        break;
+                p++;
+        }
+        while (*p == '\n')
+                p++;
+        if (*p != '\0')
+                return -EINVAL;
+        *ret = (unsigned) n;
+        return 0;
+}
+
+unsigned hvt_hwq_target(const struct hvt_host_config *h, unsigned present) {
+        unsigned cap = h->max_hw_queues_set ? h->max_hw_queues : HVT_DEFAULT_MAX_HW_QUEUES;
+
+        if (cap == 0 || present == 0)
+                return 0;
+        if (!h->max_hw_queues_set && present <= HVT_DEFAULT_MAX_HW_QUEUES)
+                return 0;
+        return cap < present ? cap : present;
+}
+
+unsigned hvt_hwq_effective(unsigned param, unsigned present) {
+        return param == 0 || param > present ? present : param;
+}
+
+uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue) {
+        return (uint64_t) nr_hw_queues * can_queue * HVT_REQUEST_BYTES;
+}
+
+/* parameq(): '-' and '_' are the same in parameter names. */
+static bool param_name_is(const char *name, size_t len, const char *want) {
+        if (len != strlen(want))
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                char a = name[i] == '-' ? '_' : name[i], b = want[i] == '-' ? '_' : want[i];
+
+                if (a != b)
+                        return false;
+        }
+        return true;
+}
+
+static int parse_param_value(const char *v, size_t len, unsigned *ret) {
+        char num[16], *end;
+        unsigned long n;
+
+        if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
+                v++;
+                len -= 2;
+        }
+        if (len == 0 || len >= sizeof(num) || v[0] == '-')
+                return -EINVAL;
+        memcpy(num, v, len);
+        num[len] = '\0';
+        errno = 0;
+        n = strtoul(num, &end, 0);  /* kstrtouint(val, 0, ...) */
+        if (errno != 0 || *end || n > UINT32_MAX)
+                return -EINVAL;
+        *ret = (unsigned) n;
+        return 0;
+}
+
+int hvt_cmdline_max_hw_queues(const char *cmdline, unsigned *ret) {
+        const char *p = cmdline;
+        int found = 0;
+
+        /* Words are blank-separated; a quoted word keeps its blanks (parse_args()). Module
+         * parameters are only recognised before "--", which starts init's arguments. */
+        while (*p) {
+                const char *w, *eq = NULL;
+                bool quoted = false;
+
+                while (isspace((unsigned char) *p))
+                        p++;
+                if (!*p)
+                        break;
+                w = p;
+                for (; *p && (quoted || !isspace((unsigned char) *p)); p++) {
+                        if (*p == '"')
+                                quoted = !quoted;
+                        else if (*p == '=' && !eq && !quoted)
+                                eq = p;
+                }
+                if (p - w == 2 && strncmp(w, "--", 2) == 0)
+                        break;
+                if (!eq || !param_name_is(w, (size_t) (eq - w), "hv_storvsc.storvsc_max_hw_queues"))
+                        continue;
+                if (parse_param_value(eq + 1, (size_t) (p - eq - 1), ret) < 0)
+                        return -EINVAL;
+                found = 1;
+        }
+        return found;
+}

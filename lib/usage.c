@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the in-use checks of usage.h.
+ *
+ * Mounts are matched by device number (field 3 of mountinfo) and by source name, since a
+ * btrfs mount shows an anonymous device number; /proc/swaps names its devices by path. The
+ * exclusive open is the final word: it also sees mounts of other namespaces. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sysfs.h"
+#include "usage.h"
+
+#define DEV_MAX 24
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+int hvt_usage_load(struct hvt_usage *u) {
+        int r;
+
+        *u = (struct hvt_usage) {};
+        r = hvt_read_file("/proc/self/mountinfo", &u->mountinfo);
+        if (r >= 0)
+                r = hvt_read_file("/proc/swaps", &u->swaps);
+        if (r < 0)
+                hvt_usage_done(u);
+        return r;
+}
+
+void hvt_usage_done(struct hvt_usage *u) {
+        free(u->mountinfo);
+        free(u->swaps);
+        *u = (struct hvt_usage) {};
+}
+
+/* "/dev/sdc1" names sdc1; so does "/dev/disk/../sdc1". */
+static bool path_names(const char *path, size_t len, const char *name) {
+        const char *base = memrchr(path, '/', len);
+
+        if (strncmp(path, "/dev/", 5) != 0 || !base)
+                return false;
+        base++;
+        return (size_t) (path + len - base) == strlen(name) && strncmp(base, name, strlen(name)) == 0;
+}
+
+/* Field i (0-based) of a blank-separated line, and its length. */
+static const char *field(const char *line, size_t line_len, unsigned i, size_t *len) {
+        const char *p = line, *end = line + line_len;
+
+        for (;;) {
+                const char *f;
+
+                while (p < end && *p == ' ')
+                        p++;
+                f = p;
+                while (p < end && *p != ' ')
+                        p++;
+                if (f == p)
+                        return NULL;
+                if (i-- == 0) {
+                        *len = (size_t) (p - f);
+                        return f;
+                }
+        }
+}
+
+/* Where a mount of this device (number dev, name name) is, or NULL. */
+static bool find_mount(const char *mountinfo, const char *dev, const char *name, char *where, size_t size) {
+        for (const char *line = mountinfo; *line;) {
+                const char *nl = strchrnul(line, '\n'), *f, *sep, *src;
+                size_t len = (size_t) (nl - line), flen, slen;
+
+                f = field(line, len, 2, &flen);
+                sep = strstr(line, " - ");
+                src = sep && sep < nl ? field(sep + 3, (size_t) (nl - sep - 3), 1, &slen) : NULL;
+                if ((f && flen == strlen(dev) && strncmp(f, dev, flen) == 0) ||
+                    (src && path_names(src, slen, name))) {
+                        const char *mp = field(line, len, 4, &flen);
+
+                        snprintf(where, size, "%.*s", mp ? (int) flen : 1, mp ? mp : "?");
+                        return true;
+                }
+                line = *nl ? nl + 1 : nl;
+        }
+        return false;
+}
+
+static bool find_swap(const char *swaps, const char *name) {
+        /* The first line is the header; each other starts with the path of the area. */
+        const char *line = strchr(swaps, '\n');
+
+        while (line && *++line) {
+                const char *nl = strchrnul(line, '\n');
+                size_t len;
+                const char *f = field(line, (size_t) (nl - line), 0, &len);
+
+                if (f && path_names(f, len, name))
+                        return true;
+                line = *nl ? nl : NULL;
+        }
+        return false;
+}
+
+/* 1 with *holder set when holders/ has an entry, 0 when it is empty. */
+static int first_holder(int dirfd, char *holder, size_t size) {
+        _cleanup_(closedirp) DIR *dir = NULL;
+        struct dirent *de;
+        int fd;
+
+        fd = openat(dirfd, "holders", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        dir = fdopendir(fd);
+        if (!dir) {
+                close(fd);
+                return negative_errno();
+        }
+        while ((de = readdir(dir)))
+                if (de->d_name[0] != '.') {
+                        snprintf(holder, size, "%s", de->d_name);
+                        return 1;
+                }
+        return 0;
+}
+
+/* One block device directory: the disk or one of its partitions. */
+static int check_one(const struct hvt_usage *u, int dirfd, const char *name, char *why, size_t size) {
+        char dev[DEV_MAX], where[256], holder[256];
+        int r;
+
+        r = hvt_sysfs_read(dirfd, "dev", dev, sizeof(dev));
+        if (r < 0) {
+                snprintf(why, size, "cannot read the device number of %s", name);
+                return r;
+        }
+        if (find_mount(u->mountinfo, dev, name, where, sizeof(where))) {
+                if (strcmp(where, "/") == 0)
+                        snprintf(why, size, "%s holds the root filesystem", name);
+                else
+                        snprintf(why, size, "%s is mounted on %s", name, where);
+                return 1;
+        }
+        if (find_swap(u->swaps, name)) {
+                snprintf(why, size, "%s is in use as swap", name);
+                return 1;
+        }
+        r = first_holder(dirfd, holder, sizeof(holder));
+        if (r < 0) {
+                snprintf(why, size, "cannot read the holders of %s", name);
+                return r;
+        }
+        if (r > 0) {
+                snprintf(why, size, "%s is held by %s", name, holder);
+                return 1;
+        }
+        return 0;
+}
+
+int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *why, size_t size) {
+        _cleanup_(closedirp) DIR *dir = NULL;
+        const char *name = strrchr(syspath, '/');
+        struct dirent *de;
+        int fd, r;
+
+        name = name ? name + 1 : syspath;
+        fd = hvt_sysfs_open_dir(syspath);
+        if (fd < 0) {
+                snprintf(why, size, "cannot open %s", syspath);
+                return fd;
+        }
+        dir = fdopendir(fd);
+        if (!dir) {
+                close(fd);
+                snprintf(why, size, "cannot list %s", syspath);
+                return negative_errno();
+        }
+        r = check_one(u, fd, name, why, size);
+        if (r != 0)
+                return r;
+
+        /* Partitions are the subdirectories named after the disk that have a partition file. */
+        while ((de = readdir(dir))) {
+                _cleanup_close_ int pfd = -EBADF;
+                char buf[16];
+
+                if (strncmp(de->d_name, name, strlen(name)) != 0 || strcmp(de->d_name, name) == 0)
+                        continue;
+                pfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd < 0 || hvt_sysfs_read(pfd, "partition", buf, sizeof(buf)) < 0)
+                        continue;
+                r = check_one(u, pfd, de->d_name, why, size);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+int hvt_usage_claim(const char *sysname) {
+        char path[64];
+        int fd;
+
+        if (strchr(sysname, '/') || snprintf(path, sizeof(path), "/dev/%s", sysname) >= (int) sizeof(path))
+                return -EINVAL;
+        fd = open(path, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}

@@ -165,6 +165,7 @@ static int check_one(const struct hvt_usage *u, int dirfd, const char *name, cha
 int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *why, size_t size) {
         _cleanup_(closedirp) DIR *dir = NULL;
         const char *name = strrchr(syspath, '/');
+        char other[256] = "";
         struct dirent *de;
         int fd, r;
 
@@ -181,10 +182,13 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
                 return negative_errno();
         }
         r = check_one(u, fd, name, why, size);
-        if (r != 0)
+        if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
                 return r;
+        if (r > 0)
+                snprintf(other, sizeof(other), "%s", why);
 
-        /* Partitions are the subdirectories named after the disk that have a partition file. */
+        /* Partitions are the subdirectories named after the disk that have a partition file.
+         * Holding the root filesystem is the reason given when it is one of them. */
         while ((de = readdir(dir))) {
                 _cleanup_close_ int pfd = -EBADF;
                 char buf[16];
@@ -195,8 +199,14 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
                 if (pfd < 0 || hvt_sysfs_read(pfd, "partition", buf, sizeof(buf)) < 0)
                         continue;
                 r = check_one(u, pfd, de->d_name, why, size);
-                if (r != 0)
+                if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
                         return r;
+                if (r > 0 && !*other)
+                        snprintf(other, sizeof(other), "%s", why);
+        }
+        if (*other) {
+                snprintf(why, size, "%s", other);
+                return 1;
         }
         return 0;
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: making a umockdev testbed answer writes to queue attributes as the kernel does.
+/* Owns: making a umockdev testbed answer writes to sysfs attributes as the kernel does.
  *
  * A testbed attribute is a plain file: writing "none" over "[mq-deadline] none" leaves
  * "none", and every value is kept as written. The kernel instead keeps the list and moves
  * the brackets, refuses a name it does not offer (EINVAL), keeps read_ahead_kb in whole
- * pages and raises nr_requests to at least 4 (block/elevator.c, block/blk-sysfs.c). This
+ * pages and raises nr_requests to at least 4 (block/elevator.c, block/blk-sysfs.c); a uint
+ * module parameter takes what kstrtouint() takes (kernel/params.c); an attribute without
+ * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
+ * and a write to a driver's bind or unbind returns only when the device was probed or
+ * removed (drivers/base/bus.c). The test plays the kernel for those: the shim waits for
+ * "<bind or unbind>.done" in the driver's directory, holding the errno the write gets. This
  * LD_PRELOAD shim, loaded before umockdev's (which calls libc directly, so nothing after it
  * sees a call), does the same for testbed files, /sys paths as umockdev will redirect them
  * and paths below $UMOCKDEV_DIR: on an open for writing it
@@ -20,13 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TRACKED_MAX 64
 #define CONTENT_MAX 512
 
-enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS };
+enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, PARAM_UINT, DRIVER_BIND };
+
+/* How long a bind or unbind waits for the test's answer. */
+#define BIND_TIMEOUT_MS 30000
 
 static const struct {
         const char *suffix;
@@ -35,6 +45,9 @@ static const struct {
         { "/queue/scheduler", SCHEDULER },
         { "/queue/read_ahead_kb", READ_AHEAD_KB },
         { "/queue/nr_requests", NR_REQUESTS },
+        { "/parameters/storvsc_max_hw_queues", PARAM_UINT },
+        { "/drivers/hv_storvsc/bind", DRIVER_BIND },
+        { "/drivers/hv_storvsc/unbind", DRIVER_BIND },
 };
 
 static struct tracked {
@@ -110,10 +123,15 @@ static void put_back(struct tracked *t, const char *content) {
 
 static int open_tracked(openat_fn real, int dirfd, const char *name, int flags, mode_t mode) {
         char path[4096];
+        struct stat st;
         int fd;
 
         if ((flags & O_ACCMODE) == O_RDONLY || !testbed_path(dirfd, name, path))
                 return real(dirfd, name, flags, mode);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 0222)) {
+                errno = EACCES;
+                return -1;
+        }
 
         for (size_t i = 0; i < sizeof(emulated) / sizeof(emulated[0]); i++) {
                 size_t ls = strlen(emulated[i].suffix), lp = strlen(path);
@@ -182,6 +200,22 @@ static bool switch_scheduler(const char *old, const char *name, char out[static 
         return found;
 }
 
+/* The test's answer to a bind or unbind: the errno in "<path>.done", 0 for success. */
+static int wait_for_kernel(const char *path) {
+        char done[4200], answer[CONTENT_MAX];
+        struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+        snprintf(done, sizeof(done), "%s.done", path);
+        for (int waited = 0; waited < BIND_TIMEOUT_MS; waited += 10) {
+                if (read_file(done, answer)) {
+                        unlink(done);
+                        return atoi(answer);
+                }
+                nanosleep(&tick, NULL);
+        }
+        return ETIMEDOUT;
+}
+
 ssize_t write(int fd, const void *buf, size_t len) {
         struct tracked *t;
         char value[CONTENT_MAX], shown[CONTENT_MAX], *end;
@@ -194,7 +228,29 @@ ssize_t write(int fd, const void *buf, size_t len) {
 
         snprintf(value, sizeof(value), "%.*s", (int) (len < sizeof(value) ? len : sizeof(value) - 1), (const char *) buf);
         value[strcspn(value, " \n")] = '\0';
-        if (t->kind == SCHEDULER) {
+        if (t->kind == DRIVER_BIND) {
+                int error;
+
+                put_back(t, value);
+                error = wait_for_kernel(t->path);
+                if (error) {
+                        errno = error;
+                        return -1;
+                }
+                return (ssize_t) len;
+        }
+        if (t->kind == PARAM_UINT) {
+                unsigned long long u;
+
+                errno = 0;
+                u = strtoull(value, &end, 0);
+                if (errno || end == value || *end || value[0] == '-' || u > 0xffffffffULL) {
+                        put_back(t, t->old);
+                        errno = EINVAL;
+                        return -1;
+                }
+                snprintf(shown, sizeof(shown), "%llu\n", u);
+        } else if (t->kind == SCHEDULER) {
                 if (!switch_scheduler(t->old, value, shown)) {
                         put_back(t, t->old);
                         errno = EINVAL;

@@ -18,6 +18,11 @@ struct hv_run {
         char status[512];  /* the last STATUS= seen */
 };
 
+/* What STATUS adds on each VM for its hw queues (4 controllers' worth on Azure, 32 vCPUs). */
+#define AZURE_HWQ "; hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot"
+#define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~2 MiB reclaimable at next boot"
+#define WSL_HWQ "; hw queues: every controller within cap 4"
+
 /* Strings and snapshots returned below belong to the harness and live until the test
  * process exits; hv_keep() hands a g_malloc()ed string of the test's over the same way. */
 char *hv_keep(char *s);

@@ -33,12 +33,12 @@ START_TEST(test_ready_and_status) {
         /* READY=1 comes after the start-up pass: everything is tuned by then, and nothing
          * but the Hyper-V disks with another scheduler was touched. */
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sda/queue/scheduler\nsdc/queue/scheduler");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         err = hvtuned_stop(&run);
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
-        assert_contains(err, "Started: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n");
+        assert_contains(err, "Started: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         /* Unchanged attributes are not reported by the daemon unless -v. */
         ck_assert_ptr_null(strstr(err, "(unchanged)"));
         unlink(config);
@@ -155,9 +155,11 @@ static const struct {
         const char *profile, *added, *fragment, *lun_disk, *status_before, *status_added;
 } vms[] = {
         { "gen1", "sdf", "gen1-sdf.umockdev", "sdc",
-          "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed", "5 Hyper-V disks on 3 controllers: 5 tuned, 0 failed" },
+          "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ,
+          "5 Hyper-V disks on 3 controllers: 5 tuned, 0 failed" GEN1_HWQ },
         { "wsl2", "sde", "wsl2-sde.umockdev", "sda",
-          "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed", "5 Hyper-V disks on 1 controller: 5 tuned, 0 failed" },
+          "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed" WSL_HWQ,
+          "5 Hyper-V disks on 1 controller: 5 tuned, 0 failed" WSL_HWQ },
 };
 
 static GHashTable *without_hyperv(GHashTable *snapshot) {
@@ -235,7 +237,7 @@ START_TEST(test_reload) {
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sdd", "queue/read_ahead_kb"), "1024");
 
         assert_contains(hvtuned_stop(&run), ":2: queue.read_ahead_kb: expected an integer, got a string\n");

@@ -27,6 +27,10 @@ RESTORED = "706ff731751b4046a4852b3f53f97d9b"
 STATE_DISK = "0c874620bd6e4b91b9af6be0b7a1a318"
 STATE_SUMMARY = "0258bd01b5da4ee392d988426ce82ffe"
 SKIPPED = "992d1b40088b48d7bd76698a5ef53116"
+CONTROLLER = "51da0b4ec8cb4af58042306e8e2cb9da"
+HWQ_ADVICE = "1ac2bcccda904a5c963d5b17808672d6"
+AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot"
+SCSI0, SCSI1 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
 SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
        "f8b3781a-1e82-4818-a1c3-63d806ec15bb/host0/target0:0:0/0:0:0:1/block/sdb")
 
@@ -101,6 +105,7 @@ def inside(hvtuned, testbed, emulator, manager):
     journald.wait(timeout=30)
 
     check_entries(pid)
+    check_hw_queues(pid)
     check_lifecycle(pid)
     with open("/run/hvtuned.stderr") as f:
         stray = f.read()
@@ -109,8 +114,29 @@ def inside(hvtuned, testbed, emulator, manager):
     check_shutdown(hvtuned, manager, env, denv)
 
 
+def check_hw_queues(pid):
+    param = journal(f"_PID={pid}", f"MESSAGE_ID={APPLIED}", "HVTUNED_DEVICE=hv_storvsc")
+    if [(e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_ACTION"]) for e in param] != \
+            [("parameters/storvsc_max_hw_queues", "0", "4", "tune")] or "HVTUNED_CONTROLLER" in param[0]:
+        fail(f"module parameter entries {param}")
+    # 32 vCPUs: 32 queues x 2534 requests x 1 KiB, and 4 x 2534 x 1 KiB under the cap.
+    ctrls = journal(f"_PID={pid}", f"MESSAGE_ID={CONTROLLER}")
+    got = sorted((e["HVTUNED_CONTROLLER"], e["HVTUNED_HOST"], e["HVTUNED_KIND"], e["HVTUNED_HW_QUEUES"],
+                  e["HVTUNED_CAN_QUEUE"], e["HVTUNED_EST_BYTES"], e["HVTUNED_EST_BYTES_CAPPED"],
+                  e["HVTUNED_OVER_CAP"], e["PRIORITY"]) for e in ctrls)
+    want = [(SCSI0, "host0", "scsi", "32", "2534", "83034112", "10379264", "yes", "6"),
+            (SCSI1, "host1", "scsi", "32", "2534", "83034112", "10379264", "yes", "6")]
+    if got != want:
+        fail(f"controller entries {got}, want {want}")
+    advice = journal(f"_PID={pid}", f"MESSAGE_ID={HWQ_ADVICE}")
+    if len(advice) != 1 or advice[0]["HVTUNED_FIX"] != "hv_storvsc.storvsc_max_hw_queues=4" or \
+            advice[0]["HVTUNED_EST_BYTES_RECLAIMABLE"] != "145309696" or advice[0]["PRIORITY"] != "5":
+        fail(f"boot advice entries {advice}")
+    print(f"ok: the cap, {len(ctrls)} controller entries and the boot advice in the journal")
+
+
 def check_entries(pid):
-    applied = journal(f"_PID={pid}", f"MESSAGE_ID={APPLIED}")
+    applied = [e for e in journal(f"_PID={pid}", f"MESSAGE_ID={APPLIED}") if e["HVTUNED_DEVICE"] != "hv_storvsc"]
     got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"]) for e in applied)
     want = sorted([("sda", "queue/scheduler", "mq-deadline", "none"),
                    ("sdc", "queue/scheduler", "bfq", "none"),
@@ -200,12 +226,14 @@ def check_lifecycle(pid):
         fail(f"sdb state {by_disk['sdb']}")
     summary = journal(f"_PID={pid}", f"MESSAGE_ID={STATE_SUMMARY}")
     if len(summary) != 1 or summary[0]["HVTUNED_DISKS"] != "4" or \
-            summary[0]["MESSAGE"] != "State: 4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed":
+            summary[0]["MESSAGE"] != "State: 4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" + AZURE_HWQ:
         fail(f"summary {summary}")
 
     restored = journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}")
     got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"]) for e in restored)
+    # The cap goes back too: hot-added controllers get one queue per CPU again.
     want = sorted([("sda", "queue/scheduler", "mq-deadline"), ("sdb", "queue/scheduler", "bfq"),
+                   ("hv_storvsc", "parameters/storvsc_max_hw_queues", "0"),
                    ("sdc", "queue/scheduler", "bfq"), ("sda", "device/queue_depth", "2048"),
                    ("sdb", "device/queue_depth", "2048"), ("sdc", "device/queue_depth", "2048")])
     if got != want:

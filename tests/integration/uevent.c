@@ -101,21 +101,25 @@ static size_t device_identity(const char *syspath, char subsystem[static 64], ch
         return len;
 }
 
-void uevent_send_blocking(const char *syspath, const char *action, unsigned count) {
+void uevent_capture(const char *syspath, struct uevent_device *ret) {
+        ck_assert_uint_lt(strlen(syspath), sizeof(ret->syspath));
+        snprintf(ret->syspath, sizeof(ret->syspath), "%s", syspath);
+        ret->len = device_identity(syspath, ret->subsystem, ret->devtype, ret->props, sizeof(ret->props));
+}
+
+static void send_to_monitors(const struct uevent_device *dev, const char *action, unsigned count) {
         static unsigned long long seqnum = 1000000;
-        char subsystem[64], devtype[64], uevent[4096], props[8192];
-        size_t uevent_len;
+        char props[8192];
         struct monitor_header h = { .prefix = "libudev" };
         char *pattern = g_build_filename(getenv("UMOCKDEV_DIR"), "event[0-9]*", NULL);
         glob_t gl;
 
-        uevent_len = device_identity(syspath, subsystem, devtype, uevent, sizeof(uevent));
         h.magic = htonl(0xfeedcafe);
         h.header_size = sizeof(h);
         h.properties_off = sizeof(h);
-        h.filter_subsystem_hash = htonl(murmur2(subsystem));
-        if (*devtype)
-                h.filter_devtype_hash = htonl(murmur2(devtype));
+        h.filter_subsystem_hash = htonl(murmur2(dev->subsystem));
+        if (*dev->devtype)
+                h.filter_devtype_hash = htonl(murmur2(dev->devtype));
 
         ck_assert_int_eq(glob(pattern, 0, NULL, &gl), 0);
         for (size_t i = 0; i < gl.gl_pathc; i++) {
@@ -127,11 +131,12 @@ void uevent_send_blocking(const char *syspath, const char *action, unsigned coun
                 ck_assert_int_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
                 for (unsigned c = 0; c < count; c++) {
                         int len = snprintf(props, sizeof(props), "ACTION=%s%cDEVPATH=%s%cSUBSYSTEM=%s%cSEQNUM=%llu%c",
-                                           action, 0, syspath + strlen("/sys"), 0, subsystem, 0, seqnum++, 0);
+                                           action, 0, dev->syspath + strlen("/sys"), 0, dev->subsystem, 0,
+                                           seqnum++, 0);
                         struct iovec iov[2] = { { &h, sizeof(h) }, { props, 0 } };
 
-                        memcpy(props + len, uevent, uevent_len);
-                        len += (int) uevent_len;
+                        memcpy(props + len, dev->props, dev->len);
+                        len += (int) dev->len;
                         iov[1].iov_len = (size_t) len;
                         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 
@@ -142,4 +147,15 @@ void uevent_send_blocking(const char *syspath, const char *action, unsigned coun
         }
         globfree(&gl);
         g_free(pattern);
+}
+
+void uevent_send_captured(const struct uevent_device *dev, const char *action) {
+        send_to_monitors(dev, action, 1);
+}
+
+void uevent_send_blocking(const char *syspath, const char *action, unsigned count) {
+        struct uevent_device dev;
+
+        uevent_capture(syspath, &dev);
+        send_to_monitors(&dev, action, count);
 }

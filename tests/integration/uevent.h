@@ -10,3 +10,15 @@
 /* Sends action for syspath ("/sys/devices/...") to every monitor listening on the testbed,
  * count times. */
 void uevent_send_blocking(const char *syspath, const char *action, unsigned count);
+
+/* What an event of a device says, taken while it exists: a "remove" is sent after the device
+ * left the testbed, as udevd sends it after the kernel removed it. */
+struct uevent_device {
+        char syspath[1024];
+        char subsystem[64], devtype[64];
+        char props[4096];
+        size_t len;
+};
+
+void uevent_capture(const char *syspath, struct uevent_device *ret);
+void uevent_send_captured(const struct uevent_device *dev, const char *action);

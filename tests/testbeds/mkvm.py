@@ -2,18 +2,27 @@
 """Emit a umockdev testbed (record format) of a Linux guest with Hyper-V storvsc disks.
 
 Usage:
-    mkvm.py PROFILE                   whole VM (hot-plug LUNs left out)
+    mkvm.py PROFILE [OPTIONS]         whole VM (hot-plug LUNs left out)
     mkvm.py PROFILE --only-lun H:C:T:L  fragment for one LUN: its target (only if no
                                       base LUN shares it), scsi_device, disk, partitions
+    mkvm.py PROFILE --only-host N     fragment for SCSI host N as a re-probe brings it back:
+                                      the host and its base LUNs, as new disk instances
     mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
     mkvm.py --profiles                list profile names
+Options (before the mode): --vcpus N (another size of the same VM), --cap N (storvsc probed
+with storvsc_max_hw_queues=N, as from the kernel command line).
 
 What it models (one VM description in PROFILES -> devices, emitted parents first):
   acpi VMBUS:NN -> vmbus controller <instance guid> (driver hv_storvsc) -> hostN (scsi_host)
   [+ class scsi_host/hostN] -> targetN:0:T -> N:0:T:L (driver sd) [+ class scsi_device,
   scsi_disk] -> block/sdX (queue/, mq/<n>/) -> sdXn partitions; plus non-Hyper-V disks
   (virtio, NVMe, USB stick, loop, dm, md) that a tuner must leave alone, and one hv_netvsc
-  vmbus device (a vmbus device that is not storage).
+  vmbus device (a vmbus device that is not storage). Beside the devices: /sys/devices/system/cpu
+  (present, possible, online), /sys/module/hv_storvsc (parameters/; initstate when storvsc
+  is a loadable module, none when built in, as on WSL) and /sys/bus/vmbus/drivers/hv_storvsc
+  (bind, unbind). umockdev takes only P: paths below /devices, so these are written as
+  /devices/../module/... : umockdev joins the path and makes them where sysfs has them (with
+  a subsystem link and a /sys/class/<subsystem> link more than sysfs has).
 
 Where the facts come from: /work/shared/design/storvsc.md (storvsc can_queue / queue
 formulas, scheduler text per kernel, attribute defaults), Linux drivers/hv/vmbus_drv.c
@@ -81,7 +90,7 @@ PROFILES = {
                 ("2:0:0:0", "sdc", "none", 100 * GIB, [], False),
                 ("2:0:0:1", "sdd", "bfq", 200 * GIB, [], False),
                 ("2:0:0:2", "sdf", "mq-deadline", 50 * GIB, [], True)])]),   # sde is the USB stick
-    "wsl2": dict(vcpus=16, kernel="5.15", hwq_cap=4, wbt=False, vmbus=GEN2_VMBUS, others="wsl",
+    "wsl2": dict(vcpus=16, kernel="5.15", hwq_cap=4, builtin=True, wbt=False, vmbus=GEN2_VMBUS, others="wsl",
         controllers=[
             dict(host=0, guid="a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65", cls=SCSI_CLASS, relid=9, luns=[
                 ("0:0:0:0", "sda", "none", 790528, [], False),            # system distro
@@ -147,7 +156,8 @@ def cpu_lists(kernel, vcpus, nq):
 # ---------------------------------------------------------------- block devices
 def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, part_prefix=None,
                parts=(), props=(), rot="1", pbs="4096", timeout_ms=30000, max_hw_kb=2048,
-               cap=None, removable="0", rng="16", device_link=None, mq=True, extra=()):
+               cap=None, removable="0", rng="16", device_link=None, mq=True, extra=(),
+               seq_offset=0):
     k = KERNELS[kern]
     sched_txt = "none" if not mq else \
         "".join(f"[{n}] " if n == sched else n + " " for n in k["sched"])  # bio-based: "none"
@@ -170,7 +180,7 @@ def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, p
              ("capability", cap or k["cap_sd"]), ("hidden", "0"), ("alignment_offset", "0"),
              ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))] + list(extra)
     if kern != "legacy":  # diskseq: 5.15+; a unique number per disk instance (plausible, not real)
-        attrs.append(("diskseq", str(devnum[0] * 1000 + devnum[1] // 16 + 1)))
+        attrs.append(("diskseq", str(devnum[0] * 1000 + devnum[1] // 16 + 1 + seq_offset)))
     attrs += [("queue/" + a, v) for a, v in q]
     if has_mq:
         for i, cpus in enumerate(cpu_lists(kern, vcpus, nq)):
@@ -240,12 +250,19 @@ def acpi_chain(vmbus):
     return out
 
 
-def hv_lun(p, ctl, host, lun):
+def hw_queues(p, ide):
+    """storvsc_probe(): IDE keeps one queue; SCSI gets the cap, or one per present CPU when
+    there is none or it exceeds them."""
+    cap = p.get("hwq_cap", 0)
+    return 1 if ide else (cap if 0 < cap <= p["vcpus"] else p["vcpus"])
+
+
+def hv_lun(p, ctl, host, lun, seq_offset=0):
     """Devices for one Hyper-V LUN: target, scsi_device (+ class devs), disk, partitions."""
     hctl, name, sched, size, parts, _ = lun
     ide = ctl["cls"] == IDE_CLASS
     cq = can_queue(p["vcpus"], ide)
-    nq = 1 if ide else min(p["vcpus"], p.get("hwq_cap", p["vcpus"]))
+    nq = hw_queues(p, ide)
     host_path = f"{p['vmbus']}/{ctl['guid']}/host{host}"
     id_path = "acpi-%s-vmbus-%s-lun-%s" % (p["vmbus"].rsplit("/", 1)[1],
                                            ctl["guid"].replace("-", ""), hctl.split(":")[3])
@@ -254,17 +271,41 @@ def hv_lun(p, ctl, host, lun):
     devs += block_devs(f"{sdev_path}/block/{name}", name, sd_devnum(name), size,
                        p["kernel"], p["vcpus"], sched, nq, cq, p["wbt"], parts=parts,
                        props=scsi_disk_props("Msft", "Virtual Disk", id_path),
-                       timeout_ms=180000, device_link=f"../../../{hctl}")
+                       timeout_ms=180000, device_link=f"../../../{hctl}", seq_offset=seq_offset)
     return devs
 
 
+def host_devices(p, ctl, hotplug, seq_offset=0):
+    """The SCSI host of a controller and its LUNs: what a probe of the controller makes."""
+    ide = ctl["cls"] == IDE_CLASS
+    devs = scsi_host(f"{p['vmbus']}/{ctl['guid']}", ctl["host"], "storvsc_host",
+                     can_queue(p["vcpus"], ide), hw_queues(p, ide),
+                     2048 if not ide else can_queue(p["vcpus"], ide), p["kernel"], sg=512)
+    for lun in ctl["luns"]:
+        if hotplug or not lun[5]:
+            devs += hv_lun(p, ctl, ctl["host"], lun, seq_offset)
+    return devs
+
+
+def driver_devices(p):
+    """What sysfs has for the CPUs, the storvsc module and its driver (see the docstring)."""
+    cpus = f"0-{p['vcpus'] - 1}" if p["vcpus"] > 1 else "0"
+    params = [("parameters/logging_level", "1"), ("parameters/storvsc_ringbuffer_size", "131072"),
+              ("parameters/storvsc_vcpus_per_sub_channel", "4"),
+              ("parameters/ring_avail_percent_lowater", "10")]
+    if KERNELS[p["kernel"]]["mq"]:   # storvsc_max_hw_queues: 5.13 and later (and WSL's 5.15)
+        params.append(("parameters/storvsc_max_hw_queues", str(p.get("hwq_cap", 0))))
+    module = [] if p.get("builtin") else [("initstate", "live"), ("refcnt", "0"), ("coresize", "45056")]
+    return [Dev("/devices/system/cpu", "cpu", [], [("present", cpus), ("possible", cpus), ("online", cpus),
+                                                   ("offline", ""), ("kernel_max", "8191")]),
+            Dev("/devices/../module/hv_storvsc", "module", [], params + module),
+            Dev("/devices/../bus/vmbus/drivers/hv_storvsc", "drivers", [], [("bind", ""), ("unbind", "")])]
+
+
 def hv_devices(p, hotplug):
-    devs = acpi_chain(p["vmbus"])
+    devs = acpi_chain(p["vmbus"]) + driver_devices(p)
     for ctl in p["controllers"]:
         ide = ctl["cls"] == IDE_CLASS
-        host = ctl["host"]
-        cq = can_queue(p["vcpus"], ide)
-        nq = 1 if ide else min(p["vcpus"], p.get("hwq_cap", p["vcpus"]))
         devs.append(Dev(f"{p['vmbus']}/{ctl['guid']}", "vmbus",
                         [("MODALIAS", "vmbus:" + guid_hex(ctl["cls"]))],
                         [("class_id", "{%s}" % ctl["cls"]), ("device_id", "{%s}" % ctl["guid"]),
@@ -272,11 +313,7 @@ def hv_devices(p, hotplug):
                          ("modalias", "vmbus:" + guid_hex(ctl["cls"])), ("vendor", "0x1414"),
                          ("device", "0x0" if ide else "0x1"), ("numa_node", "0")],
                         driver=("vmbus", "hv_storvsc")))
-        devs += scsi_host(f"{p['vmbus']}/{ctl['guid']}", host, "storvsc_host", cq, nq,
-                          2048 if not ide else cq, p["kernel"], sg=512)
-        for lun in ctl["luns"]:
-            if hotplug or not lun[5]:
-                devs += hv_lun(p, ctl, host, lun)
+        devs += host_devices(p, ctl, hotplug)
     net = "9a4c0e2b-6f1d-4b7a-8e3c-5d2f1a0b9c87"
     devs.append(Dev(f"{p['vmbus']}/{net}", "vmbus", [("MODALIAS", "vmbus:" + guid_hex(NETVSC_CLASS))],
                     [("class_id", "{%s}" % NETVSC_CLASS), ("device_id", "{%s}" % net), ("id", "2"),
@@ -353,20 +390,40 @@ def other_devices(p):
     return devs + loops
 
 
-def vm_devices(p, hotplug=False):
+def unique(devs):
     seen, out = set(), []
-    for d in hv_devices(p, hotplug) + other_devices(p):
+    for d in devs:
         if d.path not in seen:       # umockdev aborts on a repeated P:
             seen.add(d.path)
             out.append(d)
     return out
 
 
+def vm_devices(p, hotplug=False):
+    return unique(hv_devices(p, hotplug) + other_devices(p))
+
+
+def take_option(argv, name):
+    """The value of "name N" among argv (removed from it), or None."""
+    if name in argv:
+        i = argv.index(name)
+        value = int(argv[i + 1])
+        del argv[i:i + 2]
+        return value
+    return None
+
+
 def main(argv):
+    argv = list(argv)
     if len(argv) < 2 or argv[1] not in PROFILES:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\nprofiles: " + " ".join(PROFILES) + "\n")
         return 0 if argv[1:2] == ["--profiles"] else 2
-    p = PROFILES[argv[1]]
+    p = dict(PROFILES[argv[1]])
+    vcpus, cap = take_option(argv, "--vcpus"), take_option(argv, "--cap")
+    if vcpus:
+        p["vcpus"] = vcpus
+    if cap is not None:
+        p["hwq_cap"] = cap
     luns = [(c, l) for c in p["controllers"] for l in c["luns"]]
     if argv[2:3] == ["--list-luns"]:
         for c, l in luns:
@@ -385,8 +442,17 @@ def main(argv):
         frag = [d for d in hv_lun(p, c, c["host"], l) if d.path not in have]
         print("".join(d.text() + "\n" for d in frag), end="")
         return 0
+    if argv[2:3] == ["--only-host"] and len(argv) == 4:
+        match = [c for c in p["controllers"] if c["host"] == int(argv[3])]
+        if not match:
+            sys.stderr.write(f"no host {argv[3]} in profile {argv[1]}\n")
+            return 2
+        # A re-probe makes new disk instances: the kernel gives them new diskseq numbers.
+        print("".join(d.text() + "\n" for d in unique(host_devices(p, match[0], False, seq_offset=500))), end="")
+        return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: mkvm.py PROFILE [--list-luns | --only-lun H:C:T:L]\n")
+        sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] "
+                         "[--list-luns | --only-lun H:C:T:L | --only-host N]\n")
         return 2
     print("".join(d.text() + "\n" for d in vm_devices(p)), end="")  # blank line after each
     return 0

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the host files umockdev does not fake, for a daemon under test: what the kernel
+ * command line, the mount table and the swap areas say, and who holds a disk exclusively.
+ *
+ * With HVTUNED_TEST_HOST=DIR, opening /proc/cmdline, /proc/self/mountinfo or /proc/swaps
+ * opens DIR/cmdline, DIR/mountinfo or DIR/swaps when the test wrote one, and an O_EXCL open
+ * of /dev/NAME fails with EBUSY, as the kernel's bd_prepare_to_claim() answers, when NAME is a
+ * line of DIR/busy (a disk someone else has claimed: mounted in another namespace, a mkfs
+ * under way). Without it, or for any other path, nothing changes. Covers open(2) and
+ * openat(2) and their 64-bit names, which is how hvtuned opens them; not fopen(). Test code
+ * only, preloaded into the daemon under test before umockdev's preload. */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+static const char *const replaced[][2] = {
+        { "/proc/cmdline", "cmdline" },
+        { "/proc/self/mountinfo", "mountinfo" },
+        { "/proc/swaps", "swaps" },
+};
+
+static bool busy(const char *dir, const char *name) {
+        char path[4096], line[256];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/busy", dir);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                line[strcspn(line, "\n")] = '\0';
+                found = strcmp(line, name) == 0;
+        }
+        fclose(f);
+        return found;
+}
+
+/* The path to open instead, or NULL; -1 with errno when the open must fail. */
+static int redirect(const char *path, int flags, char out[static 4096]) {
+        const char *dir = getenv("HVTUNED_TEST_HOST");
+
+        if (!dir)
+                return 0;
+        for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++)
+                if (strcmp(path, replaced[i][0]) == 0) {
+                        snprintf(out, 4096, "%s/%s", dir, replaced[i][1]);
+                        return access(out, F_OK) == 0;
+                }
+        if ((flags & O_EXCL) && !(flags & O_CREAT) && strncmp(path, "/dev/", 5) == 0 && busy(dir, path + 5)) {
+                errno = EBUSY;
+                return -1;
+        }
+        return 0;
+}
+
+static mode_t mode_arg(int flags, va_list ap) {
+        return flags & (O_CREAT | O_TMPFILE) ? (mode_t) va_arg(ap, int) : 0;
+}
+
+#define DEFINE_OPEN(fn)                                                         \
+        int fn(const char *path, int flags, ...) {                              \
+                static open_fn real;                                            \
+                char other[4096];                                               \
+                va_list ap;                                                     \
+                mode_t mode;                                                    \
+                int r;                                                          \
+                                                                                \
+                if (!real)                                                      \
+                        real = (open_fn) dlsym(RTLD_NEXT, #fn);                 \
+                va_start(ap, flags);                                            \
+                mode = mode_arg(flags, ap);                                     \
+                va_end(ap);                                                     \
+                r = redirect(path, flags, other);                               \
+                if (r < 0)                                                      \
+                        return -1;                                              \
+                return real(r > 0 ? other : path, flags, mode);                 \
+        }
+
+#define DEFINE_OPENAT(fn)                                                       \
+        int fn(int dirfd, const char *path, int flags, ...) {                   \
+                static openat_fn real;                                          \
+                char other[4096];                                               \
+                va_list ap;                                                     \
+                mode_t mode;                                                    \
+                int r;                                                          \
+                                                                                \
+                if (!real)                                                      \
+                        real = (openat_fn) dlsym(RTLD_NEXT, #fn);               \
+                va_start(ap, flags);                                            \
+                mode = mode_arg(flags, ap);                                     \
+                va_end(ap);                                                     \
+                r = path[0] == '/' ? redirect(path, flags, other) : 0;          \
+                if (r < 0)                                                      \
+                        return -1;                                              \
+                return real(dirfd, r > 0 ? other : path, flags, mode);          \
+        }
+
+DEFINE_OPEN(open)
+DEFINE_OPEN(open64)
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)

@@ -40,22 +40,26 @@ static void claims_release(struct claims *c) {
         c->n = 0;
 }
 
-static const char *const *controller_fields(const struct hvt_controller *c, char f_ctrl[static 64],
-                                            char f_host[static 32], const char *extra) {
-        static const char *fields[4];
+/* The journal fields of an entry about one controller, with one more (or NULL). */
+struct fields {
+        char ctrl[64], host[32];
+        const char *list[4];
+};
 
-        snprintf(f_ctrl, 64, "HVTUNED_CONTROLLER=%s", c->controller);
-        snprintf(f_host, 32, "HVTUNED_HOST=host%u", c->host);
-        fields[0] = f_ctrl;
-        fields[1] = f_host;
-        fields[2] = extra;
-        fields[3] = NULL;
-        return fields;
+static const char *const *controller_fields(struct fields *f, const struct hvt_controller *c, const char *extra) {
+        snprintf(f->ctrl, sizeof(f->ctrl), "HVTUNED_CONTROLLER=%s", c->controller);
+        snprintf(f->host, sizeof(f->host), "HVTUNED_HOST=host%u", c->host);
+        f->list[0] = f->ctrl;
+        f->list[1] = f->host;
+        f->list[2] = extra;
+        f->list[3] = NULL;
+        return f->list;
 }
 
 __attribute__((format(printf, 3, 4)))
 static void refuse(struct hvt_daemon *d, const struct hvt_controller *c, const char *fmt, ...) {
-        char f_ctrl[64], f_host[32], f_why[300], why[256];
+        char f_why[300], why[256];
+        struct fields f;
         va_list ap;
 
         va_start(ap, fmt);
@@ -63,7 +67,7 @@ static void refuse(struct hvt_daemon *d, const struct hvt_controller *c, const c
         va_end(ap);
         snprintf(f_why, sizeof(f_why), "HVTUNED_REASON=%s", why);
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_REPROBE_REFUSED,
-                              controller_fields(c, f_ctrl, f_host, f_why),
+                              controller_fields(&f, c, f_why),
                               "host%u (controller %s): not re-probing: %s", c->host, c->controller, why);
 }
 
@@ -137,19 +141,20 @@ static void forget_disks(struct hvt_daemon *d, const struct hvt_controller *c) {
 
 static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
         const struct hvt_controller *now = hvt_host_find(d, old->controller);
-        char f_ctrl[64], f_host[32], f_bytes[64], s_bytes[32];
+        char f_bytes[64], s_bytes[32];
+        struct fields f;
         uint64_t freed;
 
         if (!now) {
                 (void) hvt_log_struct(&d->log, LOG_ERR, ENODEV, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(old, f_ctrl, f_host, NULL),
+                                      controller_fields(&f, old, NULL),
                                       "Controller %s was bound again but has no SCSI host: its disks are gone",
                                       old->controller);
                 return;
         }
         if (now->nr_hw_queues > d->host.target) {
                 (void) hvt_log_struct(&d->log, LOG_WARNING, 0, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(now, f_ctrl, f_host, NULL),
+                                      controller_fields(&f, now, NULL),
                                       "host%u (controller %s) was re-probed but has %u hw queues, not %u",
                                       now->host, now->controller, now->nr_hw_queues, d->host.target);
                 return;
@@ -159,7 +164,7 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
         snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed);
         hvt_format_bytes(freed, s_bytes, sizeof(s_bytes));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
-                              controller_fields(now, f_ctrl, f_host, f_bytes),
+                              controller_fields(&f, now, f_bytes),
                               "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
                               now->host, now->controller, before, now->nr_hw_queues, s_bytes);
 }
@@ -168,7 +173,7 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
                         const struct hvt_usage *u) {
         _cleanup_(claims_release) struct claims claims = {};
         struct hvt_controller old = *c;  /* c points into the list a rescan replaces */
-        char f_ctrl[64], f_host[32];
+        struct fields f;
         int r;
 
         old.syspath = NULL;
@@ -178,7 +183,7 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
         if (r < 0) {
                 (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(c, f_ctrl, f_host, NULL),
+                                      controller_fields(&f, c, NULL),
                                       "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
                                       c->host, c->controller);
                 return;
@@ -189,7 +194,7 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_BIND, old.name);
         if (r < 0) {
                 (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(&old, f_ctrl, f_host, NULL),
+                                      controller_fields(&f, &old, NULL),
                                       "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
                                       "until: echo %s > %s/bind", old.controller, old.name, DRIVER_DIR);
                 return;

@@ -19,18 +19,10 @@ int hvt_sysfs_open_dir(const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
-int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t len = 0;
-
-        if (size == 0)
-                return -EINVAL;
-        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-
-        for (;;) {
-                ssize_t n = read(fd, buf + len, size - len);
+/* Reads into buf[*len..size) until end of file (0) or until it is full (1). */
+static int read_more(int fd, char *buf, size_t size, size_t *len) {
+        while (*len < size) {
+                ssize_t n = read(fd, buf + *len, size - *len);
 
                 if (n < 0) {
                         if (errno == EINTR)
@@ -38,11 +30,27 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
                         return negative_errno();
                 }
                 if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len == size)
-                        return -EFBIG;
+                        return 0;
+                *len += (size_t) n;
         }
+        return 1;
+}
+
+int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = 0;
+        int r;
+
+        if (size == 0)
+                return -EINVAL;
+        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        r = read_more(fd, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return -EFBIG;
 
         while (len > 0 && buf[len - 1] == '\n')
                 len--;
@@ -82,31 +90,22 @@ int hvt_read_file(const char *path, char **ret) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t len = 0, size = 0;
+        int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        for (;;) {
-                ssize_t n;
+        do {
+                char *p = realloc(buf, size + 65536);
 
-                if (size - len < 4096) {
-                        char *p = realloc(buf, size + 65536);
-
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        size += 65536;
-                }
-                n = read(fd, buf + len, size - len - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
+                if (!p)
+                        return -ENOMEM;
+                buf = p;
+                size += 65536;
+                r = read_more(fd, buf, size - 1, &len);
+                if (r < 0)
+                        return r;
+        } while (r > 0);
         buf[len] = '\0';
         *ret = buf;
         buf = NULL;

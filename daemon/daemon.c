@@ -71,13 +71,18 @@ int hvt_daemon_load_config(struct hvt_daemon *d) {
         return 0;
 }
 
-int hvt_daemon_open_state(struct hvt_daemon *d) {
+void hvt_daemon_state_path(char *buf, size_t size) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
-        char path[4096];
 
         /* systemd passes a colon-separated list when a unit has several; ours is the first. */
-        snprintf(path, sizeof(path), "%s", dir && *dir ? dir : STATE_DIR_DEFAULT);
-        path[strcspn(path, ":")] = '\0';
+        snprintf(buf, size, "%s", dir && *dir ? dir : STATE_DIR_DEFAULT);
+        buf[strcspn(buf, ":")] = '\0';
+}
+
+int hvt_daemon_open_state(struct hvt_daemon *d) {
+        char path[4096];
+
+        hvt_daemon_state_path(path, sizeof(path));
 
         d->state_fd = hvt_state_open(path);
         if (d->state_fd < 0) {

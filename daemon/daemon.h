@@ -68,6 +68,7 @@ struct hvt_daemon {
         bool any_failed;         /* for --once's exit code */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
         char status[256];        /* the STATUS= last sent, so that only changes are sent */
+        unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
 };
 
 void hvt_daemon_done(struct hvt_daemon *d);
@@ -79,6 +80,9 @@ int hvt_daemon_load_config(struct hvt_daemon *d);
  * RuntimeDirectory=) or /run/hvtuned. Without it hvtuned keeps originals in memory only;
  * -EWOULDBLOCK (logged) when another hvtuned holds it. */
 int hvt_daemon_open_state(struct hvt_daemon *d);
+
+/* That directory's path. */
+void hvt_daemon_state_path(char *buf, size_t size);
 
 /* Runs one udev device through the data path: a block disk for "add" and "change" (or
  * none, from enumeration), forgotten on "remove"; a SCSI device's change re-checks its disk.

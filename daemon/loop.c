@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
+#include "reload.h"
 #include "system.h"
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
@@ -110,6 +111,8 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 
         (void) s, (void) si;
         hvt_notify_reloading();
+        d->reloads++;
+        (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads - 1, d->config_error);
         unsigned interval = d->config->verify_interval;
 
         r = hvt_daemon_load_config(d);
@@ -123,6 +126,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
         hvt_notify_ready(status);
+        (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads, d->config_error);
         return 0;
 }
 
@@ -214,6 +218,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         memcpy(d->status, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         hvt_notify_ready(status);
+        (void) hvt_reload_mark(d->state_fd, 0, 0, "");
 
         r = sd_event_loop(d->event);
         if (r < 0)

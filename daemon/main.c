@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "hvtuned-config.h"
 #include "loop.h"
+#include "reload.h"
 
 /* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
 #define EXIT_CONFIG EXIT_FAILURE
@@ -18,6 +19,7 @@ enum mode {
         MODE_DAEMON,
         MODE_ONCE,
         MODE_CHECK_CONFIG,
+        MODE_RELOAD,
 };
 
 static void help(void) {
@@ -29,19 +31,22 @@ static void help(void) {
                "                      (0 all good, 1 configuration or fatal error,\n"
                "                      2 a setting or a disk failed)\n"
                "      --dry-run       like --once, but only print what would change\n"
+               "      --reload=PID    make the running hvtuned PID reload, and wait until it\n"
+               "                      applied the new configuration (1 if it refused it)\n"
                "  -v, --verbose       debug logging\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                HVTUNED_CONFIG_PATH);
 }
 
-static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level) {
-        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_VERSION };
+static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid) {
+        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION };
         static const struct option options[] = {
                 { "config",       required_argument, NULL, 'c' },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
                 { "once",         no_argument,       NULL, ARG_ONCE },
                 { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
+                { "reload",       required_argument, NULL, ARG_RELOAD },
                 { "verbose",      no_argument,       NULL, 'v' },
                 { "help",         no_argument,       NULL, 'h' },
                 { "version",      no_argument,       NULL, ARG_VERSION },
@@ -67,6 +72,20 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                                 *mode = MODE_ONCE;
                         d->apply_flags |= HVT_APPLY_DRY_RUN;
                         break;
+                case ARG_RELOAD: {
+                        char *end;
+                        long v;
+
+                        errno = 0;
+                        v = strtol(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end || v <= 1 || v > INT32_MAX) {
+                                fprintf(stderr, "hvtuned: --reload: '%s' is not a process id\n", optarg);
+                                return -EINVAL;
+                        }
+                        *pid = (pid_t) v;
+                        *mode = MODE_RELOAD;
+                        break;
+                }
                 case 'v':
                         *level = LOG_DEBUG;
                         break;
@@ -104,10 +123,19 @@ int main(int argc, char *argv[]) {
         struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF };
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
+        pid_t pid = 0;
 
-        r = parse_argv(argc, argv, &d, &mode, &level);
+        r = parse_argv(argc, argv, &d, &mode, &level, &pid);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        if (mode == MODE_RELOAD) {
+                char dir[4096];
+
+                /* ExecReload= runs with the service's RUNTIME_DIRECTORY and stderr. */
+                hvt_log_init(&d.log, level, true);
+                hvt_daemon_state_path(dir, sizeof(dir));
+                return hvt_reload_request(&d.log, dir, pid) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
 
         d.once = mode != MODE_DAEMON;
         /* --once and --check-config answer the person who ran them, on stderr. */

@@ -1,0 +1,114 @@
+#!/bin/bash
+# Runs inside the container, as a unit of the real systemd there (see run.sh): drives hvtuned
+# with systemctl and reads it back with journalctl, as an operator would. Writes PASS or the
+# first failure to /opt/out/result, then powers the container off.
+set -u
+exec > /opt/out/inside.log 2>&1
+build=/opt/build
+tb=/run/tb
+sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
+param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
+APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
+CONFIG_ERROR=db0980a3242c48028642bc4ba477ff33
+CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
+
+finish() {
+        echo "$1" > /opt/out/result
+        systemctl --no-block poweroff
+        exit 0
+}
+fail() {
+        journalctl -u hvtuned --no-pager > /opt/out/journal.txt 2>&1
+        finish "FAIL: $*"
+}
+active() { sed 's/.*\[\([^]]*\)\].*/\1/' "$1/queue/scheduler"; }
+expect() {  # expect WHAT GOT WANT
+        [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+        echo "ok: $1 = $3"
+}
+
+# The Azure VM, persisted so that the daemon runs on it directly (testing.md).
+umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' ||
+        fail "cannot make the testbed"
+mkdir -p /run/systemd/system/hvtuned.service.d
+cat > /run/systemd/system/hvtuned.service.d/testbed.conf <<CONF
+[Unit]
+# systemd-detect-virt says systemd-nspawn here.
+ConditionVirtualization=
+[Service]
+Environment=LD_PRELOAD=$build/tests/emulate/hvtuned-sysfs-kernel.so:libumockdev-preload.so.0
+Environment=UMOCKDEV_DIR=$tb ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
+ReadWritePaths=$tb
+WatchdogSec=3s
+TimeoutAbortSec=2s
+CONF
+printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf
+systemctl daemon-reload
+
+# start: returns once READY=1 came, which is after the start-up pass.
+systemctl start hvtuned || fail "systemctl start hvtuned failed: $(systemctl status hvtuned --no-pager)"
+expect "is-active after start" "$(systemctl is-active hvtuned)" active
+expect "sda scheduler when start returned" "$(active "$sda")" none
+expect "sdc scheduler when start returned" "$(active "$sdc")" none
+expect "the cap when start returned" "$(cat "$param")" 4
+status=$(systemctl show -P StatusText hvtuned)
+expect "StatusText" "$status" "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot"
+systemctl status hvtuned --no-pager > /opt/out/status.txt
+grep -q "Status: \"$status\"" /opt/out/status.txt || fail "systemctl status shows no STATUS: $(cat /opt/out/status.txt)"
+
+# journalctl -o json: one entry per tuned attribute, with the fields and MESSAGE_ID.
+journalctl -u hvtuned -o json MESSAGE_ID=$APPLIED > /opt/out/applied.json
+got=$(python3 -c '
+import json, sys
+rows = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_RESULT"])
+              for e in map(json.loads, open(sys.argv[1])))
+print(";".join(",".join(r) for r in rows))' /opt/out/applied.json)
+expect "applied entries" "$got" "hv_storvsc,parameters/storvsc_max_hw_queues,0,4,applied;sda,queue/scheduler,mq-deadline,none,applied;sdc,queue/scheduler,bfq,none,applied"
+expect "controller entries" "$(journalctl -u hvtuned -o json MESSAGE_ID=$CONTROLLER | wc -l)" 2
+
+# The catalog, once journalctl knows it.
+journalctl --update-catalog || fail "journalctl --update-catalog failed"
+journalctl --list-catalog | grep -q "$APPLIED hvtuned" || fail "our catalog is not listed: $(journalctl --list-catalog | grep -c .) entries"
+journalctl -x -u hvtuned MESSAGE_ID=$APPLIED --no-pager > /opt/out/catalog.txt
+grep -q "as hvtuned.conf asks, and read" /opt/out/catalog.txt || fail "journalctl -x shows no catalog text: $(cat /opt/out/catalog.txt)"
+echo "ok: journalctl -x shows the catalog"
+
+# reload: returns once the new values are applied.
+printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
+systemctl reload hvtuned || fail "systemctl reload failed"
+expect "sda nr_requests when reload returned" "$(cat "$sda/queue/nr_requests")" 128
+expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 128
+
+# A bad file: reload fails, the unit stays active on the old values, the journal says why.
+printf 'queue = { scheduler = "none"; nr_requests = 99999; };\n' > /etc/hvtuned.conf
+systemctl reload hvtuned && fail "a reload of a bad file succeeded"
+expect "is-active after a bad reload" "$(systemctl is-active hvtuned)" active
+expect "sda nr_requests after a bad reload" "$(cat "$sda/queue/nr_requests")" 128
+journalctl -u hvtuned MESSAGE_ID=$CONFIG_ERROR -o cat | grep -q '/etc/hvtuned.conf:1: queue.nr_requests: 99999 is out of range' ||
+        fail "no configuration error in the journal"
+echo "ok: the bad reload is in the journal"
+printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
+systemctl reload hvtuned || fail "the reload of the good file failed"
+
+# SIGSTOP: the watchdog fires, systemd kills and restarts it, the originals survive.
+pid=$(systemctl show -P MainPID hvtuned)
+kill -STOP "$pid"
+for _ in $(seq 100); do
+        now=$(systemctl show -P MainPID hvtuned)
+        [ "$now" != "$pid" ] && [ "$now" != 0 ] && [ "$(systemctl is-active hvtuned)" = active ] && break
+        sleep 0.1
+done
+[ "$now" != "$pid" ] || fail "no restart after the watchdog: $(systemctl status hvtuned --no-pager)"
+expect "NRestarts" "$(systemctl show -P NRestarts hvtuned)" 1
+journalctl -u hvtuned --no-pager | grep -q "Watchdog timeout" || fail "the journal has no watchdog timeout"
+echo "ok: the watchdog restarted it (PID $pid -> $now)"
+expect "sda scheduler after the restart" "$(active "$sda")" none
+
+# stop: the originals of the first run are back.
+systemctl stop hvtuned || fail "systemctl stop failed"
+expect "sda scheduler after stop" "$(active "$sda")" mq-deadline
+expect "sdc scheduler after stop" "$(active "$sdc")" bfq
+expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256
+expect "the cap after stop" "$(cat "$param")" 0
+journalctl -u hvtuned --no-pager > /opt/out/journal.txt
+finish PASS

@@ -1,0 +1,63 @@
+#!/bin/bash
+# The end-to-end system test: `meson install --destdir` of the build, then a real systemd as
+# PID 1 in systemd-nspawn (the host's /usr, a tmpfs root) with the installed daemon, unit and
+# catalog bound in, and a test unit (inside.sh) that drives hvtuned with systemctl and
+# journalctl on a umockdev testbed of an Azure VM. Exits 77 without root or systemd-nspawn.
+# usage: run.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(realpath "$1") src=$(realpath "$2")
+
+if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn"; exit 77; fi
+if ! command -v systemd-nspawn > /dev/null; then echo "SKIP: no systemd-nspawn (package systemd-container)"; exit 77; fi
+
+work=$(mktemp -d /tmp/hvtuned-system.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+dest=$work/dest out=$work/out
+mkdir -p "$out"
+
+# meson install lands every file where pkg-config says the distro wants it.
+meson install -C "$build" --destdir "$dest" --no-rebuild --quiet
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
+catalogdir=$(pkg-config --variable=catalogdir systemd)
+rulesdir=$(pkg-config --variable=udevdir udev)/rules.d
+prefix=$(meson introspect --buildoptions "$build" | python3 -c \
+        'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+for f in "$prefix/sbin/hvtuned" "$unitdir/hvtuned.service" "$catalogdir/hvtuned.catalog" \
+         "$rulesdir/70-hvtuned.rules" "$prefix/share/man/man8/hvtuned.8" "$prefix/share/man/man5/hvtuned.conf.5"; do
+        [ -f "$dest$f" ] || { echo "FAIL: meson install --destdir did not install $f"; find "$dest"; exit 1; }
+done
+echo "ok: meson install --destdir put the daemon, unit, catalog, rule and man pages in place"
+
+cat > "$work/systest.service" <<UNIT
+[Unit]
+Description=hvtuned system test
+[Service]
+Type=oneshot
+ExecStart=/opt/inside.sh
+UNIT
+
+# journalctl --update-catalog reads /usr/local/lib/systemd/catalog and /usr/lib/systemd/catalog
+# only; the container's /usr is the host's, read-only, and its /usr/local/lib can be covered.
+mkdir -p "$work/local-lib/systemd/catalog"
+cp "$dest$catalogdir/hvtuned.catalog" "$work/local-lib/systemd/catalog/"
+
+rc=0
+timeout 300 systemd-nspawn -D / --volatile=yes -b --register=no --keep-unit -M "hvtuned-systest-$$" \
+        --bind-ro="$dest$prefix/sbin:$prefix/sbin" \
+        --bind-ro="$dest$unitdir/hvtuned.service:/etc/systemd/system/hvtuned.service" \
+        --bind-ro="$work/local-lib:/usr/local/lib" \
+        --bind-ro="$work/systest.service:/etc/systemd/system/hvtuned-systest.service" \
+        --bind-ro="$src/tests/system/inside.sh:/opt/inside.sh" \
+        --bind-ro="$build:/opt/build" --bind="$out:/opt/out" \
+        -- systemd.firstboot=off systemd.wants=hvtuned-systest.service > "$work/nspawn.log" 2>&1 || rc=$?
+
+cat "$out/inside.log" 2>/dev/null || true
+result=$(cat "$out/result" 2>/dev/null || echo "no result (container exit status $rc)")
+if [ "$result" != PASS ]; then
+        echo "$result"
+        echo "--- container console:"; tail -40 "$work/nspawn.log"
+        echo "--- hvtuned's journal:"; cat "$out/journal.txt" 2>/dev/null || true
+        exit 1
+fi
+echo "--- systemctl status hvtuned, as it was:"; cat "$out/status.txt"
+echo PASS

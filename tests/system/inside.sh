@@ -81,7 +81,7 @@ expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 
 
 # A bad file: reload fails, the unit stays active on the old values, the journal says why.
 printf 'queue = { scheduler = "none"; nr_requests = 99999; };\n' > /etc/hvtuned.conf
-systemctl reload hvtuned && fail "a reload of a bad file succeeded"
+systemctl reload hvtuned 2> /opt/out/bad-reload.txt && fail "a reload of a bad file succeeded"
 expect "is-active after a bad reload" "$(systemctl is-active hvtuned)" active
 expect "sda nr_requests after a bad reload" "$(cat "$sda/queue/nr_requests")" 128
 journalctl -u hvtuned MESSAGE_ID=$CONFIG_ERROR -o cat | grep -q '/etc/hvtuned.conf:1: queue.nr_requests: 99999 is out of range' ||

@@ -60,4 +60,5 @@ if [ "$result" != PASS ]; then
         exit 1
 fi
 echo "--- systemctl status hvtuned, as it was:"; cat "$out/status.txt"
+echo "--- systemctl reload hvtuned of a bad file said:"; cat "$out/bad-reload.txt"
 echo PASS

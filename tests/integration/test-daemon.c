@@ -246,6 +246,51 @@ START_TEST(test_reload) {
 }
 END_TEST
 
+/* hvtuned --reload=PID, the unit's ExecReload= before systemd 253: returns once the new
+ * values are written, and fails (exit 1) for a file the daemon refuses. */
+START_TEST(test_reload_waits) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        char pid[16], *err;
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+        snprintf(pid, sizeof(pid), "%d", (int) run.pid);
+        {
+                const char *reload[] = { "--reload", pid, NULL };
+
+                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n",
+                                              -1, NULL));
+                ck_assert_int_eq(hvtuned_run(reload, &err), 0);
+                /* No waiting for a notification: when it returned, the values were written. */
+                ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "2048");
+                ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "2048");
+
+                ck_assert(g_file_set_contents(config, "queue = { read_ahead_kb = -1; };\n", -1, NULL));
+                ck_assert_int_eq(hvtuned_run(reload, &err), 1);
+                assert_contains(err, "The new configuration was refused (error at ");
+                ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "2048");
+        }
+        {
+                const char *bad[] = { "--reload", "x1", NULL };
+
+                ck_assert_int_eq(hvtuned_run(bad, &err), 1);
+                assert_contains(err, "--reload: 'x1' is not a process id");
+        }
+        (void) hvtuned_stop(&run);
+        {
+                const char *gone[] = { "--reload", pid, NULL };
+
+                /* Nobody there any more: no wait, an error. */
+                ck_assert_int_eq(hvtuned_run(gone, &err), 1);
+                assert_contains(err, "Cannot signal hvtuned");
+        }
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_sigint) {
         UMockdevTestbed *tb = testbed_load("legacy");
         char *config = config_write("queue = { scheduler = \"none\"; };\n");
@@ -286,6 +331,7 @@ int main(void) {
         tcase_add_test(tc, test_reprobed_is_new);
         tcase_add_loop_test(tc, test_vm_as_daemon, 0, G_N_ELEMENTS(vms));
         tcase_add_test(tc, test_reload);
+        tcase_add_test(tc, test_reload_waits);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
         suite_add_tcase(s, tc);

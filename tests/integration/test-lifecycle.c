@@ -88,7 +88,7 @@ static void drift(UMockdevTestbed *tb, const char *sysname, const char *attr, co
  * events are handled in order, so everything sent before has been handled too. */
 static void sentinel(UMockdevTestbed *tb, const char *sysname) {
         drift(tb, sysname, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        umockdev_testbed_uevent(tb, testbed_syspath(sysname), "change");
+        uevent_send_blocking(testbed_syspath(sysname), "change", 1);
         testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
@@ -96,7 +96,7 @@ static void sentinel(UMockdevTestbed *tb, const char *sysname) {
 static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
                            const char *want) {
         drift(tb, sysname, attr, value);
-        umockdev_testbed_uevent(tb, testbed_syspath(sysname), "change");
+        uevent_send_blocking(testbed_syspath(sysname), "change", 1);
         testbed_wait_value(sysname, attr, want);
 }
 
@@ -174,7 +174,7 @@ START_TEST(test_bad_reload_keeps_running) {
 
         /* Still running on the old configuration: drift is repaired to its values. */
         drift(tb, "sdc", "queue/read_ahead_kb", "128\n");
-        umockdev_testbed_uevent(tb, testbed_syspath("sdc"), "change");
+        uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
         testbed_wait_value("sdc", "queue/read_ahead_kb", "1024");
 
         /* The error stays in STATUS until a good reload. */
@@ -287,7 +287,7 @@ START_TEST(test_repair_budget) {
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
         drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        umockdev_testbed_uevent(tb, testbed_syspath("sdc"), "change");
+        uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
         sentinel(tb, "sdd");  /* other disks are still repaired */
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
 
@@ -326,7 +326,7 @@ START_TEST(test_pause_ends) {
         hvtuned_wait_notify(&run, "2 disks reverted too often, repairs paused");
 
         /* sdd goes while paused: its pause goes with it (no timer left to fire on it). */
-        umockdev_testbed_uevent(tb, testbed_syspath("sdd"), "remove");
+        uevent_send_blocking(testbed_syspath("sdd"), "remove", 1);
         hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
 
@@ -478,10 +478,10 @@ START_TEST(test_no_restore_and_removed_records) {
         hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks");
         sdf = testbed_syspath("sdf");
         drift(tb, "sdf", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
-        umockdev_testbed_uevent(tb, sdf, "change");
+        uevent_send_blocking(sdf, "change", 1);
         testbed_wait_value("sdf", "queue/scheduler", "none");
         ck_assert(record_exists("sdf"));
-        umockdev_testbed_uevent(tb, sdf, "remove");
+        uevent_send_blocking(sdf, "remove", 1);
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
         ck_assert(!record_exists("sdf"));
 
@@ -528,7 +528,7 @@ START_TEST(test_records_pruned_and_guarded) {
         path = g_strdup_printf("rm -rf '%s/sda'", runtime_dir());
         ck_assert_int_eq(system(path), 0);
         g_free(path);
-        umockdev_testbed_uevent(tb, testbed_syspath("sda"), "change");
+        uevent_send_blocking(testbed_syspath("sda"), "change", 1);
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert(record_exists("sda"));

@@ -29,10 +29,9 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
 /* The parameter is reported like a disk attribute, of a "device" named after the module. */
-static struct hvt_disk module_disk(void) {
-        static char syspath[] = MODULE_DIR;
-
-        return (struct hvt_disk) { .syspath = syspath, .sysname = HVT_HOST_RECORD };
+static struct hvt_disk module_disk(struct hvt_host *h) {
+        snprintf(h->module_syspath, sizeof(h->module_syspath), "%s", MODULE_DIR);
+        return (struct hvt_disk) { .syspath = h->module_syspath, .sysname = HVT_HOST_RECORD };
 }
 
 void hvt_host_done(struct hvt_host *h) {
@@ -62,6 +61,7 @@ int hvt_host_scan(struct hvt_daemon *d) {
         struct hvt_controller *list = NULL;
         struct udev_list_entry *entry;
         size_t n = 0;
+        bool oom = false;
         int r;
 
         e = udev_enumerate_new(d->udev);
@@ -80,26 +80,29 @@ int hvt_host_scan(struct hvt_daemon *d) {
                 if (!dev)
                         continue;
                 r = hvt_classify_controller(dev, &c);
-                if (r < 0)
+                oom = r == -ENOMEM;
+                if (r < 0 && !oom)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "%s: cannot read its storvsc queue figures: %m",
                                              udev_device_get_sysname(dev));
                 udev_device_unref(dev);
+                if (oom)
+                        break;
                 if (r <= 0)
                         continue;
                 p = reallocarray(list, n + 1, sizeof(*list));
                 if (!p) {
                         hvt_controller_done(&c);
-                        r = -ENOMEM;
+                        oom = true;
                         break;
                 }
                 list = p;
                 list[n++] = c;
         }
-        if (r == -ENOMEM) {
+        if (oom) {
                 for (size_t i = 0; i < n; i++)
                         hvt_controller_done(&list[i]);
                 free(list);
-                return hvt_log_errno(&d->log, LOG_ERR, r, "Out of memory");
+                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
         }
         hvt_host_done(&d->host);
         d->host.controllers = list;
@@ -249,7 +252,7 @@ static int read_present(struct hvt_daemon *d) {
 }
 
 static int save_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk();
+        struct hvt_disk m = module_disk(&d->host);
         int r;
 
         if (d->state_fd < 0)
@@ -277,7 +280,7 @@ static int record_original(enum hvt_attr_id id, const char *current, void *userd
 }
 
 static void load_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk();
+        struct hvt_disk m = module_disk(&d->host);
         int r;
 
         if (d->host.loaded || d->state_fd < 0)
@@ -290,7 +293,7 @@ static void load_original(struct hvt_daemon *d) {
 }
 
 static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_report_kind kind) {
-        struct hvt_disk m = module_disk();
+        struct hvt_disk m = module_disk(&d->host);
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
 
@@ -303,7 +306,8 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
                 d->any_failed = true;
 }
 
-/* Writes value unless the kernel would give a controller probed now the same queues. */
+/* Writes value unless the kernel would give a controller probed now the same queues; a
+ * restore puts the exact original back. */
 static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind kind) {
         _cleanup_close_ int fd = -EBADF;
         struct hvt_setting want;
@@ -325,7 +329,8 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind
         }
         errno = 0;
         cur = strtoul(buf, &end, 10);
-        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX &&
+        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && kind != HVT_REPORT_RESTORE &&
+            d->host.present > 0 &&
             hvt_hwq_effective((unsigned) cur, d->host.present) == hvt_hwq_effective(value, d->host.present)) {
                 res.outcome = HVT_UNCHANGED;
                 snprintf(res.from, sizeof(res.from), "%lu", cur);
@@ -353,6 +358,7 @@ void hvt_host_restore(struct hvt_daemon *d) {
 void hvt_host_pass(struct hvt_daemon *d, bool reprobe) {
         struct hvt_host *h = &d->host;
 
+        hvt_reprobe_resume(d);
         load_original(d);
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);
@@ -363,12 +369,12 @@ void hvt_host_pass(struct hvt_daemon *d, bool reprobe) {
 
         if (hvt_host_scan(d) < 0)
                 return;
+        /* Re-probes first: the report and the advice are about what stays over the cap. */
+        if (reprobe && d->config->host.reprobe_idle_controllers)
+                hvt_reprobe_idle(d);
         for (size_t i = 0; i < h->n_controllers; i++)
                 report_controller(d, &h->controllers[i]);
         report_advice(d);
-
-        if (reprobe && d->config->host.reprobe_idle_controllers)
-                hvt_reprobe_idle(d);
 }
 
 void hvt_host_handle_device(struct hvt_daemon *d, const char *syspath, const char *action) {

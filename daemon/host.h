@@ -24,6 +24,7 @@ struct hvt_host {
         struct hvt_originals orig;       /* the parameter before hvtuned first wrote it */
         struct hvt_controller *controllers;
         size_t n_controllers;
+        char module_syspath[32];         /* what the parameter's reports call its device */
 };
 
 void hvt_host_done(struct hvt_host *h);
@@ -49,5 +50,6 @@ int hvt_host_scan(struct hvt_daemon *d);
 /* Bytes as "79.2 MiB". */
 void hvt_format_bytes(uint64_t bytes, char *buf, size_t size);
 
-/* The controller of that name, or NULL. */
+/* The controller of that name, or NULL. The pointer is into d->host.controllers: the next
+ * hvt_host_scan() frees it. */
 const struct hvt_controller *hvt_host_find(const struct hvt_daemon *d, const char *controller);

@@ -25,6 +25,11 @@ void hvt_notify_status(const char *status) {
         (void) sd_notifyf(0, "STATUS=%s", status);
 }
 
+/* Outside the event loop's own pings: before a step that may take long. */
+void hvt_notify_watchdog(void) {
+        (void) sd_notify(0, "WATCHDOG=1");
+}
+
 void hvt_notify_stopping(void) {
         (void) sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
 }

@@ -7,3 +7,4 @@ void hvt_notify_ready(const char *status);
 void hvt_notify_reloading(void);
 void hvt_notify_status(const char *status);
 void hvt_notify_stopping(void);
+void hvt_notify_watchdog(void);

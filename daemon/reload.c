@@ -25,7 +25,7 @@
 int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const char *config_error) {
         _cleanup_close_ int fd = -EBADF;
         char buf[400];
-        int n;
+        int n, r;
 
         if (state_fd < 0)
                 return -EBADF;
@@ -35,8 +35,16 @@ int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const cha
         fd = openat(state_fd, RECORD_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return negative_errno();
-        if (write(fd, buf, (size_t) n) != n)
-                return errno > 0 ? -errno : -EIO;
+        ssize_t w = write(fd, buf, (size_t) n);
+
+        if (w < 0)
+                return negative_errno();
+        if (w != n)
+                return -EIO;
+        r = close(fd);
+        fd = -EBADF;
+        if (r < 0)
+                return negative_errno();
         if (renameat(state_fd, RECORD_TMP, state_fd, RECORD) < 0)
                 return negative_errno();
         return 0;

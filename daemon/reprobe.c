@@ -4,15 +4,20 @@
  * Taking a controller away removes its disks: it is done only when nothing could notice.
  * Every disk of the controller, and every partition, must be unmounted, not swap, without
  * holders, and open exclusively for hvtuned, as mount and swapon would need it; the claims
- * are held across the unbind, so nothing can start using a disk between check and unbind.
+ * are held across the unbind, so that no mount, swapon or dm/md can take a disk between check
+ * and unbind. A plain open(2) of a raw device (dd, a database on it) is not seen: nothing the
+ * kernel offers tells it apart short of walking every process's fds. Block disks are what is
+ * checked; a LUN the asynchronous scan has not turned into one yet has no user to lose.
  * Whatever cannot be read is a reason to refuse. The disks come back as new devices, and
  * their add events tune them like any hot-added disk. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -20,12 +25,18 @@
 #include "hwqueues.h"
 #include "macro.h"
 #include "messages.h"
+#include "notify.h"
 #include "reprobe.h"
 #include "sysfs.h"
 #include "usage.h"
 
 #define DRIVER_DIR "/sys/bus/vmbus/drivers/hv_storvsc"
 #define DISKS_MAX 256
+/* In the runtime directory; a dot file, so the pruning of disk records leaves it alone. */
+#define PENDING ".rebind"
+#define PENDING_TMP ".rebind.tmp"
+#define BIND_TRIES 3
+#define BIND_PAUSE_MS 200
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
@@ -143,7 +154,7 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
         const struct hvt_controller *now = hvt_host_find(d, old->controller);
         char f_bytes[64], s_bytes[32];
         struct fields f;
-        uint64_t freed;
+        uint64_t freed, after;
 
         if (!now) {
                 (void) hvt_log_struct(&d->log, LOG_ERR, ENODEV, HVT_MESSAGE_REPROBE_FAILED,
@@ -159,14 +170,89 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
                                       now->host, now->controller, now->nr_hw_queues, d->host.target);
                 return;
         }
-        freed = hvt_hwq_estimate_bytes(before, old->can_queue) -
-                hvt_hwq_estimate_bytes(now->nr_hw_queues, now->can_queue);
+        /* can_queue follows the online CPUs, which may have changed since the last probe. */
+        freed = hvt_hwq_estimate_bytes(before, old->can_queue);
+        after = hvt_hwq_estimate_bytes(now->nr_hw_queues, now->can_queue);
+        freed = freed > after ? freed - after : 0;
         snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed);
         hvt_format_bytes(freed, s_bytes, sizeof(s_bytes));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
                               controller_fields(&f, now, f_bytes),
                               "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
                               now->host, now->controller, before, now->nr_hw_queues, s_bytes);
+}
+
+/* The controller between unbind and bind, in the runtime directory. */
+static int pending_save(struct hvt_daemon *d, const char *name) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = strlen(name);
+
+        if (d->state_fd < 0)
+                return -EBADF;
+        fd = openat(d->state_fd, PENDING_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, name, len) != (ssize_t) len || fsync(fd) < 0)
+                return errno > 0 ? -errno : -EIO;
+        if (renameat(d->state_fd, PENDING_TMP, d->state_fd, PENDING) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static void pending_clear(struct hvt_daemon *d) {
+        if (unlinkat(d->state_fd, PENDING, 0) < 0 && errno != ENOENT)
+                (void) hvt_log_errno(&d->log, LOG_WARNING, negative_errno(), "Cannot remove %s: %m", PENDING);
+}
+
+/* A bind can fail for a moment (the VMBus channel still closing): a few tries. */
+static int bind_controller(struct hvt_daemon *d, int driver_fd, const char *name) {
+        int r = 0;
+
+        for (int i = 0; i < BIND_TRIES; i++) {
+                const struct timespec pause = { 0, BIND_PAUSE_MS * 1000 * 1000 };
+
+                if (i > 0)
+                        (void) nanosleep(&pause, NULL);
+                r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_BIND, name);
+                if (r >= 0 || r == -EBUSY)  /* EBUSY: bound already */
+                        return 0;
+                hvt_log_debug(&d->log, "Binding %s failed (%s), %d tries left", name, strerror(-r),
+                              BIND_TRIES - i - 1);
+        }
+        return r;
+}
+
+void hvt_reprobe_resume(struct hvt_daemon *d) {
+        _cleanup_close_ int fd = -EBADF, driver_fd = -EBADF;
+        char name[HVT_VMBUS_NAME_MAX];
+        ssize_t n;
+        int r;
+
+        if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
+                return;
+        fd = openat(d->state_fd, PENDING, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, name, sizeof(name) - 1);
+        if (n <= 0 || (name[n] = '\0', !hvt_token_valid(name))) {
+                (void) hvt_log_errno(&d->log, LOG_ERR, -EBADMSG, "%s holds no controller name: dropped", PENDING);
+                pending_clear(d);
+                return;
+        }
+        driver_fd = hvt_sysfs_open_dir(DRIVER_DIR);
+        r = driver_fd < 0 ? driver_fd : bind_controller(d, driver_fd, name);
+        if (r < 0 && r != -ENODEV) {
+                (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED, NULL,
+                                      "Controller %s was left unbound by an interrupted re-probe, and binding it "
+                                      "failed (%m): echo %s > %s/bind", name, name, DRIVER_DIR);
+                return;
+        }
+        if (r == -ENODEV)
+                hvt_log_info(&d->log, "Controller %s of an interrupted re-probe is gone", name);
+        else
+                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, HVT_MESSAGE_REPROBED, NULL,
+                                      "Controller %s was left unbound by an interrupted re-probe: bound again", name);
+        pending_clear(d);
 }
 
 static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_controller *c,
@@ -180,8 +266,16 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         if (!claim_disks(d, c, u, &claims))
                 return;
 
+        /* Until the bind succeeds a crash would lose the controller: the next start binds it. */
+        r = pending_save(d, c->name);
+        if (r < 0) {
+                refuse(d, c, "cannot record it as pending in the runtime directory (%s)", strerror(-r));
+                return;
+        }
+        hvt_notify_watchdog();  /* the unbind flushes every disk's cache */
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
         if (r < 0) {
+                pending_clear(d);
                 (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_REPROBE_FAILED,
                                       controller_fields(&f, c, NULL),
                                       "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
@@ -191,14 +285,17 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         claims_release(&claims);
         forget_disks(d, c);
 
-        r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_BIND, old.name);
+        hvt_notify_watchdog();
+        r = bind_controller(d, driver_fd, old.name);
         if (r < 0) {
                 (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED,
                                       controller_fields(&f, &old, NULL),
                                       "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
-                                      "until: echo %s > %s/bind", old.controller, old.name, DRIVER_DIR);
+                                      "until: echo %s > %s/bind (hvtuned tries again at its next start)",
+                                      old.controller, old.name, DRIVER_DIR);
                 return;
         }
+        pending_clear(d);
         /* The SCSI host exists once bind returns (storvsc_probe adds it); its disks follow
          * as the asynchronous scan finds them, each with an add event. */
         if (hvt_host_scan(d) >= 0)

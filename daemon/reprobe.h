@@ -9,3 +9,7 @@ struct hvt_daemon;
  * and bound again, so that it is probed with the cap; any other is left alone, with the
  * reason logged. */
 void hvt_reprobe_idle(struct hvt_daemon *d);
+
+/* Binds the controller an interrupted re-probe (a crash between unbind and bind) left
+ * unbound, as recorded in the runtime directory. */
+void hvt_reprobe_resume(struct hvt_daemon *d);

@@ -22,8 +22,8 @@ struct hvt_controller {
 };
 
 /* 1 and fills ret when dev (subsystem scsi_host) is the SCSI host of a VMBus device bound to
- * hv_storvsc; 0 when it is any other SCSI host; -errno (-EBADMSG for unreadable figures)
- * when it is storvsc's but cannot be read. */
+ * hv_storvsc; 0 when it is any other SCSI host; -errno when it is storvsc's but its figures
+ * cannot be read: -ENOENT for a missing one, -EBADMSG for one that is not a number. */
 int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret);
 
 void hvt_controller_done(struct hvt_controller *c);

@@ -104,12 +104,14 @@ static int parse_param_value(const char *v, size_t len, unsigned *ret) {
 
 int hvt_cmdline_max_hw_queues(const char *cmdline, unsigned *ret) {
         const char *p = cmdline;
+        bool bad = false;
+        unsigned value;
         int found = 0;
 
         /* Words are blank-separated; a quoted word keeps its blanks (parse_args()). Module
          * parameters are only recognised before "--", which starts init's arguments. */
         while (*p) {
-                const char *w, *eq = NULL;
+                const char *w, *end, *eq = NULL;
                 bool quoted = false;
 
                 while (isspace((unsigned char) *p))
@@ -120,16 +122,26 @@ int hvt_cmdline_max_hw_queues(const char *cmdline, unsigned *ret) {
                 for (; *p && (quoted || !isspace((unsigned char) *p)); p++) {
                         if (*p == '"')
                                 quoted = !quoted;
-                        else if (*p == '=' && !eq && !quoted)
+                        else if (*p == '=' && !eq)
                                 eq = p;
                 }
                 if (p - w == 2 && strncmp(w, "--", 2) == 0)
                         break;
+                end = p;
+                if (*w == '"') {  /* next_arg(): a word quoted whole loses its quotes */
+                        w++;
+                        if (end > w && end[-1] == '"')
+                                end--;
+                }
                 if (!eq || !param_name_is(w, (size_t) (eq - w), "hv_storvsc.storvsc_max_hw_queues"))
                         continue;
-                if (parse_param_value(eq + 1, (size_t) (p - eq - 1), ret) < 0)
-                        return -EINVAL;
-                found = 1;
+                /* parse_args() reports a bad value and goes on with the next word. */
+                if (parse_param_value(eq + 1, (size_t) (end - eq - 1), &value) < 0)
+                        bad = true;
+                else {
+                        *ret = value;
+                        found = 1;
+                }
         }
-        return found;
+        return found ? 1 : bad ? -EINVAL : 0;
 }

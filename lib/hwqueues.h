@@ -38,6 +38,6 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present);
 uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue);
 
 /* The value of hv_storvsc.storvsc_max_hw_queues on a kernel command line: 1 and *ret when
- * given (the last one counts, as the kernel parses them in order), 0 when absent, -EINVAL
- * when given with a value that is not a number (the kernel ignores it then). */
+ * given (the last valid one counts, as the kernel parses them in order), 0 when absent,
+ * -EINVAL when given only with values that are not numbers (the kernel ignores those). */
 int hvt_cmdline_max_hw_queues(const char *cmdline, unsigned *ret);

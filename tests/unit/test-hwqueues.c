@@ -70,9 +70,8 @@ START_TEST(test_estimate) {
         /* 64 vCPUs: ~317 MiB vs ~20 MiB */
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(64, 5068), 332136448);
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 5068), 20758528);
-        /* No overflow at the extremes of the inputs. */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(UINT32_MAX, UINT32_MAX),
-                          (uint64_t) UINT32_MAX * UINT32_MAX * 1024);
+        /* 64-bit arithmetic: beyond what 32 bits hold (8192 CPUs x 10240 tags x 1 KiB). */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(8192, 10240), 85899345920ULL);
 }
 END_TEST
 
@@ -99,6 +98,13 @@ START_TEST(test_cmdline) {
         /* Other parameters and prefixes of the name are not it. */
         ck_assert_int_eq(hvt_cmdline_max_hw_queues("hv_storvsc.storvsc_max_hw_queues_x=4 "
                                                    "xhv_storvsc.storvsc_max_hw_queues=4", &v), 0);
+        /* A word quoted whole, as next_arg() takes it. */
+        ck_assert_int_eq(hvt_cmdline_max_hw_queues("\"hv_storvsc.storvsc_max_hw_queues=3\"", &v), 1);
+        ck_assert_uint_eq(v, 3);
+        /* The kernel ignores a bad value and goes on: a later good one counts. */
+        ck_assert_int_eq(hvt_cmdline_max_hw_queues("hv_storvsc.storvsc_max_hw_queues=x "
+                                                   "hv_storvsc.storvsc_max_hw_queues=5", &v), 1);
+        ck_assert_uint_eq(v, 5);
         ck_assert_int_eq(hvt_cmdline_max_hw_queues("hv_storvsc.storvsc_max_hw_queues=four", &v), -EINVAL);
         ck_assert_int_eq(hvt_cmdline_max_hw_queues("hv_storvsc.storvsc_max_hw_queues=-1", &v), -EINVAL);
         ck_assert_int_eq(hvt_cmdline_max_hw_queues("hv_storvsc.storvsc_max_hw_queues=", &v), -EINVAL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the daemon's context, the one place that holds running state (configuration, the
- * Hyper-V disks it manages with their originals and history, its event sources). */
+ * Hyper-V disks it manages with their originals and history, the storvsc driver's cap and
+ * controllers, its event sources). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: attribute I/O relative to a sysfs directory fd, and whole kernel text files (/proc).
- * Reads are free; writes go only to
- * names from the allowlist (attr.c), with values that are plain tokens. */
+ * Reads are free; writes go only to names from the allowlist (attr.c), with values that are
+ * plain tokens. */
 #pragma once
 
 #include <stddef.h>

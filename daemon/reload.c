@@ -15,53 +15,32 @@
 
 #include "macro.h"
 #include "reload.h"
+#include "state.h"
 
 #define RECORD ".reload"
-#define RECORD_TMP ".#reload"
 #define POLL_NS (20 * 1000 * 1000)
 /* Longer than any pass over a VM's disks; systemd's own reload timeout comes first. */
 #define WAIT_S 120
 
 int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const char *config_error) {
-        _cleanup_close_ int fd = -EBADF;
         char buf[400];
-        int n, r;
+        int n;
 
         if (state_fd < 0)
                 return -EBADF;
         n = snprintf(buf, sizeof(buf), "%u %u %s\n", started, finished, *config_error ? config_error : "ok");
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENOBUFS;
-        fd = openat(state_fd, RECORD_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t w = write(fd, buf, (size_t) n);
-
-        if (w < 0)
-                return negative_errno();
-        if (w != n)
-                return -EIO;
-        r = close(fd);
-        fd = -EBADF;
-        if (r < 0)
-                return negative_errno();
-        if (renameat(state_fd, RECORD_TMP, state_fd, RECORD) < 0)
-                return negative_errno();
-        return 0;
+        return hvt_state_write(state_fd, RECORD, buf, (size_t) n);
 }
 
 static int read_mark(int dirfd, unsigned *started, unsigned *finished, char *result, size_t size) {
-        _cleanup_close_ int fd = openat(dirfd, RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         char buf[400];
-        int consumed = 0;
-        ssize_t n;
+        int consumed = 0, r;
 
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = '\0';
+        r = hvt_state_read(dirfd, RECORD, buf, sizeof(buf));
+        if (r < 0)
+                return r;
         if (sscanf(buf, "%u %u %n", started, finished, &consumed) != 2 || consumed == 0)
                 return -EBADMSG;
         snprintf(result, size, "%.*s", (int) strcspn(buf + consumed, "\n"), buf + consumed);

@@ -11,7 +11,6 @@
  * Whatever cannot be read is a reason to refuse. The disks come back as new devices, and
  * their add events tune them like any hot-added disk. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,7 +33,6 @@
 #define DISKS_MAX 256
 /* In the runtime directory; a dot file, so the pruning of disk records leaves it alone. */
 #define PENDING ".rebind"
-#define PENDING_TMP ".rebind.tmp"
 #define BIND_TRIES 3
 #define BIND_PAUSE_MS 200
 
@@ -184,19 +182,9 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
 
 /* The controller between unbind and bind, in the runtime directory. */
 static int pending_save(struct hvt_daemon *d, const char *name) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t len = strlen(name);
-
         if (d->state_fd < 0)
                 return -EBADF;
-        fd = openat(d->state_fd, PENDING_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return negative_errno();
-        if (write(fd, name, len) != (ssize_t) len || fsync(fd) < 0)
-                return errno > 0 ? -errno : -EIO;
-        if (renameat(d->state_fd, PENDING_TMP, d->state_fd, PENDING) < 0)
-                return negative_errno();
-        return 0;
+        return hvt_state_write(d->state_fd, PENDING, name, strlen(name));
 }
 
 static void pending_clear(struct hvt_daemon *d) {
@@ -223,18 +211,16 @@ static int bind_controller(struct hvt_daemon *d, int driver_fd, const char *name
 }
 
 void hvt_reprobe_resume(struct hvt_daemon *d) {
-        _cleanup_close_ int fd = -EBADF, driver_fd = -EBADF;
-        char name[HVT_VMBUS_NAME_MAX];
-        ssize_t n;
+        _cleanup_close_ int driver_fd = -EBADF;
+        char name[HVT_VMBUS_NAME_MAX + 1];  /* + 1: hvt_state_read() wants room to tell "too long" */
         int r;
 
         if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
                 return;
-        fd = openat(d->state_fd, PENDING, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        r = hvt_state_read(d->state_fd, PENDING, name, sizeof(name));
+        if (r == -ENOENT)
                 return;
-        n = read(fd, name, sizeof(name) - 1);
-        if (n <= 0 || (name[n] = '\0', !hvt_token_valid(name))) {
+        if (r < 0 || !hvt_token_valid(name)) {
                 (void) hvt_log_errno(&d->log, LOG_ERR, -EBADMSG, "%s holds no controller name: dropped", PENDING);
                 pending_clear(d);
                 return;

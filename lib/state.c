@@ -68,9 +68,33 @@ static bool any_recorded(const struct hvt_originals *o) {
         return false;
 }
 
-int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o) {
-        char buf[RECORD_MAX], tmp[NAME_MAX + 1];
+int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
         _cleanup_close_ int fd = -EBADF;
+        char tmp[NAME_MAX + 1];
+        ssize_t n;
+        int r;
+
+        if (snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", name) >= (int) sizeof(tmp))
+                return -ENAMETOOLONG;
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        n = write(fd, text, len);
+        if (n < 0 || (size_t) n != len || fsync(fd) < 0) {
+                r = n < 0 || (size_t) n == len ? negative_errno() : -EIO;
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        if (renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = negative_errno();
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o) {
+        char buf[RECORD_MAX];
         int len, r;
 
         r = record_name(d);
@@ -81,26 +105,10 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
         len = format_record(d, o, buf, sizeof(buf));
         if (len < 0)
                 return len;
-
-        snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", d->sysname);
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = write(fd, buf, (size_t) len);
-        if (n != len || fsync(fd) < 0) {
-                r = n < 0 || n == len ? negative_errno() : -EIO;
-                (void) unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        if (renameat(dirfd, tmp, dirfd, d->sysname) < 0) {
-                r = negative_errno();
-                (void) unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        return 0;
+        return hvt_state_write(dirfd, d->sysname, buf, (size_t) len);
 }
 
-static int read_record(int dirfd, const char *name, char *buf, size_t size) {
+int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         ssize_t n;
 
@@ -199,7 +207,7 @@ int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
         /* The record under this name may be another disk's by now (a disk that took the name
          * while events were lost, at another path): that one stays. At the same path it is
          * this disk's, or a stale one of an earlier instance: either way it goes. */
-        r = read_record(dirfd, d->sysname, buf, sizeof(buf));
+        r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
         if (r == -ENOENT)
                 return 0;
         if (r >= 0 && record_elsewhere(buf, d->syspath))
@@ -215,7 +223,7 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
         r = record_name(d);
         if (r < 0)
                 return r;
-        r = read_record(dirfd, d->sysname, buf, sizeof(buf));
+        r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = parse_record(buf, d, &o);

@@ -26,6 +26,12 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
  * record is deleted. */
 int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o);
 
+/* The runtime directory's small files, records and the daemon's own (dot files, which
+ * pruning leaves alone): written whole or not at all (a temporary, fsync, rename), read whole
+ * into buf, NUL-terminated (-EBADMSG when it does not fit). */
+int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
+int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
+
 /* Deletes the disk's record, unless the record under its name is of a disk at another path.
  * Only d->sysname and d->syspath are used. */
 int hvt_state_remove(int dirfd, const struct hvt_disk *d);

@@ -109,6 +109,13 @@ static int read_controller(struct udev_device *vmbus, char out[static HVT_GUID_S
         return hvt_guid_normalize(udev_device_get_sysname(vmbus), out);
 }
 
+/* The VMBus device bound to hv_storvsc above dev, owned by dev; NULL for any other device. */
+static struct udev_device *storvsc_parent(struct udev_device *dev) {
+        struct udev_device *vmbus = udev_device_get_parent_with_subsystem_devtype(dev, "vmbus", NULL);
+
+        return vmbus && streq_ptr(udev_device_get_driver(vmbus), "hv_storvsc") ? vmbus : NULL;
+}
+
 static int read_address(struct udev_device *sdev, struct hvt_disk *d) {
         unsigned h, c, t;
         uint64_t l;
@@ -141,8 +148,8 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
                 return 0;
 
         /* Parents are owned by dev: no unref. */
-        vmbus = udev_device_get_parent_with_subsystem_devtype(dev, "vmbus", NULL);
-        if (!vmbus || !streq_ptr(udev_device_get_driver(vmbus), "hv_storvsc"))
+        vmbus = storvsc_parent(dev);
+        if (!vmbus)
                 return 0;
         sdev = udev_device_get_parent_with_subsystem_devtype(dev, "scsi", "scsi_device");
         if (!sdev)
@@ -197,8 +204,8 @@ int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret)
 
         if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
                 return 0;
-        vmbus = udev_device_get_parent_with_subsystem_devtype(dev, "vmbus", NULL);
-        if (!vmbus || !streq_ptr(udev_device_get_driver(vmbus), "hv_storvsc"))
+        vmbus = storvsc_parent(dev);
+        if (!vmbus)
                 return 0;
 
         if (!name || sscanf(name, "host%u%n", &c.host, &consumed) != 1 || name[consumed] != '\0')

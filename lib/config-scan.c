@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: finding integer literals that libconfig 1.5 would truncate to 32 bits.
+/* Owns: the walk over a configuration file and the files it includes, before libconfig reads
+ * them: refusing a file that someone other than root could have written (trust.c), and
+ * finding integer literals that libconfig 1.5 would truncate to 32 bits.
  *
  * A small scanner for the part of libconfig's lexical grammar that matters here: comments
  * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
@@ -7,7 +9,9 @@
  * beyond INT32 range is an error, not a value. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +20,8 @@
 
 #include "config-scan.h"
 #include "macro.h"
+#include "sysfs.h"
+#include "trust.h"
 
 /* Deeper than any sane configuration; stops an include loop. */
 #define INCLUDE_DEPTH_MAX 8
@@ -139,50 +145,61 @@ static int scan_text(struct scan *s, const char *p, int depth) {
         return 0;
 }
 
-static int read_all(const char *path, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        FILE *f = fopen(path, "re");
-        size_t len = 0, size = 0;
+__attribute__((format(printf, 3, 4)))
+static int file_error(struct hvt_config_error *err, const char *path, const char *fmt, ...) {
+        va_list ap;
 
-        if (!f)
-                return -errno;
-        for (;;) {
-                if (len + 4096 + 1 > size) {
-                        char *n = realloc(buf, size = size ? size * 2 : 8192);
-                        if (!n) {
-                                fclose(f);
-                                return -ENOMEM;
-                        }
-                        buf = n;
-                }
-                size_t got = fread(buf + len, 1, size - len - 1, f);
-                len += got;
-                if (got == 0)
-                        break;
-        }
-        fclose(f);
-        buf[len] = '\0';
-        *ret = buf;
-        buf = NULL;
-        return 0;
+        *err = (struct hvt_config_error) {};
+        snprintf(err->file, sizeof(err->file), "%s", path);
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+        return -EPERM;
+}
+
+/* Opens path for the scan, refusing it unless root alone could have written it. O_NONBLOCK:
+ * a FIFO under the name must be refused, not waited on. */
+static int open_trusted(const char *path, struct hvt_config_error *err) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        char why[256];
+        int r;
+
+        if (fd < 0)
+                return negative_errno();
+        r = hvt_file_trusted(fd, path, why, sizeof(why));
+        if (r == -EPERM)
+                return file_error(err, path, "refused, %s", why);
+        if (r < 0)
+                return r;
+        r = fd;
+        fd = -EBADF;
+        return r;
 }
 
 static int scan_file(const char *path, const char *include_dir, int depth, struct hvt_config_error *err) {
         _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
         struct scan s = { .path = path, .include_dir = include_dir, .err = err, .line = 1 };
         int r;
 
+        /* libconfig's own limit is deeper, and files past this one would go unchecked. */
         if (depth > INCLUDE_DEPTH_MAX)
-                return 0;  /* libconfig reports include loops */
-        r = read_all(path, &text);
+                return file_error(err, path, "included more than %d levels deep (an include loop?)",
+                                  INCLUDE_DEPTH_MAX);
+        fd = open_trusted(path, err);
+        if (fd == -EPERM)
+                return fd;
+        /* An include that cannot be opened is libconfig's error to report, in its own words. */
+        if (fd < 0)
+                return 0;
+        r = hvt_read_fd(fd, &text);
         if (r == -ENOMEM)
                 return r;
-        /* An unreadable include is libconfig's error to report, in its own words. */
         if (r < 0)
                 return 0;
         return scan_text(&s, text, depth);
 }
 
-int hvt_config_scan_literals(const char *path, const char *include_dir, struct hvt_config_error *err) {
+int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_error *err) {
         return scan_file(path, include_dir, 0, err);
 }

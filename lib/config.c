@@ -452,6 +452,10 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
          * include, nested ones too, against this one directory). */
         l.dir = dirname(dir);
         config_set_include_dir(cfg, l.dir);
+        /* Before libconfig: a file someone else could have written is not even parsed. */
+        r = hvt_config_scan(path, l.dir, err);
+        if (r < 0)
+                return r;
         if (!config_read_file(cfg, path)) {
                 char full[PATH_MAX];
                 *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
@@ -459,10 +463,6 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
                 snprintf(err->message, sizeof(err->message), "%s", config_error_text(cfg));
                 return -EINVAL;
         }
-        r = hvt_config_scan_literals(path, l.dir, err);
-        if (r < 0)
-                return r;
-
         r = parse_root(&l, config_root_setting(cfg), c);
         if (r < 0)
                 return r;

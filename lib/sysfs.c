@@ -86,15 +86,11 @@ int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {
         return n < 0 ? negative_errno() : 0;
 }
 
-int hvt_read_file(const char *path, char **ret) {
+int hvt_read_fd(int fd, char **ret) {
         _cleanup_free_ char *buf = NULL;
-        _cleanup_close_ int fd = -EBADF;
         size_t len = 0, size = 0;
         int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
         do {
                 char *p = realloc(buf, size + 65536);
 
@@ -110,4 +106,12 @@ int hvt_read_file(const char *path, char **ret) {
         *ret = buf;
         buf = NULL;
         return 0;
+}
+
+int hvt_read_file(const char *path, char **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return negative_errno();
+        return hvt_read_fd(fd, ret);
 }

@@ -22,3 +22,5 @@ int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);
 /* The whole of a kernel text file (/proc/self/mountinfo may be long), NUL-terminated, in a
  * malloc()ed *ret. */
 int hvt_read_file(const char *path, char **ret);
+/* The same for a file already open (checked before it is read). */
+int hvt_read_fd(int fd, char **ret);

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "testutil.h"
@@ -241,6 +242,27 @@ START_TEST(test_check_config_good) {
 }
 END_TEST
 
+/* StrictModes: a file others could write steers nothing, and the message says what to fix. */
+START_TEST(test_untrusted_config) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *config = config_write(ISSUE_CONFIG), *err, *expect;
+        const char *once[] = { "--once", "-c", config, NULL };
+        const char *check[] = { "--check-config", "-c", config, NULL };
+
+        ck_assert_int_eq(chmod(config, 0666), 0);
+        expect = g_strconcat(config, ": refused, writable by group or others (mode 0666)", NULL);
+        ck_assert_int_eq(hvtuned_run(check, &err), 1);
+        assert_contains(err, expect);
+        ck_assert_int_eq(hvtuned_run(once, &err), 1);
+        assert_contains(err, expect);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        g_free(expect);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("once");
         TCase *tc = tcase_create("testbeds");
@@ -257,6 +279,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
         tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_check_config_good);
+        tcase_add_test(tc, test_untrusted_config);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

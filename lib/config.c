@@ -66,6 +66,28 @@ static int fail(struct loader *l, const config_setting_t *s, const char *key, co
         return -EINVAL;
 }
 
+/* A string from the file as a message shows it: quoted, with what cannot be printed escaped
+ * ("none\n"), and cut at 40 characters. A value is never echoed raw into the journal. */
+static const char *quote(const char *v, char buf[static 192]) {
+        size_t n = 0;
+
+        buf[n++] = '"';
+        for (size_t i = 0; v[i] && i < 40; i++) {
+                unsigned char c = (unsigned char) v[i];
+
+                if (c == '\n' || c == '\t' || c == '"' || c == '\\') {
+                        buf[n++] = '\\';
+                        buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : (char) c;
+                } else if (c < ' ' || c >= 0x7f)
+                        n += (size_t) sprintf(buf + n, "\\x%02x", c);
+                else
+                        buf[n++] = (char) c;
+        }
+        buf[n++] = '"';
+        buf[n] = '\0';
+        return buf;
+}
+
 static const char *type_name(int type) {
         switch (type) {
         case CONFIG_TYPE_GROUP:  return "a group";
@@ -115,6 +137,7 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
 
         if (a->kind == HVT_VALUE_SCHEDULER) {
                 const char *name;
+                char q[192];
 
                 r = expect_type(l, s, key, CONFIG_TYPE_STRING);
                 if (r < 0)
@@ -122,9 +145,9 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
                 name = config_setting_get_string(s);
                 if (hvt_setting_set_sched(out, name) < 0)
                         return fail(l, s, key,
-                                    "\"%.40s\" is not a scheduler name (letters, digits, '_' and '-', "
+                                    "%s is not a scheduler name (letters, digits, '_' and '-', "
                                     "not starting with '-', at most %d characters)",
-                                    name, HVT_SCHED_NAME_MAX - 1);
+                                    quote(name, q), HVT_SCHED_NAME_MAX - 1);
                 return 0;
         }
 
@@ -207,6 +230,7 @@ static int parse_uint(struct loader *l, const config_setting_t *s, const char *k
 static int parse_match_key(struct loader *l, const config_setting_t *s, const char *key,
                            struct hvt_match *m) {
         const char *name = config_setting_name(s);
+        char q[192];
         long long v;
         int r;
 
@@ -216,8 +240,8 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                         return r;
                 r = hvt_kind_from_string(config_setting_get_string(s));
                 if (r < 0 || r == HVT_KIND_UNKNOWN)
-                        return fail(l, s, key, "\"%.40s\" is not a controller kind (scsi, ide or fc)",
-                                    config_setting_get_string(s));
+                        return fail(l, s, key, "%s is not a controller kind (scsi, ide or fc)",
+                                    quote(config_setting_get_string(s), q));
                 m->kind = (enum hvt_kind) r;
                 m->fields |= HVT_MATCH_KIND;
         } else if (strcmp(name, "controller") == 0) {
@@ -225,9 +249,9 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                 if (r < 0)
                         return r;
                 if (hvt_guid_normalize(config_setting_get_string(s), m->controller) < 0)
-                        return fail(l, s, key, "\"%.40s\" is not a VMBus device id "
+                        return fail(l, s, key, "%s is not a VMBus device id "
                                     "({xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx})",
-                                    config_setting_get_string(s));
+                                    quote(config_setting_get_string(s), q));
                 m->fields |= HVT_MATCH_CONTROLLER;
         } else if (strcmp(name, "lun") == 0) {
                 r = parse_uint(l, s, key, UINT32_MAX, &v);

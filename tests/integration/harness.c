@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "writes.h"
 
 #define NOTIFY_TIMEOUT_MS 20000
 
@@ -157,7 +158,7 @@ const char *runtime_dir(void) {
 }
 
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
-        const char *runtime = runtime_dir();
+        const char *runtime = runtime_dir(), *writes = writes_log();
         pid_t pid = fork();
 
         ck_assert_int_ge(pid, 0);
@@ -181,16 +182,25 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
                         unsetenv("NOTIFY_SOCKET");
                 unsetenv("JOURNAL_STREAM");
                 setenv("RUNTIME_DIRECTORY", runtime, 1);
+                setenv("HVTUNED_TEST_WRITE_LOG", writes, 1);
                 execv(argv[0], (char **) argv);
                 _exit(127);
         }
         return pid;
 }
 
-static int wait_exit(pid_t pid) {
+/* Reaps hvtuned and checks where it wrote; the wait status. */
+static int reap(pid_t pid) {
         int status;
 
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        writes_check(runtime_dir());
+        return status;
+}
+
+static int wait_exit(pid_t pid) {
+        int status = reap(pid);
+
         ck_assert_msg(WIFEXITED(status), "hvtuned died of signal %d", WTERMSIG(status));
         return WEXITSTATUS(status);
 }
@@ -313,7 +323,7 @@ void hvtuned_kill(struct hv_run *run, int sig) {
         int status;
 
         ck_assert_int_eq(kill(run->pid, sig), 0);
-        ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
+        status = reap(run->pid);
         ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
         run_done(run);
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "writes.h"
 #include "testutil.h"
 
 #define ISSUE_CONFIG \
@@ -179,6 +180,13 @@ static const struct {
         { "queue = { scheduler = \"none\"; }\noverride = ( { match = { kind = \"usb\"; }; queue = { nomerges = 1; }; } );\n",
           ":2: override[0].match.kind: \"usb\" is not a controller kind" },
         { "queue = { scheduler = \"none\" ;; };\n", ":1: " },
+        /* Nothing that could end a sysfs token, start a second one or name a path gets through. */
+        { "queue = { scheduler = \"none\\n\"; };\n", ":1: queue.scheduler: \"none\\n\" is not a scheduler name" },
+        { "queue = { scheduler = \"none\\t\"; };\n", ":1: queue.scheduler: \"none\\t\" is not a scheduler name" },
+        { "queue = { scheduler = \"none mq-deadline\"; };\n", ":1: queue.scheduler: \"none mq-deadline\" is not a scheduler name" },
+        { "queue = { scheduler = \"../../x\"; };\n", ":1: queue.scheduler: \"../../x\" is not a scheduler name" },
+        { "queue = { scheduler = \"\"; };\n", ":1: queue.scheduler: \"\" is not a scheduler name" },
+        { "queue = { nr_requests = \"64\\n\"; };\n", ":1: queue.nr_requests: expected an integer, got a string" },
 };
 
 START_TEST(test_bad_config_changes_nothing) {
@@ -263,6 +271,59 @@ START_TEST(test_untrusted_config) {
 }
 END_TEST
 
+/* Every hvtuned the harness runs has its writes checked against the allowlist when it ends;
+ * this shows the check sees them, and refuses what it should. */
+/* A log line with @R, @Q and @L for the runtime directory, a queue/ and a LUN directory. */
+static char *log_of(const char *text, const char *rt) {
+        GString *s = g_string_new(text);
+
+        g_string_replace(s, "@R", rt, 0);
+        g_string_replace(s, "@Q", "/sys/devices/v/host0/target0:0:0/0:0:0:0/block/sda/queue", 0);
+        g_string_replace(s, "@L", "/sys/devices/v/host0/target0:0:0/0:0:0:0", 0);
+        return g_string_free(s, false);
+}
+
+/* Every hvtuned the harness runs has its writes checked against the allowlist when it ends;
+ * this shows the check sees them, and refuses what it should. */
+START_TEST(test_writes_allowlisted) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(ISSUE_CONFIG), *err, *why;
+        const char *once[] = { "--once", "-c", config, NULL };
+        const char *rt = runtime_dir();
+        static const struct {
+                const char *log;
+                const char *why;
+        } bad[] = {
+                { "open @R/../sda\n", "neither an allowlisted attribute nor a record" },
+                { "open /etc/passwd\n", "neither an allowlisted attribute nor a record" },
+                { "open @Q/queue_depth\n", "neither an allowlisted attribute" },  /* a device name in queue/ */
+                { "open @L/scheduler\n", "neither an allowlisted attribute" },    /* a queue name in the LUN */
+                { "open @Q/scheduler\nwrite @Q/scheduler none\\x0a\n", "not a plain token" },
+                { "open @Q/scheduler\nwrite @Q/scheduler none\nwrite @Q/scheduler none\n", "a second write" },
+                { "rename @R/.#sda /tmp/sda\n", "outside" },
+                { "unlink /sys/devices/v/host0\n", "neither" },
+        };
+        g_autofree char *good = log_of("open @R/.#sda\nwrite @R/.#sda x\nrename @R/.#sda @R/sda\n"
+                                       "open @Q/nr_requests\nwrite @Q/nr_requests 128\n"
+                                       "open @L/timeout\nwrite @L/timeout 300\nunlink @R/sda\n", rt);
+
+        ck_assert_int_eq(hvtuned_run(once, &err), 0);
+        /* 4 disks: scheduler where it differs, nr_requests, timeout, the module parameter. */
+        ck_assert_uint_ge(writes_checked(), 10);
+
+        for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *log = log_of(bad[i].log, rt);
+
+                ck_assert_int_eq(writes_verify(log, rt, &why), -1);
+                assert_contains(why, bad[i].why);
+                g_free(why);
+        }
+        ck_assert_int_eq(writes_verify(good, rt, &why), 2);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("once");
         TCase *tc = tcase_create("testbeds");
@@ -280,6 +341,7 @@ int main(void) {
         tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_check_config_good);
         tcase_add_test(tc, test_untrusted_config);
+        tcase_add_test(tc, test_writes_allowlisted);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

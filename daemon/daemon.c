@@ -2,6 +2,8 @@
 /* Owns: the context's lifetime, configuration (re)loading, the table of managed disks, the
  * runtime directory of originals, and routing each udev device to its disk's pass. */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +271,14 @@ static bool record_wanted(const char *sysname, void *userdata) {
         return false;
 }
 
+/* SIGTERM or SIGINT waiting: the service blocks them and handles them in its event loop. */
+static bool stop_pending(void) {
+        sigset_t pending;
+
+        return sigpending(&pending) == 0 &&
+               (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 int hvt_daemon_enumerate(struct hvt_daemon *d) {
         _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
         struct udev_list_entry *entry;
@@ -288,8 +298,15 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->n_disks; i++)
                 d->disks[i]->seen = false;
         udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
-                struct udev_device *dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
+                struct udev_device *dev;
 
+                /* A stop is not held up by the rest of a long walk. What was not walked is
+                 * neither forgotten nor pruned: its records may hold a crashed run's originals. */
+                if (stop_pending()) {
+                        hvt_log_debug(&d->log, "Stop requested: ending the walk over the disks early");
+                        return 1;
+                }
+                dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
                 if (!dev)
                         continue;  /* gone since the scan */
                 (void) hvt_daemon_handle_device(d, dev, NULL);

@@ -95,7 +95,8 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
 void hvt_daemon_forget(struct hvt_daemon *d, struct hvt_tracked *t);
 
 /* Walks every block disk, as at start-up and after lost events; a managed disk it does not
- * find any more is forgotten as removed, and so are records of disks that are not there. */
+ * find any more is forgotten as removed, and so are records of disks that are not there.
+ * Returns 1, having walked only part, when a SIGTERM or SIGINT is pending. */
 int hvt_daemon_enumerate(struct hvt_daemon *d);
 
 /* The configuration changed: every managed disk gets the new plan. */

@@ -210,7 +210,9 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = hvt_daemon_enumerate(d);
         if (r < 0)
                 return r;
-        hvt_host_pass(d, true);
+        /* Stopping already: the loop handles the signal first thing, restoring what was done. */
+        if (r == 0)
+                hvt_host_pass(d, true);
         r = setup_verify(d);
         if (r < 0)
                 return r;

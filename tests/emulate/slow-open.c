@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: making one file slow to open, so that a test can act while a reload is under way.
+/* Owns: making one file slow to open, so that a test can act while a reload or the start-up
+ * pass is under way.
  *
  * With HVTUNED_TEST_SLOW_OPEN=PATH in the environment, fopen() of PATH (libconfig reads the
- * configuration that way) sleeps half a second first. Without it, nothing changes. Test code
+ * configuration that way) sleeps half a second first; with HVTUNED_TEST_SLOW_ATTR=SUFFIX, so
+ * does every openat() of a path ending in /SUFFIX ("sdc/queue/nr_requests": hvtuned opens
+ * attributes relative to the device's directory). Without them, nothing changes. Test code
  * only, preloaded into the daemon under test. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,4 +44,52 @@ FILE *fopen64(const char *path, const char *mode) {
                 real = (fopen_fn) dlsym(RTLD_NEXT, "fopen64");
         maybe_wait(path);
         return real(path, mode);
+}
+
+/* dirfd/name ends in /suffix. */
+static bool attr_matches(int dirfd, const char *name, const char *suffix) {
+        char link[64], path[4096];
+        size_t n, ls = strlen(suffix);
+        ssize_t len;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+        len = readlink(link, path, sizeof(path) - 1);
+        if (len < 0)
+                return false;
+        path[len] = '\0';
+        n = strlen(path);
+        snprintf(path + n, sizeof(path) - n, "/%s", name);
+        n = strlen(path);
+        return n > ls && path[n - ls - 1] == '/' && strcmp(path + n - ls, suffix) == 0;
+}
+
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+static int slow_openat(const char *symbol, int dirfd, const char *name, int flags, va_list ap) {
+        const char *slow = getenv("HVTUNED_TEST_SLOW_ATTR");
+        mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t) va_arg(ap, int) : 0;
+
+        if (slow && dirfd >= 0 && attr_matches(dirfd, name, slow))
+                usleep(DELAY_USEC);
+        return ((openat_fn) dlsym(RTLD_NEXT, symbol))(dirfd, name, flags, mode);
+}
+
+int openat(int dirfd, const char *name, int flags, ...) {
+        va_list ap;
+        int fd;
+
+        va_start(ap, flags);
+        fd = slow_openat("openat", dirfd, name, flags, ap);
+        va_end(ap);
+        return fd;
+}
+
+int openat64(int dirfd, const char *name, int flags, ...) {
+        va_list ap;
+        int fd;
+
+        va_start(ap, flags);
+        fd = slow_openat("openat64", dirfd, name, flags, ap);
+        va_end(ap);
+        return fd;
 }

@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "uevent.h"
 #include "writes.h"
 
 #define NOTIFY_TIMEOUT_MS 20000
@@ -139,12 +142,23 @@ void testbed_wait_value(const char *sysname, const char *rel, const char *want) 
 
 char *config_write(const char *text) {
         char path[] = "/tmp/hvtuned-conf.XXXXXX";
-        int fd = mkstemp(path);
+        int fd;
+
+        /* The files a test rewrites later must not be group-writable either: hvtuned would
+         * refuse them (lib/trust.c). */
+        umask(022);
+        fd = mkstemp(path);
 
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
         close(fd);
         return hv_keep(g_strdup(path));
+}
+
+void testbed_sentinel(UMockdevTestbed *tb, const char *sysname) {
+        umockdev_testbed_set_attribute(tb, testbed_syspath(sysname), "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        uevent_send_blocking(testbed_syspath(sysname), "change", 1);
+        testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
 const char *runtime_dir(void) {
@@ -236,7 +250,32 @@ int hvtuned_run_out(const char *const *args, char **out, char **err) {
         return r;
 }
 
-void hvtuned_start(struct hv_run *run, const char *const *args) {
+/* The service manager's side of the socket: every notification, as it comes. */
+static gpointer read_notes(gpointer userdata) {
+        struct hv_run *run = userdata;
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = run->notify_fd, .events = POLLIN },
+                                       { .fd = run->stop_fd, .events = POLLIN } };
+                char buf[4096];
+                ssize_t n;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[1].revents)
+                        break;
+                n = recv(run->notify_fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                if (n <= 0)
+                        continue;
+                g_async_queue_push(run->notes, g_strndup(buf, (gsize) n));
+        }
+        return NULL;
+}
+
+void hvtuned_launch(struct hv_run *run, const char *const *args) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
 
@@ -250,8 +289,16 @@ void hvtuned_start(struct hv_run *run, const char *const *args) {
         ck_assert_int_eq(bind(run->notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
         fd = open(run->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         close(fd);
+        run->stop_fd = eventfd(0, EFD_CLOEXEC);
+        ck_assert_int_ge(run->stop_fd, 0);
+        run->notes = g_async_queue_new_full(g_free);
+        run->reader = g_thread_new("notify", read_notes, run);
 
         run->pid = spawn(args, run->notify_path, run->err_path, NULL);
+}
+
+void hvtuned_start(struct hv_run *run, const char *const *args) {
+        hvtuned_launch(run, args);
         hvtuned_wait_notify(run, "READY=1");
 }
 
@@ -273,16 +320,15 @@ const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle,
 
 static const char *wait_notify(struct hv_run *run, const char *needle, const char *count_what,
                                unsigned *count, int timeout_ms) {
-        for (;;) {
-                struct pollfd p = { .fd = run->notify_fd, .events = POLLIN };
-                char buf[4096], *status;
-                ssize_t n;
+        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
 
-                ck_assert_msg(poll(&p, 1, timeout_ms) == 1, "no \"%s\" notification in %d ms (last STATUS: %s)",
-                              needle, timeout_ms, run->status);
-                n = recv(run->notify_fd, buf, sizeof(buf) - 1, 0);
-                ck_assert_int_gt(n, 0);
-                buf[n] = '\0';
+        for (;;) {
+                g_autofree char *buf = NULL;
+                char *status;
+
+                buf = g_async_queue_timeout_pop(run->notes, MAX(deadline - g_get_monotonic_time(), 0));
+                ck_assert_msg(buf, "no \"%s\" notification in %d ms (last STATUS: %s)", needle, timeout_ms,
+                              run->status);
                 status = strstr(buf, "STATUS=");
                 if (status)
                         snprintf(run->status, sizeof(run->status), "%.*s", (int) strcspn(status + 7, "\n"),
@@ -290,7 +336,7 @@ static const char *wait_notify(struct hv_run *run, const char *needle, const cha
                 if (count && strstr(buf, count_what))
                         (*count)++;
                 if (strstr(buf, needle))
-                        return hv_keep(g_strdup(buf));
+                        return hv_keep(g_steal_pointer(&buf));
         }
 }
 
@@ -299,6 +345,10 @@ char *hvtuned_stop(struct hv_run *run) {
 }
 
 static void run_done(struct hv_run *run) {
+        ck_assert_int_eq(eventfd_write(run->stop_fd, 1), 0);
+        g_thread_join(run->reader);
+        g_async_queue_unref(run->notes);
+        close(run->stop_fd);
         close(run->notify_fd);
         unlink(run->notify_path);
         unlink(run->err_path);

@@ -10,9 +10,14 @@
 #include <sys/types.h>
 #include <umockdev.h>
 
+/* The harness reads the notify socket all the time, as systemd does: a daemon that sends
+ * faster than a test waits must not block on a full socket. */
 struct hv_run {
         pid_t pid;
         int notify_fd;
+        int stop_fd;            /* an eventfd that ends the reader */
+        GThread *reader;
+        GAsyncQueue *notes;     /* the notifications read, oldest first */
         char notify_path[108];
         char err_path[64];
         char status[512];  /* the last STATUS= seen */
@@ -47,6 +52,10 @@ char *testbed_value(const char *sysname, const char *rel);
  * later event's effect shows that earlier ones were handled). */
 void testbed_wait_value(const char *sysname, const char *rel, const char *want);
 
+/* Drifts sysname's scheduler to bfq, sends a change event and waits for the repair: events
+ * are handled in order, so everything sent before has been handled too. */
+void testbed_sentinel(UMockdevTestbed *tb, const char *sysname);
+
 /* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
  * one per test, kept across restarts within it. */
 const char *runtime_dir(void);
@@ -62,6 +71,8 @@ int hvtuned_run_out(const char *const *args, char **out, char **err);
 
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);
+/* The same without waiting. */
+void hvtuned_launch(struct hv_run *run, const char *const *args);
 /* Waits until a notification contains needle (STATUS= updates run->status); returns it.
  * *count, if given, is increased for every notification containing count_what on the way. */
 const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);

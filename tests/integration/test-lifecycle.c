@@ -84,13 +84,6 @@ static void drift(UMockdevTestbed *tb, const char *sysname, const char *attr, co
         umockdev_testbed_set_attribute(tb, testbed_syspath(sysname), attr, value);
 }
 
-/* Sends a change event for sysname after a drift of its scheduler, and waits for the repair:
- * events are handled in order, so everything sent before has been handled too. */
-static void sentinel(UMockdevTestbed *tb, const char *sysname) {
-        drift(tb, sysname, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        uevent_send_blocking(testbed_syspath(sysname), "change", 1);
-        testbed_wait_value(sysname, "queue/scheduler", "none");
-}
 
 /* The same with another attribute: drift it to value, wait until it is want again. */
 static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
@@ -202,7 +195,7 @@ START_TEST(test_sighup_burst) {
         ck_assert_int_eq(kill(run.pid, SIGCONT), 0);
         hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
         /* Anything still queued comes before the repair of a drift sent now. */
-        sentinel(tb, "sdd");
+        testbed_sentinel(tb, "sdd");
         ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
         ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
         hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
@@ -221,7 +214,7 @@ START_TEST(test_sighup_burst) {
         hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
         hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
         unsetenv("HVTUNED_TEST_SLOW_OPEN");
-        sentinel(tb, "sdb");
+        testbed_sentinel(tb, "sdb");
         ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
         hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
         ck_assert_uint_eq(reloads, 2);
@@ -232,7 +225,7 @@ START_TEST(test_sighup_burst) {
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         for (int i = 0; i < 200; i++)
                 ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
-        sentinel(tb, "sdc");
+        testbed_sentinel(tb, "sdc");
         ck_assert_str_eq(testbed_read("sdc", "queue/nomerges"), "1");
         hvtuned_stop(&run);
         g_object_unref(tb);
@@ -253,7 +246,7 @@ START_TEST(test_change_flood_costs_reads) {
         w = watch_writes();
         /* 60-block.rules' watch makes a change event of every close after a write. */
         uevent_send_blocking(sdb, "change", 10000);
-        sentinel(tb, "sda");
+        testbed_sentinel(tb, "sda");
         /* The sentinel's repair is the only write; nothing else was touched. */
         ck_assert_str_eq(writes(w), "scheduler");
         /* Nothing changed, so no STATUS= was sent either. */
@@ -283,12 +276,12 @@ START_TEST(test_repair_budget) {
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
         /* Ten repairs in a minute are drift; the eleventh is a fight, and hvtuned stops. */
         for (int i = 0; i < HVT_REPAIR_BURST + 1; i++)
-                sentinel(tb, "sdc");
+                testbed_sentinel(tb, "sdc");
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
         drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
         uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
-        sentinel(tb, "sdd");  /* other disks are still repaired */
+        testbed_sentinel(tb, "sdd");  /* other disks are still repaired */
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
 
         err = hvtuned_stop(&run);
@@ -320,8 +313,8 @@ START_TEST(test_pause_ends) {
 
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
         for (int i = 0; i < HVT_REPAIR_BURST + 1; i++) {
-                sentinel(tb, "sdc");
-                sentinel(tb, "sdd");
+                testbed_sentinel(tb, "sdc");
+                testbed_sentinel(tb, "sdd");
         }
         hvtuned_wait_notify(&run, "2 disks reverted too often, repairs paused");
 
@@ -561,7 +554,7 @@ START_TEST(test_failed_restore_kept_and_quiet) {
 
         /* Every event tries again, but says it only once. */
         uevent_send_blocking(testbed_syspath("sda"), "change", 3);
-        sentinel(tb, "sdc");
+        testbed_sentinel(tb, "sdc");
         err = hvtuned_stop(&run);
         ck_assert_uint_eq(count_lines(err, "sda queue/nomerges: 0 (restore failed: Is a directory)\n"), 1);
         ck_assert(record_exists("sda"));  /* the original is still there for a later try */
@@ -578,7 +571,7 @@ START_TEST(test_state_dump) {
                                   "override = ( { match = { lun = 1; host = 1; }; device = { timeout = 300; }; } );\n");
         drift(tb, "sdc", "queue/read_ahead_kb", "512\n");  /* no event: the dump reads afresh */
         ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
-        sentinel(tb, "sda");
+        testbed_sentinel(tb, "sda");
         err = hvtuned_stop(&run);
         assert_contains(err, "sda: queue/scheduler original=mq-deadline desired=none current=none last=applied; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");

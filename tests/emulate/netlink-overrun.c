@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: losing uevents the way an overrun netlink socket does, on a umockdev testbed.
+ *
+ * umockdev's uevents arrive on a unix socket, which blocks the sender instead of dropping:
+ * the daemon can never see ENOBUFS there. The kernel drops what does not fit a monitor's
+ * receive buffer and fails the next recvmsg() with ENOBUFS (netlink_overrun()). With
+ * HVTUNED_TEST_OVERRUN=FLAG, while the file FLAG exists every message that arrives is
+ * dropped unread (the monitor sees nothing: EAGAIN); the first recvmsg() after FLAG is gone
+ * fails with ENOBUFS, once, and the messages after it arrive again. hvtuned's only recvmsg()
+ * is libudev's, on the monitor. Test code only. */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
+
+static bool lost;
+
+ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
+        static recvmsg_fn real;
+        const char *flag = getenv("HVTUNED_TEST_OVERRUN");
+
+        if (!real)
+                real = (recvmsg_fn) dlsym(RTLD_NEXT, "recvmsg");
+        if (flag && access(flag, F_OK) == 0) {
+                while (real(fd, msg, flags | MSG_DONTWAIT) >= 0)
+                        lost = true;
+                errno = EAGAIN;
+                return -1;
+        }
+        if (lost) {
+                lost = false;
+                errno = ENOBUFS;
+                return -1;
+        }
+        return real(fd, msg, flags);
+}

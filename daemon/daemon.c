@@ -53,14 +53,14 @@ int hvt_daemon_load_config(struct hvt_daemon *d) {
                 const char *fields[] = { f_file, f_line, NULL };
 
                 if (r == -ENOMEM) {
-                        snprintf(d->config_error, sizeof(d->config_error), "%s", d->config_path);
+                        (void) hvt_strscpy(d->config_error, sizeof(d->config_error), d->config_path);
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Out of memory loading configuration");
                 }
                 hvt_config_error_format(&err, text, sizeof(text));
                 if (err.line > 0)
                         snprintf(d->config_error, sizeof(d->config_error), "%s:%d", err.file, err.line);
                 else
-                        snprintf(d->config_error, sizeof(d->config_error), "%s", err.file);
+                        (void) hvt_strscpy(d->config_error, sizeof(d->config_error), err.file);
                 snprintf(f_file, sizeof(f_file), "HVTUNED_CONFIG_FILE=%s", err.file);
                 snprintf(f_line, sizeof(f_line), "HVTUNED_CONFIG_LINE=%d", err.line);
                 return hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_CONFIG_ERROR, fields, "%s", text);
@@ -77,7 +77,7 @@ void hvt_daemon_state_path(char *buf, size_t size) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
 
         /* systemd passes a colon-separated list when a unit has several; ours is the first. */
-        snprintf(buf, size, "%s", dir && *dir ? dir : STATE_DIR_DEFAULT);
+        (void) hvt_strscpy(buf, size, dir && *dir ? dir : STATE_DIR_DEFAULT);
         buf[strcspn(buf, ":")] = '\0';
 }
 

@@ -30,7 +30,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
 /* The parameter is reported like a disk attribute, of a "device" named after the module. */
 static struct hvt_disk module_disk(struct hvt_host *h) {
-        snprintf(h->module_syspath, sizeof(h->module_syspath), "%s", MODULE_DIR);
+        (void) hvt_strscpy(h->module_syspath, sizeof(h->module_syspath), MODULE_DIR);
         return (struct hvt_disk) { .syspath = h->module_syspath, .sysname = HVT_HOST_RECORD };
 }
 
@@ -318,7 +318,7 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind
         int r;
 
         (void) hvt_setting_set_int(&want, HVT_ATTR_MAX_HW_QUEUES, value);
-        snprintf(res.to, sizeof(res.to), "%s", want.text);
+        (void) hvt_strscpy(res.to, sizeof(res.to), want.text);
         fd = hvt_sysfs_open_dir(PARAM_DIR);
         r = fd < 0 ? fd : hvt_sysfs_read(fd, "storvsc_max_hw_queues", buf, sizeof(buf));
         if (r < 0) {

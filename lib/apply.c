@@ -31,7 +31,7 @@ const char *hvt_outcome_to_string(enum hvt_outcome o) {
 }
 
 static void copy_value(char dst[static HVT_VALUE_MAX], const char *src) {
-        snprintf(dst, HVT_VALUE_MAX, "%s", src);
+        (void) hvt_strscpy(dst, HVT_VALUE_MAX, src);
 }
 
 /* A read that fails: a missing attribute is a kernel that lacks it, anything else a failure. */
@@ -150,7 +150,7 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
         if (!dirs->tried[g]) {
                 dirs->tried[g] = true;
                 if (g == HVT_GROUP_DEVICE)
-                        snprintf(path, sizeof(path), "%s", d->device_syspath);
+                        (void) hvt_strscpy(path, sizeof(path), d->device_syspath);
                 else
                         snprintf(path, sizeof(path), "%s/queue", d->syspath);
                 dirs->fd[g] = hvt_sysfs_open_dir(path);

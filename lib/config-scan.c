@@ -45,7 +45,7 @@ static bool is_name_char(char c) {
 
 static int literal_error(struct scan *s, const char *start, size_t len, bool fits_64) {
         *s->err = (struct hvt_config_error) { .line = s->line };
-        snprintf(s->err->file, sizeof(s->err->file), "%s", s->path);
+        (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
         if (fits_64)
                 snprintf(s->err->message, sizeof(s->err->message),
                          "integer %.*s does not fit in 32 bits, libconfig would truncate it: write %.*sL",
@@ -101,7 +101,7 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         name[n] = '\0';
         *p = q;
         if (name[0] == '/' || !s->include_dir)
-                snprintf(full, sizeof(full), "%s", name);
+                (void) hvt_strscpy(full, sizeof(full), name);
         else
                 snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
         return scan_file(full, s->include_dir, depth + 1, s->err);
@@ -150,7 +150,7 @@ static int file_error(struct hvt_config_error *err, const char *path, const char
         va_list ap;
 
         *err = (struct hvt_config_error) {};
-        snprintf(err->file, sizeof(err->file), "%s", path);
+        (void) hvt_strscpy(err->file, sizeof(err->file), path);
         va_start(ap, fmt);
         vsnprintf(err->message, sizeof(err->message), fmt, ap);
         va_end(ap);

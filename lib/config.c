@@ -39,8 +39,8 @@ __attribute__((format(printf, 5, 0)))
 static void set_error(struct hvt_config_error *err, const char *file, int line, const char *key,
                       const char *fmt, va_list ap) {
         *err = (struct hvt_config_error) { .line = line };
-        snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
-        snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
+        (void) hvt_strscpy(err->file, sizeof(err->file), file ? file : "");
+        (void) hvt_strscpy(err->key, sizeof(err->key), key ? key : "");
         vsnprintf(err->message, sizeof(err->message), fmt, ap);
 }
 
@@ -110,8 +110,18 @@ static int expect_type(struct loader *l, const config_setting_t *s, const char *
         return fail(l, s, key, "expected %s, got %s", type_name(type), type_name(t));
 }
 
+/* "prefix.name", or name alone; a key too long for buf is cut: it only names the setting
+ * in messages. */
 static void key_join(char *buf, size_t size, const char *prefix, const char *name) {
-        snprintf(buf, size, "%s%s%s", prefix, *prefix ? "." : "", name);
+        size_t n;
+
+        (void) hvt_strscpy(buf, size, prefix);
+        n = strlen(buf);
+        if (*prefix && n + 1 < size) {
+                buf[n++] = '.';
+                buf[n] = '\0';
+        }
+        (void) hvt_strscpy(buf + n, size - n, name);
 }
 
 static int check_timeout_pair(struct loader *l, const config_setting_t *s, const char *key,
@@ -216,7 +226,7 @@ static int match_string(struct loader *l, const config_setting_t *s, const char 
 static int parse_uint(struct loader *l, const config_setting_t *s, const char *key,
                       long long max, long long *ret) {
         int r = expect_type(l, s, key, CONFIG_TYPE_INT);
-        long long v;
+        long long v = 0;
 
         if (r < 0)
                 return r;
@@ -231,7 +241,7 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                            struct hvt_match *m) {
         const char *name = config_setting_name(s);
         char q[192];
-        long long v;
+        long long v = 0;
         int r;
 
         if (strcmp(name, "kind") == 0) {
@@ -353,7 +363,7 @@ static int parse_overrides(struct loader *l, const config_setting_t *list, struc
 }
 
 static int parse_verify_interval(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
-        long long v;
+        long long v = 0;
         int r = parse_uint(l, s, "verify_interval", HVT_VERIFY_INTERVAL_MAX, &v);
 
         if (r < 0)
@@ -378,7 +388,7 @@ static int parse_host(struct loader *l, const config_setting_t *g, struct hvt_ho
                 const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
                 const char *name = config_setting_name(s);
                 char key[64];
-                long long v;
+                long long v = 0;
 
                 key_join(key, sizeof(key), "host", name);
                 if (strcmp(name, "max_hw_queues") == 0) {
@@ -438,7 +448,7 @@ int hvt_config_new_default(struct hvt_config **ret) {
 
 static int io_error(struct hvt_config_error *err, const char *path, int error) {
         *err = (struct hvt_config_error) {};
-        snprintf(err->file, sizeof(err->file), "%s", path);
+        (void) hvt_strscpy(err->file, sizeof(err->file), path);
         snprintf(err->message, sizeof(err->message), "cannot read: %s", strerror(error));
         return -error;
 }
@@ -483,8 +493,8 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (!config_read_file(cfg, path)) {
                 char full[PATH_MAX];
                 *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
-                snprintf(err->file, sizeof(err->file), "%s", resolve_file(&l, config_error_file(cfg), full));
-                snprintf(err->message, sizeof(err->message), "%s", config_error_text(cfg));
+                (void) hvt_strscpy(err->file, sizeof(err->file), resolve_file(&l, config_error_file(cfg), full));
+                (void) hvt_strscpy(err->message, sizeof(err->message), config_error_text(cfg));
                 return -EINVAL;
         }
         r = parse_root(&l, config_root_setting(cfg), c);

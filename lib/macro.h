@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the small helpers every file uses (cleanup attributes, array sizes). */
+/* Owns: the small helpers every file uses (cleanup attributes, array sizes, string copy). */
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -33,4 +35,19 @@ static inline void closep(int *fd) {
 /* errno as a negative return value, never 0 even if a libc call forgot to set it. */
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
+}
+
+/* Copies src into dst[size], cut to fit: false when it was cut. Unlike snprintf("%s"), it
+ * says so, and optimising compilers do not warn about a cut the caller expects. */
+static inline bool hvt_strscpy(char *dst, size_t size, const char *src) {
+        size_t n = strlen(src);
+        bool whole = n < size;
+
+        if (size == 0)
+                return false;
+        if (!whole)
+                n = size - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+        return whole;
 }

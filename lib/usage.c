@@ -123,7 +123,7 @@ static int first_holder(int dirfd, char *holder, size_t size) {
         }
         while ((de = readdir(dir)))
                 if (de->d_name[0] != '.') {
-                        snprintf(holder, size, "%s", de->d_name);
+                        (void) hvt_strscpy(holder, size, de->d_name);
                         return 1;
                 }
         return 0;
@@ -185,7 +185,7 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
         if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
                 return r;
         if (r > 0)
-                snprintf(other, sizeof(other), "%s", why);
+                (void) hvt_strscpy(other, sizeof(other), why);
 
         /* Partitions are the subdirectories named after the disk that have a partition file.
          * Holding the root filesystem is the reason given when it is one of them. */
@@ -202,10 +202,10 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
                 if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
                         return r;
                 if (r > 0 && !*other)
-                        snprintf(other, sizeof(other), "%s", why);
+                        (void) hvt_strscpy(other, sizeof(other), why);
         }
         if (*other) {
-                snprintf(why, size, "%s", other);
+                (void) hvt_strscpy(why, size, other);
                 return 1;
         }
         return 0;

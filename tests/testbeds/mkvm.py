@@ -9,8 +9,11 @@ Usage:
                                       the host and its base LUNs, as new disk instances
     mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
     mkvm.py --profiles                list profile names
+    mkvm.py PROFILE --lun-fragments DIR
+                                      the VM without its LUNs, and each LUN in DIR/NNNNN.umockdev
 Options (before the mode): --vcpus N (another size of the same VM), --cap N (storvsc probed
-with storvsc_max_hw_queues=N, as from the kernel command line).
+with storvsc_max_hw_queues=N, as from the kernel command line), --disks N (N data disks
+instead of the profile's, 64 LUNs a controller, for benchmarks).
 
 What it models (one VM description in PROFILES -> devices, emitted parents first):
   acpi VMBUS:NN -> vmbus controller <instance guid> (driver hv_storvsc) -> hostN (scsi_host)
@@ -133,12 +136,25 @@ def guid_hex(guid):
 
 
 def sd_devnum(name):
+    """sd_probe(): 16 disks a major over the 16 sd majors, then minors from bit 8 up."""
     idx = 0
     for ch in name[2:]:
         idx = idx * 26 + ord(ch) - ord("a") + 1
     idx -= 1
-    major = 8 if idx < 16 else (65 + (idx - 16) // 16 if idx < 128 else 128 + (idx - 128) // 16)
-    return major, (idx % 16) * 16
+    m = (idx & 0xf0) >> 4
+    major = 8 if m == 0 else (65 + m - 1 if m < 8 else 128 + m - 8)
+    return major, ((idx & 0xf) << 4) | (idx & 0xfff00)
+
+
+def sd_name(idx):
+    """sd_format_disk_name(): sda..sdz, sdaa..sdzz, sdaaa..."""
+    name = ""
+    idx += 1
+    while idx > 0:
+        idx -= 1
+        name = chr(ord("a") + idx % 26) + name
+        idx //= 26
+    return "sd" + name
 
 
 def can_queue(vcpus, ide=False):
@@ -403,6 +419,36 @@ def vm_devices(p, hotplug=False):
     return unique(hv_devices(p, hotplug) + other_devices(p))
 
 
+def many_disks(p, n):
+    """The VM with n data disks instead of its own, 64 LUNs a controller (Azure's limit),
+    as many controllers as that takes; only loop devices beside them (no sde stick)."""
+    sched = ["mq-deadline", "bfq", "none"]
+    ctls = []
+    for h in range((n + 63) // 64):
+        luns = [(f"{h}:0:0:{l}", sd_name(64 * h + l), sched[(64 * h + l) % 3], 64 * GIB, [], False)
+                for l in range(min(64, n - 64 * h))]
+        ctls.append(dict(host=h, guid="%08x-1e82-4818-a1c3-63d806ec15bb" % (0xf8b30000 + h),
+                         cls=SCSI_CLASS, relid=14 + h, luns=luns))
+    return dict(p, controllers=ctls, others="wsl")
+
+
+def write_lun_fragments(p, directory):
+    """Every LUN's own devices, one file each (NNNNN.umockdev, in LUN order), and the VM
+    without them on stdout: disks to add one by one."""
+    import os
+    empty = dict(p, controllers=[dict(c, luns=[]) for c in p["controllers"]])
+    have = {d.path for d in vm_devices(empty)}
+    i = 0
+    for c in p["controllers"]:
+        for l in c["luns"]:
+            frag = [d for d in hv_lun(p, c, c["host"], l) if d.path not in have]
+            have.update(d.path for d in frag)
+            with open(os.path.join(directory, "%05d.umockdev" % i), "w") as f:
+                f.write("".join(d.text() + "\n" for d in frag))
+            i += 1
+    print("".join(d.text() + "\n" for d in vm_devices(empty)), end="")
+
+
 def take_option(argv, name):
     """The value of "name N" among argv (removed from it), or None."""
     if name in argv:
@@ -424,6 +470,12 @@ def main(argv):
         p["vcpus"] = vcpus
     if cap is not None:
         p["hwq_cap"] = cap
+    disks = take_option(argv, "--disks")
+    if disks is not None:
+        p = many_disks(p, disks)
+    if argv[2:3] == ["--lun-fragments"] and len(argv) == 4:
+        write_lun_fragments(p, argv[3])
+        return 0
     luns = [(c, l) for c in p["controllers"] for l in c["luns"]]
     if argv[2:3] == ["--list-luns"]:
         for c, l in luns:
@@ -451,8 +503,8 @@ def main(argv):
         print("".join(d.text() + "\n" for d in unique(host_devices(p, match[0], False, seq_offset=500))), end="")
         return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] "
-                         "[--list-luns | --only-lun H:C:T:L | --only-host N]\n")
+        sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] [--disks N] "
+                         "[--list-luns | --only-lun H:C:T:L | --only-host N | --lun-fragments DIR]\n")
         return 2
     print("".join(d.text() + "\n" for d in vm_devices(p)), end="")  # blank line after each
     return 0

@@ -28,6 +28,7 @@
 
 #include "harness.h"
 #include "kernel-answers.h"
+#include "messages.h"
 #include "testutil.h"
 
 #define SKIP 77
@@ -367,6 +368,87 @@ START_TEST(test_fault) {
 }
 END_TEST
 
+/* The module parameter through the same layer: refused, or absent (a kernel before 5.13).
+ * The disks are tuned all the same, and the controller reports stop promising that a
+ * re-probe caps them. */
+static const struct param_case {
+        const char *spec, *result, *message, *controller_tail, *advice, *status;
+        int error;
+} param_cases[] = {
+        { "parameters/storvsc_max_hw_queues=write:EBUSY", "failed",
+          "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (failed: Device or resource busy)",
+          "over the cap of 4: ~9.9 MiB with 4 queues, once capped at boot (the module parameter does not hold it)",
+          "2 controllers probed before the cap keep their queues even re-probed, as the module parameter does "
+          "not hold the cap (~138.6 MiB reclaimable)",
+          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~139 MiB "
+          "reclaimable at next boot, cap not set (Device or resource busy)", EBUSY },
+        { "parameters/storvsc_max_hw_queues=open:ENOENT", "unsupported",
+          "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: no such attribute on this kernel)",
+          "over the cap of 4, which this kernel's storvsc cannot apply", NULL,
+          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, which this "
+          "kernel cannot apply", ENOENT },
+};
+
+START_TEST(test_param_fault) {
+        const struct param_case *c = &param_cases[_i];
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *spec_file = g_strdup_printf("%s.faults", config);
+        char *spec_env = g_strdup_printf("@%s", spec_file), errno_text[16], wanted[96];
+        GPtrArray *found;
+        struct hv_run run;
+        GHashTable *e;
+        size_t mark;
+
+        journal_start();
+        write_spec(spec_file, c->spec);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", spec_env, 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+
+        found = journal_find(0, "HVTUNED_DEVICE", "hv_storvsc");
+        ck_assert_uint_eq(found->len, 1);
+        e = found->pdata[0];
+        snprintf(errno_text, sizeof(errno_text), "%d", c->error);
+        ck_assert_str_eq(field(e, "MESSAGE"), c->message);
+        ck_assert_str_eq(field(e, "HVTUNED_RESULT"), c->result);
+        ck_assert_str_eq(field(e, "ERRNO"), errno_text);
+        g_ptr_array_unref(found);
+
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_CONTROLLER);
+        ck_assert_uint_eq(found->len, 2);
+        for (size_t i = 0; i < found->len; i++)
+                ck_assert(g_str_has_suffix(field(found->pdata[i], "MESSAGE"), c->controller_tail));
+        g_ptr_array_unref(found);
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_HWQ_ADVICE);
+        ck_assert_uint_eq(found->len, c->advice ? 1 : 0);
+        if (c->advice)
+                assert_contains(field(found->pdata[0], "MESSAGE"), c->advice);
+        g_ptr_array_unref(found);
+
+        snprintf(wanted, sizeof(wanted), "hv_storvsc parameters/storvsc_max_hw_queues %s\n", c->result);
+        ck_assert_str_eq(journal_problems(0), wanted);
+        assert_tuned_but(NULL, NULL);
+        ck_assert_str_eq(run.status, c->status);
+
+        mark = journal_count();
+        reload(&run);
+        ck_assert_str_eq(run.status, c->status);
+        found = journal_find(mark, "HVTUNED_DEVICE", "hv_storvsc");
+        ck_assert_uint_eq(found->len, 0);  /* the same failure, not told again */
+        g_ptr_array_unref(found);
+
+        write_spec(spec_file, "");
+        reload(&run);
+        ck_assert_str_eq(run.status, STATUS_TUNED);
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(spec_file);
+        unlink(config);
+        g_free(spec_env);
+        g_free(spec_file);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* --once talks to a person: the same line on stderr, and exit status 2 for the failure. */
 START_TEST(test_once_exit_status) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
@@ -405,6 +487,7 @@ int main(void) {
         }
         tcase_set_timeout(tc, 120);
         tcase_add_loop_test(tc, test_fault, 0, G_N_ELEMENTS(cases));
+        tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
         tcase_add_test(tc, test_once_exit_status);
         tcase_set_timeout(emulated, 60);
         tcase_add_test(emulated, test_testbed_answers_like_the_kernel);

@@ -121,6 +121,15 @@ static bool over_cap(const struct hvt_host *h, const struct hvt_controller *c) {
         return capped_queues(h, c) < c->nr_hw_queues;
 }
 
+/* Whether the parameter holds the cap (or would, in a dry run): only then does a controller
+ * probed from now on get it. When the write failed, only the boot-time setting still can;
+ * when the parameter does not exist (before 5.13), nothing can. */
+static bool cap_held(const struct hvt_host *h) {
+        enum hvt_outcome o = h->param_last.outcome;
+
+        return o == HVT_APPLIED || o == HVT_UNCHANGED || o == HVT_WOULD_APPLY;
+}
+
 static uint64_t reclaimable(const struct hvt_host *h, size_t *n_over) {
         uint64_t bytes = 0;
 
@@ -146,9 +155,14 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                 buf[0] = '\0';
         else if (n_over == 0)
                 snprintf(buf, size, "hw queues: every controller within cap %u", h->target);
+        else if (h->param_last.outcome == HVT_UNSUPPORTED)
+                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, which this kernel cannot apply",
+                         n_over, n_over == 1 ? "" : "s", h->target);
         else
-                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot",
-                         n_over, n_over == 1 ? "" : "s", h->target, (bytes + 512 * 1024) / (1024 * 1024));
+                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s",
+                         n_over, n_over == 1 ? "" : "s", h->target, (bytes + 512 * 1024) / (1024 * 1024),
+                         cap_held(h) ? "" : ", cap not set (", cap_held(h) ? "" : strerror(h->param_last.error),
+                         cap_held(h) ? "" : ")");
 }
 
 static void report_controller(struct hvt_daemon *d, const struct hvt_controller *c) {
@@ -171,9 +185,12 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         hvt_format_bytes(now, s_now, sizeof(s_now));
         hvt_format_bytes(then, s_then, sizeof(s_then));
 
-        if (over_cap(h, c))
-                snprintf(tail, sizeof(tail), "over the cap of %u: ~%s with %u queues, once re-probed",
-                         h->target, s_then, capped);
+        if (over_cap(h, c) && h->param_last.outcome == HVT_UNSUPPORTED)
+                snprintf(tail, sizeof(tail), "over the cap of %u, which this kernel's storvsc cannot apply",
+                         h->target);
+        else if (over_cap(h, c))
+                snprintf(tail, sizeof(tail), "over the cap of %u: ~%s with %u queues, once %s", h->target,
+                         s_then, capped, cap_held(h) ? "re-probed" : "capped at boot (the module parameter does not hold it)");
         else if (c->kind == HVT_KIND_IDE)
                 snprintf(tail, sizeof(tail), "IDE has a single queue, never capped");
         else if (h->target == 0)
@@ -199,6 +216,9 @@ static void report_advice(struct hvt_daemon *d) {
         int r;
 
         if (n_over == 0)
+                return;
+        /* No parameter, no command-line option either: the controller reports say so. */
+        if (h->param_last.outcome == HVT_UNSUPPORTED)
                 return;
         r = hvt_read_file(CMDLINE, &cmdline);
         if (r >= 0)
@@ -226,9 +246,10 @@ static void report_advice(struct hvt_daemon *d) {
         snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes);
         hvt_format_bytes(bytes, s_bytes, sizeof(s_bytes));
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE, fields,
-                              "%zu controller%s probed before the cap keep%s %s queues until re-probed (~%s "
+                              "%zu controller%s probed before the cap keep%s %s queues %s (~%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",
+                              cap_held(h) ? "until re-probed" : "even re-probed, as the module parameter does not hold the cap",
                               s_bytes, now, fix);
 }
 
@@ -297,8 +318,9 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
 
-        if (r->outcome == HVT_FAILED && last->outcome == r->outcome && last->error == r->error &&
-            strcmp(last->to, r->to) == 0)
+        /* As for a disk's attributes: the same failure, or the same missing parameter, once. */
+        if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
+            last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
         hvt_report_result(&d->log, &m, r, kind, flags);
         d->host.param_last = *r;

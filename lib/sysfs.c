@@ -51,6 +51,10 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
                 return r;
         if (r > 0)
                 return -EFBIG;
+        /* Attributes are text. A NUL inside is no value of one, and the C string before it
+         * could pass for one ("4096\0..."). */
+        if (memchr(buf, '\0', len))
+                return -EBADMSG;
 
         while (len > 0 && buf[len - 1] == '\n')
                 len--;

@@ -12,7 +12,8 @@
 int hvt_sysfs_open_dir(const char *path);
 
 /* Reads name below dirfd into buf without the trailing newline. Returns the length, or
- * -errno: -ENOENT when the attribute does not exist, -EFBIG when it does not fit. */
+ * -errno: -ENOENT when the attribute does not exist, -EFBIG when it does not fit, -EBADMSG
+ * when it holds a NUL (no text value does). */
 int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
 
 /* Writes value to the attribute id below dirfd in one write(2), as sysfs wants it.

@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: making a umockdev testbed answer writes to sysfs attributes as the kernel does.
  *
- * A testbed attribute is a plain file: writing "none" over "[mq-deadline] none" leaves
- * "none", and every value is kept as written. The kernel instead keeps the list and moves
- * the brackets, refuses a name it does not offer (EINVAL), keeps read_ahead_kb in whole
- * pages and raises nr_requests to at least 4 (block/elevator.c, block/blk-sysfs.c); a uint
- * module parameter takes what kstrtouint() takes (kernel/params.c); an attribute without
+ * A testbed attribute is a plain file: writing "none" over "[mq-deadline] none" leaves "none",
+ * and every value is kept as written. The kernel instead keeps the list and moves the
+ * brackets, takes a name as elv_iosched_store() does (blanks stripped, anything that starts
+ * with "none" as none, "deadline" as mq-deadline) and refuses one it does not offer (EINVAL),
+ * takes numbers as kstrtoul() does up to UINT_MAX, keeps read_ahead_kb in whole pages, raises
+ * nr_requests to at least 4 and refuses it beyond MAX_SCHED_RQ under an elevator or beyond the
+ * host's can_queue under none (block/elevator.c, block/blk-sysfs.c; tests/kernel-answers.h
+ * holds what a real kernel answered, and both are tested against it); a uint module parameter
+ * takes what kstrtouint() takes, ERANGE beyond UINT_MAX (kernel/params.c). Not emulated: a
+ * scheduler switch resetting nr_requests to the new elevator's default. An attribute without
  * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
- * and a write to a driver's bind or unbind returns only when the device was probed or
- * removed (drivers/base/bus.c). The test plays the kernel for those: the shim waits for
- * "<bind or unbind>.done" in the driver's directory, holding the errno the write gets. This
- * LD_PRELOAD shim, loaded before umockdev's (which calls libc directly, so nothing after it
- * sees a call), does the same for testbed files, /sys paths as umockdev will redirect them
- * and paths below $UMOCKDEV_DIR: on an open for writing it
- * keeps the old content, on write(2) it stores what the kernel would show, or fails the
- * write and puts the old content back. Test code only: its state is this process's. */
+ * and a write to a driver's bind or unbind returns only when the device was probed or removed
+ * (drivers/base/bus.c). The test plays the kernel for those: the shim waits for "<bind or
+ * unbind>.done" in the driver's directory, holding the errno the write gets. This LD_PRELOAD
+ * shim, loaded before umockdev's (which calls libc directly, so nothing after it sees a call),
+ * does the same for testbed files, /sys paths as umockdev will redirect them and paths below
+ * $UMOCKDEV_DIR: on an open for writing it keeps the old content, on write(2) it stores what
+ * the kernel would show, or fails the write and puts the old content back. Test code only: its
+ * state is this process's. */
 /* openat and openat64 are both defined here: no redirection of one to the other. */
 #undef _FILE_OFFSET_BITS
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +39,12 @@
 
 #define TRACKED_MAX 64
 #define CONTENT_MAX 512
+
+/* include/linux/elevator.h, include/linux/blkdev.h, block/blk-mq-sched.h; x86-64 pages. */
+#define ELV_NAME_MAX 16
+#define BLKDEV_MIN_RQ 4
+#define MAX_SCHED_RQ 2048
+#define PAGE_KB 4
 
 enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, PARAM_UINT, DRIVER_BIND };
 
@@ -200,6 +213,133 @@ static bool switch_scheduler(const char *old, const char *name, char out[static 
         return found;
 }
 
+static bool offers(const char *list, const char *name) {
+        char scratch[CONTENT_MAX];
+
+        return switch_scheduler(list, name, scratch);
+}
+
+/* elv_iosched_store(): the name is what fits in ELV_NAME_MAX, blanks stripped (strscpy(),
+ * strstrip()). A multi-queue kernel (its list offers none) takes any name that starts with
+ * "none" as none, since elevator_change() compares four characters, and "deadline" as
+ * mq-deadline's alias; a legacy one has neither. 0 or an errno. */
+static int store_scheduler(const char *old, const char *buf, size_t len, char shown[static CONTENT_MAX]) {
+        char name[ELV_NAME_MAX], *p, *e;
+        bool mq = offers(old, "none");
+
+        snprintf(name, sizeof(name), "%.*s", (int) (len < sizeof(name) ? len : sizeof(name) - 1), buf);
+        for (p = name; isspace((unsigned char) *p); p++)
+                ;
+        for (e = p + strlen(p); e > p && isspace((unsigned char) e[-1]); e--)
+                e[-1] = '\0';
+        if (mq && strncmp(p, "none", 4) == 0)
+                p = (char *) "none";
+        else if (mq && strcmp(p, "deadline") == 0 && offers(old, "mq-deadline"))
+                p = (char *) "mq-deadline";
+        return switch_scheduler(old, p, shown) ? 0 : EINVAL;
+}
+
+/* kstrtoull(): an optional '+', digits in base (0: "0x" hex, a leading 0 octal, else
+ * decimal), one optional trailing newline, nothing else. 0, EINVAL, or ERANGE beyond max. */
+static int parse_number(const char *buf, size_t len, int base, unsigned long long max, unsigned long long *ret) {
+        unsigned long long v = 0;
+        size_t i = 0;
+        bool any = false;
+
+        if (len > 0 && buf[len - 1] == '\n')
+                len--;
+        if (i < len && buf[i] == '+')
+                i++;
+        if (base == 0) {
+                if (len - i > 2 && buf[i] == '0' && (buf[i + 1] == 'x' || buf[i + 1] == 'X')) {
+                        base = 16;
+                        i += 2;
+                } else
+                        base = i < len && buf[i] == '0' && len - i > 1 ? 8 : 10;
+        }
+        for (; i < len; i++) {
+                int c = (unsigned char) buf[i], d;
+
+                if (c >= '0' && c <= '9')
+                        d = c - '0';
+                else if (c >= 'a' && c <= 'f')
+                        d = c - 'a' + 10;
+                else if (c >= 'A' && c <= 'F')
+                        d = c - 'A' + 10;
+                else
+                        return EINVAL;
+                if (d >= base)
+                        return EINVAL;
+                if (v > (ULLONG_MAX - (unsigned) d) / (unsigned) base)
+                        return ERANGE;
+                v = v * (unsigned) base + (unsigned) d;
+                any = true;
+        }
+        if (!any)
+                return EINVAL;
+        if (v > max)
+                return ERANGE;
+        *ret = v;
+        return 0;
+}
+
+/* The first number in the file at path, or -1. */
+static long long read_number(const char *path) {
+        char buf[CONTENT_MAX], *end;
+        long long v;
+
+        if (!read_file(path, buf))
+                return -1;
+        v = strtoll(buf, &end, 10);
+        return end == buf ? -1 : v;
+}
+
+/* The tag depth of the disk's SCSI host: its can_queue (scsi_mq_setup_tags()), from
+ * ".../hostN/target.../block/sdX/queue/nr_requests"; -1 when there is none to read. */
+static long long tag_depth(const char *path) {
+        char host[4096], can_queue[4200];
+        const char *p, *h = NULL;
+        size_t n;
+
+        for (p = strstr(path, "/host"); p; p = strstr(p + 1, "/host"))
+                if (p[5] >= '0' && p[5] <= '9')
+                        h = p + 1;
+        if (!h)
+                return -1;
+        n = strcspn(h, "/");
+        snprintf(host, sizeof(host), "%.*s", (int) n, h);
+        snprintf(can_queue, sizeof(can_queue), "%.*s/scsi_host/%s/can_queue", (int) (h - path + n), path, host);
+        return read_number(can_queue);
+}
+
+/* queue_requests_store(): the same value is nothing to do; below BLKDEV_MIN_RQ is raised to
+ * it; on a multi-queue kernel beyond MAX_SCHED_RQ with an elevator, or beyond the tag depth
+ * without one, EINVAL. */
+static int store_nr_requests(const struct tracked *t, unsigned long long v, char shown[static CONTENT_MAX]) {
+        char sched_path[4200], sched[CONTENT_MAX], active[CONTENT_MAX];
+        long long depth;
+
+        if (*t->old && (long long) v == strtoll(t->old, NULL, 10)) {
+                snprintf(shown, CONTENT_MAX, "%s", t->old);
+                return 0;
+        }
+        if (v < BLKDEV_MIN_RQ)
+                v = BLKDEV_MIN_RQ;
+        snprintf(sched_path, sizeof(sched_path), "%.*s/scheduler", (int) (strrchr(t->path, '/') - t->path), t->path);
+        if (read_file(sched_path, sched) && offers(sched, "none")) {
+                const char *open = strchr(sched, '[');
+
+                snprintf(active, sizeof(active), "%.*s", open ? (int) strcspn(open + 1, "]") : 0, open ? open + 1 : "");
+                if (strcmp(active, "none") != 0 && *active) {
+                        if (v > MAX_SCHED_RQ)
+                                return EINVAL;
+                } else if ((depth = tag_depth(t->path)) > 0 && v > (unsigned long long) depth)
+                        return EINVAL;
+        }
+        snprintf(shown, CONTENT_MAX, "%llu\n", v);
+        return 0;
+}
+
 /* The test's answer to a bind or unbind: the errno in "<path>.done", 0 for success. */
 static int wait_for_kernel(const char *path) {
         char done[4200], answer[CONTENT_MAX];
@@ -218,19 +358,22 @@ static int wait_for_kernel(const char *path) {
 
 ssize_t write(int fd, const void *buf, size_t len) {
         struct tracked *t;
-        char value[CONTENT_MAX], shown[CONTENT_MAX], *end;
-        long long v;
+        char value[CONTENT_MAX], shown[CONTENT_MAX];
+        unsigned long long v;
+        int error;
 
         init();
         t = find(fd);
         if (!t)
                 return real_write(fd, buf, len);
+        /* kernfs does not call the store function for nothing. */
+        if (len == 0)
+                return 0;
 
         snprintf(value, sizeof(value), "%.*s", (int) (len < sizeof(value) ? len : sizeof(value) - 1), (const char *) buf);
-        value[strcspn(value, " \n")] = '\0';
-        if (t->kind == DRIVER_BIND) {
-                int error;
-
+        switch (t->kind) {
+        case DRIVER_BIND:
+                value[strcspn(value, " \n")] = '\0';
                 put_back(t, value);
                 error = wait_for_kernel(t->path);
                 if (error) {
@@ -238,36 +381,33 @@ ssize_t write(int fd, const void *buf, size_t len) {
                         return -1;
                 }
                 return (ssize_t) len;
+        case PARAM_UINT:
+                /* param_set_uint(): kstrtouint(), ERANGE beyond UINT_MAX. */
+                error = parse_number(buf, len, 0, UINT_MAX, &v);
+                if (!error)
+                        snprintf(shown, sizeof(shown), "%llu\n", v);
+                break;
+        case SCHEDULER:
+                error = store_scheduler(t->old, buf, len, shown);
+                break;
+        case READ_AHEAD_KB:
+        case NR_REQUESTS:
+                /* queue_var_store(): kstrtoul(), base 10; EINVAL for anything it refuses or
+                 * beyond UINT_MAX. */
+                error = parse_number(buf, len, 10, UINT_MAX, &v) ? EINVAL : 0;
+                if (!error && t->kind == READ_AHEAD_KB)
+                        snprintf(shown, sizeof(shown), "%llu\n", v / PAGE_KB * PAGE_KB);
+                else if (!error)
+                        error = store_nr_requests(t, v, shown);
+                break;
+        default:
+                error = EINVAL;
+                break;
         }
-        if (t->kind == PARAM_UINT) {
-                unsigned long long u;
-
-                errno = 0;
-                u = strtoull(value, &end, 0);
-                if (errno || end == value || *end || value[0] == '-' || u > 0xffffffffULL) {
-                        put_back(t, t->old);
-                        errno = EINVAL;
-                        return -1;
-                }
-                snprintf(shown, sizeof(shown), "%llu\n", u);
-        } else if (t->kind == SCHEDULER) {
-                if (!switch_scheduler(t->old, value, shown)) {
-                        put_back(t, t->old);
-                        errno = EINVAL;
-                        return -1;
-                }
-        } else {
-                v = strtoll(value, &end, 10);
-                if (end == value || *end || v < 0) {
-                        put_back(t, t->old);
-                        errno = EINVAL;
-                        return -1;
-                }
-                if (t->kind == READ_AHEAD_KB)
-                        v -= v % 4;  /* whole 4 KiB pages */
-                else if (v < 4)
-                        v = 4;       /* BLKDEV_MIN_RQ */
-                snprintf(shown, sizeof(shown), "%lld\n", v);
+        if (error) {
+                put_back(t, t->old);
+                errno = error;
+                return -1;
         }
         snprintf(t->old, sizeof(t->old), "%s", shown);
         put_back(t, shown);

@@ -171,6 +171,25 @@ const char *runtime_dir(void) {
         return dir;
 }
 
+static bool journal_stream;
+
+void hvtuned_log_to_journal(bool on) {
+        journal_stream = on;
+}
+
+/* JOURNAL_STREAM for the stderr just set up: its device and inode, as systemd gives them. */
+static int set_journal_stream(void) {
+        struct stat st;
+        char value[64];
+
+        if (!journal_stream)
+                return unsetenv("JOURNAL_STREAM");
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return -1;
+        snprintf(value, sizeof(value), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
+        return setenv("JOURNAL_STREAM", value, 1);
+}
+
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
         const char *runtime = runtime_dir(), *writes = writes_log();
         pid_t pid = fork();
@@ -194,7 +213,8 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
                         setenv("NOTIFY_SOCKET", notify, 1);
                 else
                         unsetenv("NOTIFY_SOCKET");
-                unsetenv("JOURNAL_STREAM");
+                if (set_journal_stream() < 0)
+                        _exit(127);
                 setenv("RUNTIME_DIRECTORY", runtime, 1);
                 setenv("HVTUNED_TEST_WRITE_LOG", writes, 1);
                 execv(argv[0], (char **) argv);

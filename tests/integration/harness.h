@@ -69,6 +69,10 @@ int hvtuned_run(const char *const *args, char **err);
 /* The same, with what it printed on stdout in *out. */
 int hvtuned_run_out(const char *const *args, char **out, char **err);
 
+/* With on, every hvtuned started from then on finds JOURNAL_STREAM naming its stderr, as
+ * systemd sets it, and sends its entries to the journal's socket instead of stderr. */
+void hvtuned_log_to_journal(bool on);
+
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);
 /* The same without waiting. */

@@ -4,7 +4,8 @@
 journald runs in a private mount namespace (its own /run, and /var/log/journal hidden), so
 the host's journal is untouched. hvtuned runs as a service would: stderr connected to a stream
 that JOURNAL_STREAM names, on a copy of the Azure Gen2 testbed. The test then asks journalctl
-for the entries by their fields, as an operator would.
+for the entries by their fields, as an operator would. The last run has a write the kernel
+refuses (tests/emulate/sysfs-faults.c): its entry, with ERRNO, as journald stores it.
 
 Needs root, unshare(1) and systemd-journald: exits 77 (skip) without them.
 """
@@ -56,7 +57,7 @@ def wait_for(what, *match, timeout=30):
     fail(f"no journal entry for {what} ({' '.join(match)})")
 
 
-def inside(hvtuned, testbed, emulator, manager):
+def inside(hvtuned, testbed, emulator, manager, faults):
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
     if os.path.isdir("/var/log/journal"):
@@ -112,6 +113,7 @@ def inside(hvtuned, testbed, emulator, manager):
     if stray:
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
     check_shutdown(hvtuned, manager, env, denv)
+    check_fault(hvtuned, env, denv, emulator, faults)
 
 
 def check_hw_queues(pid):
@@ -207,6 +209,51 @@ def check_shutdown(hvtuned, manager, env, denv):
     print("ok: no restore while the system is stopping")
 
 
+def check_fault(hvtuned, env, denv, emulator, faults):
+    """A write the kernel refuses (tests/emulate/sysfs-faults.c), as journald stores it."""
+    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists("/run/systemd/journal/socket"):
+            break
+        time.sleep(0.05)
+    sdc = SDB.replace("f8b3781a", "f8b3781b").replace("host0/target0:0:0/0:0:0:1/block/sdb",
+                                                      "host1/target1:0:0/1:0:0:0/block/sdc")
+    with open(sdc + "/queue/scheduler", "w") as f:
+        f.write("none mq-deadline kyber [bfq] \n")  # a distro rule's bfq, for hvtuned to undo
+    stream = open("/run/hvtuned.stderr", "w")
+    st = os.fstat(stream.fileno())
+    daemon = subprocess.Popen([hvtuned, "-c", "/run/hvtuned.conf"], stderr=stream,
+                              env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}",
+                                       LD_PRELOAD=f"{faults}:{emulator}:libumockdev-preload.so.0",
+                                       HVTUNED_TEST_FAULTS="sdc/queue/scheduler=write:EBUSY"))
+    pid = str(daemon.pid)
+    wait_for("the start-up pass with a fault", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+    with open(sdc + "/../../queue_depth") as f:
+        if f.read().strip() != "254":
+            fail("sdc's queue_depth is not tuned")
+    daemon.terminate()
+    if daemon.wait(timeout=30) != 0:
+        fail(f"hvtuned exited with {daemon.returncode} after a refused write")
+    journald.terminate()
+    journald.wait(timeout=30)
+
+    failed = journal(f"_PID={pid}", f"MESSAGE_ID={FAILED}", "HVTUNED_DEVICE=sdc")
+    got = [(e["HVTUNED_ATTR"], e["HVTUNED_RESULT"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["ERRNO"], e["PRIORITY"],
+            e["MESSAGE"]) for e in failed]
+    want = [("queue/scheduler", "failed", "bfq", "none", "16", "3",
+             "sdc queue/scheduler: bfq -> none (failed: Device or resource busy)")]
+    if got != want:
+        fail(f"failed entries of sdc {got}, want {want}")
+    # The rest as usual: the only other failure is sdd's unreadable queue_depth.
+    others = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"]) for e in journal(f"_PID={pid}", "HVTUNED_RESULT=failed"))
+    if others != [("sdc", "queue/scheduler"), ("sdd", "device/queue_depth")]:
+        fail(f"failed entries {others}")
+    with open(sdc + "/queue/scheduler") as f:
+        if "[bfq]" not in f.read():
+            fail("sdc's scheduler changed although the write was refused")
+    print("ok: a refused write in the journal, ERRNO=16, the rest tuned")
+
+
 def check_lifecycle(pid):
     repaired = journal(f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
     if [(e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_ACTION"])
@@ -242,9 +289,9 @@ def check_lifecycle(pid):
 
 
 def main():
-    hvtuned, testbed, emulator, manager = sys.argv[1:5]
-    if len(sys.argv) > 5 and sys.argv[5] == "--inside":
-        inside(hvtuned, testbed, emulator, manager)
+    hvtuned, testbed, emulator, manager, faults = sys.argv[1:6]
+    if len(sys.argv) > 6 and sys.argv[6] == "--inside":
+        inside(hvtuned, testbed, emulator, manager, faults)
         return
     if os.geteuid() != 0:
         print("SKIP: needs root for a private mount namespace and journald")
@@ -257,7 +304,7 @@ def main():
         print(f"SKIP: needs {JOURNALD}")
         sys.exit(SKIP)
     sys.exit(subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, testbed, emulator,
-                             manager, "--inside"]).returncode)
+                             manager, faults, "--inside"]).returncode)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The apply step against real kernel sysfs, on a loop device: the bracketed scheduler list,
  * read_ahead_kb kept in whole pages (clamped), EINVAL for nr_requests beyond the tag depth
- * under "none", a scheduler the queue does not offer. What a plain-file testbed cannot show.
- * Needs root and /dev/loop-control: exits 77 (skip) without them. */
+ * under "none", a scheduler the queue does not offer. And the kernel's answers to single
+ * writes through lib/sysfs.c (tests/kernel-answers.h, which the testbed shim must give too):
+ * the nr_requests floor and ceilings, read_ahead_kb in pages, the EINVAL paths, the names
+ * the scheduler takes. What a plain-file testbed cannot show. Needs root and
+ * /dev/loop-control: exits 77 (skip) without them. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +17,8 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "kernel-answers.h"
+#include "macro.h"
 #include "scheduler.h"
 #include "sysfs.h"
 #include "testutil.h"
@@ -43,6 +48,14 @@ static void loop_attach(void) {
         ck_assert_int_eq(ioctl(loop_fd, LOOP_SET_FD, fd), 0);
         close(fd);
         snprintf(queue_dir, sizeof(queue_dir), "/sys/block/loop%d/queue", loop_nr);
+
+        /* The queue outlives LOOP_CLR_FD: each test starts from what a new loop device has
+         * (switching to none also sets nr_requests to the tag depth), whatever ran before. */
+        fd = hvt_sysfs_open_dir(queue_dir);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "none"), 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_READ_AHEAD_KB, "128"), 0);
+        close(fd);
 }
 
 static void loop_detach(void) {
@@ -58,6 +71,17 @@ static void read_queue(const char *name, char *buf, size_t size) {
         ck_assert_int_ge(fd, 0);
         ck_assert_int_ge(hvt_sysfs_read(fd, name, buf, size), 0);
         close(fd);
+}
+
+static const char *active_scheduler(void) {
+        static char active[HVT_SCHED_NAME_MAX];
+        struct hvt_sched_list list;
+        char buf[128];
+
+        read_queue("scheduler", buf, sizeof(buf));
+        ck_assert_int_eq(hvt_sched_parse(buf, &list), 0);
+        snprintf(active, sizeof(active), "%s", hvt_sched_active(&list));
+        return active;
 }
 
 static struct hvt_disk loop_disk(void) {
@@ -171,6 +195,45 @@ START_TEST(test_kernel_rejects) {
 }
 END_TEST
 
+/* The table of tests/kernel-answers.h, which the testbed shim is checked against too. */
+START_TEST(test_kernel_answers) {
+        loop_attach();
+        kernel_answers_check(queue_dir);
+        loop_detach();
+}
+END_TEST
+
+/* Two names the kernel takes beyond its list, "nonexistent" (none) and "deadline"
+ * (mq-deadline): apply never writes a name the list does not show, so neither can surprise
+ * it. */
+START_TEST(test_apply_names_beyond_the_list) {
+        static const char *const names[] = { "nonexistent", "deadline" };
+        struct hvt_sched_list list;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        char buf[128], other[HVT_SCHED_NAME_MAX] = "";
+        int fd;
+
+        loop_attach();
+        /* An elevator that either name, written, would replace: kyber or bfq. */
+        read_queue("scheduler", buf, sizeof(buf));
+        ck_assert_int_eq(hvt_sched_parse(buf, &list), 0);
+        for (size_t i = 0; i < list.n && !*other; i++)
+                if (strcmp(list.names[i], "none") != 0 && strcmp(list.names[i], "mq-deadline") != 0)
+                        strcpy(other, list.names[i]);
+        ck_assert_msg(*other, "the kernel offers no elevator but none and mq-deadline: %s", buf);
+        fd = hvt_sysfs_open_dir(queue_dir);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, other), 0);
+        close(fd);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                ck_assert_int_eq(hvt_setting_set_sched(&p.want[HVT_ATTR_SCHEDULER], names[i]), 0);
+                ck_assert_int_eq(run(&p, &a, HVT_ATTR_SCHEDULER)->outcome, HVT_UNSUPPORTED);
+                ck_assert_str_eq(active_scheduler(), other);
+        }
+        loop_detach();
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("kernel");
         TCase *tc = tcase_create("loop");
@@ -182,6 +245,8 @@ int main(void) {
         tcase_add_test(tc, test_scheduler_brackets);
         tcase_add_test(tc, test_read_ahead_clamped);
         tcase_add_test(tc, test_kernel_rejects);
+        tcase_add_test(tc, test_kernel_answers);
+        tcase_add_test(tc, test_apply_names_beyond_the_list);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

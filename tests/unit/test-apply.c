@@ -201,6 +201,72 @@ START_TEST(test_garbage_scheduler) {
 }
 END_TEST
 
+/* Bytes as they are, NUL included (put() writes a C string). */
+static void put_bytes(struct fixture *f, const char *rel, const char *bytes, size_t len) {
+        char path[PATH_MAX * 2];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, rel);
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, bytes, len), (ssize_t) len);
+        close(fd);
+}
+
+START_TEST(test_nul_is_no_value) {
+        static const char value[] = "4096\0junk\n", sched[] = "[none]\0 [bfq]\n";
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        char buf[64];
+        int fd;
+
+        setup_disk(&f);
+        put_bytes(&f, "sda/queue/read_ahead_kb", value, sizeof(value) - 1);
+        put_bytes(&f, "sda/queue/scheduler", sched, sizeof(sched) - 1);
+        fd = hvt_sysfs_open_dir(f.queue);
+        ck_assert_int_eq(hvt_sysfs_read(fd, "read_ahead_kb", buf, sizeof(buf)), -EBADMSG);
+        close(fd);
+
+        /* Not "unchanged" for what comes before the NUL: the kernel never shows one. */
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        want_sched(&p, "none");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->error, EBADMSG);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, EBADMSG);
+        ck_assert_uint_eq(count_writes(&f), 0);
+}
+END_TEST
+
+START_TEST(test_garbage_shown_escaped) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/nr_requests", "\033[2J128\n256\n");
+        put(&f, "0:0:0:0/timeout", "\\x41 \001\177\033ab\033[31m\n");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 128);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+
+        r = find(&a, HVT_ATTR_NR_REQUESTS);
+        ck_assert_int_eq(r->outcome, HVT_FAILED);
+        ck_assert_int_eq(r->error, EBADMSG);
+        ck_assert_str_eq(r->from, "\\x1b[2J128\\x0a256");
+        /* A backslash is escaped too, so that \x41 cannot pass for "A"; the rest is cut
+         * before an escape that would not fit whole. */
+        r = find(&a, HVT_ATTR_TIMEOUT);
+        ck_assert_int_eq(r->outcome, HVT_FAILED);
+        ck_assert_str_eq(r->from, "\\x5cx41 \\x01\\x7f\\x1bab");
+        ck_assert_uint_lt(strlen(r->from), HVT_VALUE_MAX);
+}
+END_TEST
+
 START_TEST(test_dry_run_writes_nothing) {
         struct fixture f;
         struct hvt_plan p = {};
@@ -285,6 +351,8 @@ int main(void) {
         tcase_add_test(tc, test_scheduler_not_offered);
         tcase_add_test(tc, test_legacy_noop);
         tcase_add_test(tc, test_garbage_scheduler);
+        tcase_add_test(tc, test_nul_is_no_value);
+        tcase_add_test(tc, test_garbage_shown_escaped);
         tcase_add_test(tc, test_dry_run_writes_nothing);
         tcase_add_test(tc, test_gone_queue_dir);
         tcase_add_test(tc, test_write_allowlist_and_tokens);

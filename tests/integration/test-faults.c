@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The real hvtuned daemon on the Azure testbed with one attribute made to fail through the
+ * sysfs layer (tests/emulate/sysfs-faults.c): EINVAL, EACCES, EROFS, EBUSY, ENOENT (before
+ * and after the attribute was read), ENODEV, a short write, reads that fail, return garbage
+ * or nothing, and garbage only once written. Each case: that attribute's result and ERRNO in
+ * its journal entry, every other attribute of every disk tuned, STATUS counting it, and the
+ * daemon still answering reloads, one with the fault still there and one after it is gone,
+ * which tunes the attribute.
+ *
+ * The journal is the socket hvtuned sends to, bound at journald's path in a private mount
+ * namespace, with JOURNAL_STREAM naming hvtuned's stderr as systemd does: the test reads the
+ * very fields journald would store. Needs root for the namespace: exits 77 (skip) without. */
+#include <check.h>
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kernel-answers.h"
+#include "messages.h"
+#include "testutil.h"
+
+#define SKIP 77
+#define JOURNAL_DIR "/run/systemd/journal"
+#define JOURNAL_SOCKET JOURNAL_DIR "/socket"
+
+#define CONFIG \
+        "queue  = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 4096; };\n" \
+        "device = { queue_depth = 254; timeout = 300; };\n"
+
+static const char *const disks[] = { "sda", "sdb", "sdc", "sdd" };
+
+/* What CONFIG gives every Hyper-V disk. */
+static const struct {
+        const char *attr, *value;
+} tuned[] = {
+        { "queue/scheduler", "none" },
+        { "queue/nr_requests", "128" },
+        { "queue/read_ahead_kb", "4096" },
+        { "device/queue_depth", "254" },
+        { "device/timeout", "300" },
+};
+
+#define STATUS_FAILED "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ
+#define STATUS_UNSUPPORTED "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed, 1 setting unsupported" AZURE_HWQ
+#define STATUS_TUNED "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ
+
+enum next {
+        SAME,  /* fails the same way: not told again */
+        KEPT,  /* the kernel kept the value all the same: found, unchanged */
+        TOLD,  /* fails another way (the read, not the read-back): told */
+};
+
+static const struct fault_case {
+        const char *name;
+        const char *spec;        /* HVTUNED_TEST_FAULTS */
+        const char *disk, *attr;
+        const char *result;      /* HVTUNED_RESULT of its entry */
+        int error;               /* ERRNO of its entry */
+        const char *message;
+        const char *value;       /* what the attribute holds afterwards */
+        const char *status;
+        enum next next;          /* what the next pass, with the fault still there, does */
+} cases[] = {
+        /* The store function refuses the value (a limit only the kernel knows). */
+        { "EINVAL", "sdb/queue/nr_requests=write:EINVAL", "sdb", "queue/nr_requests", "failed", EINVAL,
+          "sdb queue/nr_requests: 2534 -> 128 (failed: Invalid argument)", "2534", STATUS_FAILED, SAME },
+        /* No write bit: kernfs refuses the open, even to root. */
+        { "EACCES", "sdc/queue/read_ahead_kb=open-write:EACCES", "sdc", "queue/read_ahead_kb", "failed", EACCES,
+          "sdc queue/read_ahead_kb: 128 -> 4096 (failed: Permission denied)", "128", STATUS_FAILED, SAME },
+        /* /sys mounted read-only (a container). */
+        { "EROFS", "sda/queue/scheduler=open-write:EROFS", "sda", "queue/scheduler", "failed", EROFS,
+          "sda queue/scheduler: mq-deadline -> none (failed: Read-only file system)", "mq-deadline",
+          STATUS_FAILED, SAME },
+        /* The LUN is busy (a queue depth change during error handling). */
+        { "EBUSY", "0:0:0:1/queue_depth=write:EBUSY", "sdb", "device/queue_depth", "failed", EBUSY,
+          "sdb device/queue_depth: 2048 -> 254 (failed: Device or resource busy)", "2048", STATUS_FAILED, SAME },
+        /* Not there to read: this kernel lacks it, which is not a failure of the disk. */
+        { "ENOENT", "sdd/queue/nr_requests=open:ENOENT", "sdd", "queue/nr_requests", "unsupported", ENOENT,
+          "sdd queue/nr_requests: 128 (unsupported: no such attribute on this kernel)", "2534",
+          STATUS_UNSUPPORTED, SAME },
+        /* Read a moment ago, gone for the write: the disk is going away, not a kernel without it. */
+        { "ENOENT-after-read", "sda/queue/nr_requests=open-write:ENOENT", "sda", "queue/nr_requests", "failed",
+          ENOENT, "sda queue/nr_requests: 256 -> 128 (failed: No such file or directory)", "256",
+          STATUS_FAILED, SAME },
+        /* The disk is removed between enumeration and the write: kernfs says ENODEV to a
+         * write on a node deactivated while open. */
+        { "ENODEV", "1:0:0:0/timeout=write:ENODEV", "sdc", "device/timeout", "failed", ENODEV,
+          "sdc device/timeout: 180 -> 300 (failed: No such device)", "180", STATUS_FAILED, SAME },
+        /* The store took the value and said it took less: never write "the rest". */
+        { "short-write", "sdd/queue/read_ahead_kb=short", "sdd", "queue/read_ahead_kb", "failed", EIO,
+          "sdd queue/read_ahead_kb: 128 -> 4096 (failed: Input/output error)", "4096", STATUS_FAILED, KEPT },
+        { "read-EIO", "sdb/queue/read_ahead_kb=read:EIO", "sdb", "queue/read_ahead_kb", "failed", EIO,
+          "sdb queue/read_ahead_kb: 4096 (failed: Input/output error)", "128", STATUS_FAILED, SAME },
+        /* Garbage starting with "4096\0": not a value, whatever a C string of it says. */
+        { "read-garbage", "sdc/queue/scheduler=read:garbage", "sdc", "queue/scheduler", "failed", EBADMSG,
+          "sdc queue/scheduler: none (failed: Bad message)", "bfq", STATUS_FAILED, SAME },
+        { "read-garbage-int", "sda/queue/read_ahead_kb=read:garbage", "sda", "queue/read_ahead_kb", "failed",
+          EBADMSG, "sda queue/read_ahead_kb: 4096 (failed: Bad message)", "128", STATUS_FAILED, SAME },
+        /* Shown escaped: no escape sequence or newline gets into a line or a field. */
+        { "read-escapes", "sdb/queue/nr_requests=read:escapes", "sdb", "queue/nr_requests", "failed", EBADMSG,
+          "sdb queue/nr_requests: \\x1b[2J128\\x0a256 -> 128 (failed: Bad message)", "2534", STATUS_FAILED, SAME },
+        { "read-empty", "1:0:0:1/timeout=read:empty", "sdd", "device/timeout", "failed", EBADMSG,
+          "sdd device/timeout: 300 (failed: Bad message)", "180", STATUS_FAILED, SAME },
+        /* Written, then reads back garbage: what the kernel holds is unknown, so failed. */
+        { "readback-garbage", "0:0:0:0/queue_depth=readback:garbage", "sda", "device/queue_depth", "failed",
+          EBADMSG, "sda device/queue_depth: 2048 -> 254 (failed: Bad message)", "254", STATUS_FAILED, TOLD },
+        { "readback-empty", "sdb/queue/nr_requests=readback:empty", "sdb", "queue/nr_requests", "failed",
+          EBADMSG, "sdb queue/nr_requests: 2534 -> 128 (failed: Bad message)", "128", STATUS_FAILED, TOLD },
+};
+
+/* The journal's socket, and the entries read from it (GHashTable: field -> first value). */
+static int journal_fd = -1;
+static pthread_t journal_reader;
+static GMutex journal_lock;
+static GPtrArray *journal_entries;
+static unsigned journal_barriers;
+
+/* One datagram of the native protocol: "FIELD=value\n", or "FIELD\n" + le64 size + data + "\n". */
+static GHashTable *parse_entry(const char *p, size_t len) {
+        GHashTable *e = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        const char *end = p + len;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p)), *eq;
+                char *name, *value;
+
+                if (!nl)
+                        break;
+                eq = memchr(p, '=', (size_t) (nl - p));
+                if (eq) {
+                        name = g_strndup(p, (size_t) (eq - p));
+                        value = g_strndup(eq + 1, (size_t) (nl - eq - 1));
+                        p = nl + 1;
+                } else {
+                        uint64_t size;
+
+                        name = g_strndup(p, (size_t) (nl - p));
+                        p = nl + 1;
+                        ck_assert_int_ge(end - p, 8);
+                        memcpy(&size, p, 8);
+                        size = le64toh(size);
+                        p += 8;
+                        ck_assert_uint_ge((uint64_t) (end - p), size + 1);
+                        value = g_strndup(p, size);
+                        p += size + 1;
+                }
+                if (g_hash_table_contains(e, name)) {
+                        g_free(name);
+                        g_free(value);
+                } else
+                        g_hash_table_insert(e, name, value);
+        }
+        return e;
+}
+
+static void *journal_read(void *userdata) {
+        static char buf[256 * 1024];
+
+        (void) userdata;
+        for (;;) {
+                ssize_t n = recv(journal_fd, buf, sizeof(buf), 0);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return NULL;
+                g_mutex_lock(&journal_lock);
+                g_ptr_array_add(journal_entries, parse_entry(buf, (size_t) n));
+                g_mutex_unlock(&journal_lock);
+        }
+}
+
+static void journal_start(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+
+        /* A private /run: the host's journal never sees these entries, nor any other. */
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"), 0);
+        ck_assert_int_eq(mkdir("/run/systemd", 0755), 0);
+        ck_assert_int_eq(mkdir(JOURNAL_DIR, 0755), 0);
+
+        journal_entries = g_ptr_array_new_with_free_func((GDestroyNotify) g_hash_table_unref);
+        journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(journal_fd, 0);
+        ck_assert_int_eq(bind(journal_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(pthread_create(&journal_reader, NULL, journal_read, NULL), 0);
+        hvtuned_log_to_journal(true);
+}
+
+static void journal_stop(void) {
+        ck_assert_int_eq(shutdown(journal_fd, SHUT_RDWR), 0);
+        ck_assert_int_eq(pthread_join(journal_reader, NULL), 0);
+        close(journal_fd);
+        g_ptr_array_unref(journal_entries);
+}
+
+/* Waits until the reader has every entry sent before now: datagrams on one socket are
+ * received in the order they were sent, so a marker of the test's own comes after them. */
+static void journal_sync(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+        char marker[64], value[32];
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        bool seen = false;
+        int n;
+
+        snprintf(value, sizeof(value), "%u", ++journal_barriers);
+        n = snprintf(marker, sizeof(marker), "TEST_BARRIER=%s\n", value);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(sendto(fd, marker, (size_t) n, 0, (struct sockaddr *) &sa, sizeof(sa)), n);
+        close(fd);
+        for (int waited = 0; !seen; waited += 10) {
+                ck_assert_msg(waited < 20000, "the journal reader did not get marker %s", value);
+                usleep(10 * 1000);
+                g_mutex_lock(&journal_lock);
+                for (size_t i = 0; i < journal_entries->len && !seen; i++)
+                        seen = g_strcmp0(g_hash_table_lookup(journal_entries->pdata[i], "TEST_BARRIER"), value) == 0;
+                g_mutex_unlock(&journal_lock);
+        }
+}
+
+static const char *field(GHashTable *e, const char *name) {
+        const char *v = g_hash_table_lookup(e, name);
+
+        return v ? v : "(none)";
+}
+
+/* The entries since entry from whose field has value: a GPtrArray of borrowed entries. */
+static GPtrArray *journal_find(size_t from, const char *name, const char *value) {
+        GPtrArray *found = g_ptr_array_new();
+
+        journal_sync();
+        g_mutex_lock(&journal_lock);
+        for (size_t i = from; i < journal_entries->len; i++)
+                if (g_strcmp0(g_hash_table_lookup(journal_entries->pdata[i], name), value) == 0)
+                        g_ptr_array_add(found, journal_entries->pdata[i]);
+        g_mutex_unlock(&journal_lock);
+        return found;
+}
+
+static size_t journal_count(void) {
+        size_t n;
+
+        journal_sync();
+        g_mutex_lock(&journal_lock);
+        n = journal_entries->len;
+        g_mutex_unlock(&journal_lock);
+        return n;
+}
+
+/* Every attribute result that is neither applied nor unchanged since entry from, as
+ * "sdb queue/nr_requests failed", one a line. */
+static char *journal_problems(size_t from) {
+        GString *s = g_string_new(NULL);
+
+        journal_sync();
+        g_mutex_lock(&journal_lock);
+        for (size_t i = from; i < journal_entries->len; i++) {
+                GHashTable *e = journal_entries->pdata[i];
+                const char *result = g_hash_table_lookup(e, "HVTUNED_RESULT");
+
+                if (result && strcmp(result, "applied") != 0 && strcmp(result, "unchanged") != 0)
+                        g_string_append_printf(s, "%s %s %s\n", field(e, "HVTUNED_DEVICE"),
+                                               field(e, "HVTUNED_ATTR"), result);
+        }
+        g_mutex_unlock(&journal_lock);
+        return hv_keep(g_string_free(s, FALSE));
+}
+
+static void assert_result_entry(const struct fault_case *c) {
+        GPtrArray *found = journal_find(0, "HVTUNED_ATTR", c->attr);
+        GHashTable *e = NULL;
+        char errno_text[16];
+
+        for (size_t i = 0; i < found->len; i++)
+                if (strcmp(field(found->pdata[i], "HVTUNED_DEVICE"), c->disk) == 0) {
+                        ck_assert_msg(!e, "%s: more than one entry for %s %s", c->name, c->disk, c->attr);
+                        e = found->pdata[i];
+                }
+        ck_assert_msg(e, "%s: no journal entry for %s %s", c->name, c->disk, c->attr);
+        snprintf(errno_text, sizeof(errno_text), "%d", c->error);
+        ck_assert_str_eq(field(e, "MESSAGE"), c->message);
+        ck_assert_str_eq(field(e, "HVTUNED_RESULT"), c->result);
+        ck_assert_str_eq(field(e, "ERRNO"), errno_text);
+        ck_assert_str_eq(field(e, "HVTUNED_ACTION"), "tune");
+        /* failed is an error, unsupported a warning (syslog 3 and 4). */
+        ck_assert_str_eq(field(e, "PRIORITY"), strcmp(c->result, "failed") == 0 ? "3" : "4");
+        g_ptr_array_unref(found);
+}
+
+/* Every managed attribute of every Hyper-V disk has its tuned value, but skip's. */
+static void assert_tuned_but(const char *skip_disk, const char *skip_attr) {
+        for (size_t i = 0; i < G_N_ELEMENTS(disks); i++)
+                for (size_t j = 0; j < G_N_ELEMENTS(tuned); j++) {
+                        if (skip_disk && strcmp(disks[i], skip_disk) == 0 && strcmp(tuned[j].attr, skip_attr) == 0)
+                                continue;
+                        ck_assert_msg(strcmp(testbed_value(disks[i], tuned[j].attr), tuned[j].value) == 0,
+                                      "%s %s is %s, not %s", disks[i], tuned[j].attr,
+                                      testbed_value(disks[i], tuned[j].attr), tuned[j].value);
+                }
+}
+
+static void reload(struct hv_run *run) {
+        ck_assert_int_eq(kill(run->pid, SIGHUP), 0);
+        hvtuned_wait_notify(run, "RELOADING=1");
+        hvtuned_wait_notify(run, "READY=1");
+}
+
+static void write_spec(const char *path, const char *spec) {
+        ck_assert(g_file_set_contents(path, spec, -1, NULL));
+}
+
+START_TEST(test_fault) {
+        const struct fault_case *c = &cases[_i];
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *spec_file = g_strdup_printf("%s.faults", config);
+        char *spec_env = g_strdup_printf("@%s", spec_file), wanted[64];
+        struct hv_run run;
+        size_t mark;
+
+        journal_start();
+        write_spec(spec_file, c->spec);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", spec_env, 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+
+        /* (a), (b): that attribute's result, in words and fields. */
+        assert_result_entry(c);
+        snprintf(wanted, sizeof(wanted), "%s %s %s\n", c->disk, c->attr, c->result);
+        ck_assert_str_eq(journal_problems(0), wanted);
+        ck_assert_str_eq(testbed_value(c->disk, c->attr), c->value);
+        /* (c): the others, on that disk and the rest, as usual. */
+        assert_tuned_but(c->disk, c->attr);
+        ck_assert_str_eq(run.status, c->status);
+
+        /* (d): still running, and a reload with the fault still there is answered. A failure
+         * that repeats is not told again. */
+        mark = journal_count();
+        reload(&run);
+        ck_assert_str_eq(run.status, c->next == KEPT ? STATUS_TUNED : c->status);
+        ck_assert_str_eq(journal_problems(mark), c->next == TOLD ? wanted : "");
+        assert_tuned_but(c->disk, c->attr);
+
+        /* The fault is gone: the next reload tunes it like the others. */
+        write_spec(spec_file, "");
+        reload(&run);
+        assert_tuned_but(NULL, NULL);
+        ck_assert_str_eq(run.status, STATUS_TUNED);
+
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(spec_file);
+        unlink(config);
+        g_free(spec_env);
+        g_free(spec_file);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The module parameter through the same layer: refused, or absent (a kernel before 5.13).
+ * The disks are tuned all the same, and the controller reports stop promising that a
+ * re-probe caps them. */
+static const struct param_case {
+        const char *spec, *result, *message, *controller_tail, *advice, *status;
+        int error;
+} param_cases[] = {
+        { "parameters/storvsc_max_hw_queues=write:EBUSY", "failed",
+          "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (failed: Device or resource busy)",
+          "over the cap of 4: ~9.9 MiB with 4 queues, once capped at boot (the module parameter does not hold it)",
+          "2 controllers probed before the cap keep their queues even re-probed, as the module parameter does "
+          "not hold the cap (~138.6 MiB reclaimable)",
+          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~139 MiB "
+          "reclaimable at next boot, cap not set (Device or resource busy)", EBUSY },
+        { "parameters/storvsc_max_hw_queues=open:ENOENT", "unsupported",
+          "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: no such attribute on this kernel)",
+          "over the cap of 4, which this kernel's storvsc cannot apply", NULL,
+          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, which this "
+          "kernel cannot apply", ENOENT },
+};
+
+START_TEST(test_param_fault) {
+        const struct param_case *c = &param_cases[_i];
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *spec_file = g_strdup_printf("%s.faults", config);
+        char *spec_env = g_strdup_printf("@%s", spec_file), errno_text[16], wanted[96];
+        GPtrArray *found;
+        struct hv_run run;
+        GHashTable *e;
+        size_t mark;
+
+        journal_start();
+        write_spec(spec_file, c->spec);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", spec_env, 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+
+        found = journal_find(0, "HVTUNED_DEVICE", "hv_storvsc");
+        ck_assert_uint_eq(found->len, 1);
+        e = found->pdata[0];
+        snprintf(errno_text, sizeof(errno_text), "%d", c->error);
+        ck_assert_str_eq(field(e, "MESSAGE"), c->message);
+        ck_assert_str_eq(field(e, "HVTUNED_RESULT"), c->result);
+        ck_assert_str_eq(field(e, "ERRNO"), errno_text);
+        g_ptr_array_unref(found);
+
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_CONTROLLER);
+        ck_assert_uint_eq(found->len, 2);
+        for (size_t i = 0; i < found->len; i++)
+                ck_assert(g_str_has_suffix(field(found->pdata[i], "MESSAGE"), c->controller_tail));
+        g_ptr_array_unref(found);
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_HWQ_ADVICE);
+        ck_assert_uint_eq(found->len, c->advice ? 1 : 0);
+        if (c->advice)
+                assert_contains(field(found->pdata[0], "MESSAGE"), c->advice);
+        g_ptr_array_unref(found);
+
+        snprintf(wanted, sizeof(wanted), "hv_storvsc parameters/storvsc_max_hw_queues %s\n", c->result);
+        ck_assert_str_eq(journal_problems(0), wanted);
+        assert_tuned_but(NULL, NULL);
+        ck_assert_str_eq(run.status, c->status);
+
+        mark = journal_count();
+        reload(&run);
+        ck_assert_str_eq(run.status, c->status);
+        found = journal_find(mark, "HVTUNED_DEVICE", "hv_storvsc");
+        ck_assert_uint_eq(found->len, 0);  /* the same failure, not told again */
+        g_ptr_array_unref(found);
+
+        write_spec(spec_file, "");
+        reload(&run);
+        ck_assert_str_eq(run.status, STATUS_TUNED);
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(spec_file);
+        unlink(config);
+        g_free(spec_env);
+        g_free(spec_file);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* --once talks to a person: the same line on stderr, and exit status 2 for the failure. */
+START_TEST(test_once_exit_status) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", "0:0:0:1/queue_depth=write:EBUSY", 1), 0);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--once", "-c", config, NULL }, &err), 2);
+        assert_contains(err, "sdb device/queue_depth: 2048 -> 254 (failed: Device or resource busy)\n");
+        assert_contains(err, STATUS_FAILED "\n");
+        assert_tuned_but("sdb", "device/queue_depth");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The testbed answers single writes as the kernel does: the table test-loop.c checks on a
+ * real loop device (tests/kernel-answers.h), on sdb's queue (none, on a storvsc host whose
+ * can_queue is the tag depth). Nothing above counts if the emulation drifts. */
+START_TEST(test_testbed_answers_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *queue = g_strdup_printf("%s/queue", testbed_syspath("sdb"));
+
+        kernel_answers_check(queue);
+        g_free(queue);
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("faults");
+        TCase *tc = tcase_create("azure"), *emulated = tcase_create("emulated-kernel");
+
+        if (geteuid() != 0) {
+                printf("SKIP: needs root for a private mount namespace holding the journal's socket\n");
+                return SKIP;
+        }
+        tcase_set_timeout(tc, 120);
+        tcase_add_loop_test(tc, test_fault, 0, G_N_ELEMENTS(cases));
+        tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
+        tcase_add_test(tc, test_once_exit_status);
+        tcase_set_timeout(emulated, 60);
+        tcase_add_test(emulated, test_testbed_answers_like_the_kernel);
+        suite_add_tcase(s, tc);
+        suite_add_tcase(s, emulated);
+        return test_run(s);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the kernel's answers to single writes of queue attributes through lib/sysfs.c, as
+ * one table: tests/kernel/test-loop.c checks them on a real loop device, and
+ * tests/integration/test-faults.c checks that the testbed shim (tests/emulate/sysfs-kernel.c)
+ * gives the same, so that the emulation cannot drift from the kernel unnoticed.
+ *
+ * From block/blk-sysfs.c and block/elevator.c (6.18), and what a 6.18 kernel answered:
+ * queue_var_store() takes kstrtoul(base 10) up to UINT_MAX, else EINVAL; nr_requests is
+ * raised to BLKDEV_MIN_RQ (4), and refused beyond the tag depth without an elevator or beyond
+ * MAX_SCHED_RQ (2048) with one; read_ahead_kb is kept in whole pages, rounded down;
+ * elv_iosched_store() takes a name the list shows, mq-deadline's alias "deadline", and any
+ * name that starts with "none" as none (elevator_change() compares four characters). */
+#pragma once
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attr.h"
+#include "scheduler.h"
+#include "sysfs.h"
+
+/* A value "=depth" is the queue's tag depth, "=depth+1" one more: the depth is what
+ * nr_requests shows after the first row, which switches to none. */
+struct kernel_answer {
+        enum hvt_attr_id attr;
+        const char *value;
+        int error;          /* what the write gets; the attribute keeps what it had */
+        const char *shows;  /* after a write taken: the number, or the scheduler bracketed */
+};
+
+static const struct kernel_answer kernel_answers[] = {
+        { HVT_ATTR_SCHEDULER, "none", 0, "none" },
+        { HVT_ATTR_NR_REQUESTS, "1", 0, "4" },
+        { HVT_ATTR_NR_REQUESTS, "7", 0, "7" },
+        { HVT_ATTR_NR_REQUESTS, "3", 0, "4" },
+        { HVT_ATTR_NR_REQUESTS, "0", 0, "4" },
+        { HVT_ATTR_NR_REQUESTS, "010", 0, "10" },
+        { HVT_ATTR_NR_REQUESTS, "=depth", 0, "=depth" },
+        { HVT_ATTR_NR_REQUESTS, "=depth+1", EINVAL, NULL },
+        { HVT_ATTR_NR_REQUESTS, "abc", EINVAL, NULL },
+        { HVT_ATTR_NR_REQUESTS, "-1", EINVAL, NULL },
+        { HVT_ATTR_NR_REQUESTS, "0x10", EINVAL, NULL },
+        { HVT_ATTR_NR_REQUESTS, "4294967296", EINVAL, NULL },
+        { HVT_ATTR_SCHEDULER, "mq-deadline", 0, "mq-deadline" },
+        { HVT_ATTR_NR_REQUESTS, "2", 0, "4" },
+        { HVT_ATTR_NR_REQUESTS, "2048", 0, "2048" },
+        { HVT_ATTR_NR_REQUESTS, "2049", EINVAL, NULL },
+        { HVT_ATTR_SCHEDULER, "nonexistent", 0, "none" },
+        { HVT_ATTR_SCHEDULER, "deadline", 0, "mq-deadline" },
+        { HVT_ATTR_SCHEDULER, "noneatall", 0, "none" },
+        { HVT_ATTR_SCHEDULER, "hvtunedtest", EINVAL, NULL },
+        { HVT_ATTR_SCHEDULER, "NONE", EINVAL, NULL },
+        { HVT_ATTR_SCHEDULER, "mq-deadline-and-more", EINVAL, NULL },
+        /* 4 KiB pages. */
+        { HVT_ATTR_READ_AHEAD_KB, "5", 0, "4" },
+        { HVT_ATTR_READ_AHEAD_KB, "1", 0, "0" },
+        { HVT_ATTR_READ_AHEAD_KB, "4095", 0, "4092" },
+        { HVT_ATTR_READ_AHEAD_KB, "4294967295", 0, "4294967292" },
+        { HVT_ATTR_READ_AHEAD_KB, "4294967296", EINVAL, NULL },
+        { HVT_ATTR_READ_AHEAD_KB, "-1", EINVAL, NULL },
+        { HVT_ATTR_READ_AHEAD_KB, "abc", EINVAL, NULL },
+        { HVT_ATTR_READ_AHEAD_KB, "128", 0, "128" },
+};
+
+static inline void kernel_answer_read(int dirfd, enum hvt_attr_id id, char *buf, size_t size) {
+        ck_assert_msg(hvt_sysfs_read(dirfd, hvt_attr_get(id)->name, buf, size) >= 0, "cannot read %s",
+                      hvt_attr_get(id)->name);
+}
+
+/* "none [mq-deadline] kyber bfq ": active, and only it, in brackets. */
+static inline void kernel_answer_check_scheduler(const char *shown, const char *active, const char *what) {
+        const char *open = strchr(shown, '[');
+        size_t n = strlen(active);
+        struct hvt_sched_list list;
+
+        ck_assert_msg(open && strncmp(open + 1, active, n) == 0 && open[n + 1] == ']' &&
+                      !strchr(open + 1, '[') && strchr(shown, ']') == open + n + 1,
+                      "%s: shows \"%s\", not [%s] alone bracketed", what, shown, active);
+        ck_assert_int_eq(hvt_sched_parse(shown, &list), 0);
+        ck_assert_str_eq(hvt_sched_active(&list), active);
+}
+
+/* Every row of the table, in order, on the queue directory queue_dir. */
+static inline void kernel_answers_check(const char *queue_dir) {
+        char depth[32] = "", depth1[32] = "";
+        int fd = hvt_sysfs_open_dir(queue_dir);
+
+        ck_assert_msg(fd >= 0, "%s: %s", queue_dir, strerror(-fd));
+        ck_assert_int_eq(getpagesize(), 4096);
+        for (size_t i = 0; i < sizeof(kernel_answers) / sizeof(kernel_answers[0]); i++) {
+                const struct kernel_answer *k = &kernel_answers[i];
+                const char *name = hvt_attr_get(k->attr)->name;
+                const char *value = strcmp(k->value, "=depth") == 0 ? depth :
+                                    strcmp(k->value, "=depth+1") == 0 ? depth1 : k->value;
+                const char *shows = k->shows && strcmp(k->shows, "=depth") == 0 ? depth : k->shows;
+                char before[128], after[128], what[96];
+                int r;
+
+                snprintf(what, sizeof(what), "row %zu, %s = %s", i, name, value);
+                kernel_answer_read(fd, k->attr, before, sizeof(before));
+                r = hvt_sysfs_write(fd, k->attr, value);
+                ck_assert_msg(r == -k->error, "%s: %s, not %s", what, r < 0 ? strerror(-r) : "taken",
+                              k->error ? strerror(k->error) : "taken");
+                kernel_answer_read(fd, k->attr, after, sizeof(after));
+                if (k->error)
+                        ck_assert_msg(strcmp(before, after) == 0, "%s: refused, but \"%s\" became \"%s\"", what,
+                                      before, after);
+                else if (k->attr == HVT_ATTR_SCHEDULER)
+                        kernel_answer_check_scheduler(after, shows, what);
+                else
+                        ck_assert_msg(strcmp(after, shows) == 0, "%s: shows \"%s\", not \"%s\"", what, after, shows);
+
+                if (i == 0) {
+                        kernel_answer_read(fd, HVT_ATTR_NR_REQUESTS, depth, sizeof(depth));
+                        snprintf(depth1, sizeof(depth1), "%ld", strtol(depth, NULL, 10) + 1);
+                }
+        }
+        close(fd);
+}

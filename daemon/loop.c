@@ -219,8 +219,9 @@ int hvt_loop_run(struct hvt_daemon *d) {
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
-        hvt_notify_ready(status);
+        /* Before READY=1: systemctl start returns on it, and a reload right after needs the record. */
         (void) hvt_reload_mark(d->state_fd, 0, 0, "");
+        hvt_notify_ready(status);
 
         r = sd_event_loop(d->event);
         if (r < 0)

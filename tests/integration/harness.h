@@ -28,6 +28,10 @@ struct hv_run {
 #define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~2 MiB reclaimable at next boot"
 #define WSL_HWQ "; hw queues: every controller within cap 4"
 
+/* True when hvtuned runs under valgrind memcheck (HVTUNED_TEST_VALGRIND, the test setup
+ * "valgrind"): a test that floods it may scale its counts down, and says so. */
+bool hvtuned_under_valgrind(void);
+
 /* Strings and snapshots returned below belong to the harness and live until the test
  * process exits; hv_keep() hands a g_malloc()ed string of the test's over the same way. */
 char *hv_keep(char *s);

@@ -7,10 +7,14 @@ that JOURNAL_STREAM names, on a copy of the Azure Gen2 testbed. The test then as
 for the entries by their fields, as an operator would. The last run has a write the kernel
 refuses (tests/emulate/sysfs-faults.c): its entry, with ERRNO, as journald stores it.
 
+Under the test setup "valgrind" (HVTUNED_TEST_VALGRIND) each hvtuned runs under memcheck, its
+report in a file of its own, which must stay empty: stderr is the journal's here.
+
 Needs root, unshare(1) and systemd-journald: exits 77 (skip) without them.
 """
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -39,6 +43,23 @@ SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
+
+
+def daemon_argv(hvtuned):
+    valgrind = shlex.split(os.environ.get("HVTUNED_TEST_VALGRIND", ""))
+    if valgrind:
+        valgrind += ["-q", "--log-file=/run/hvtuned-valgrind.%p"]
+    return valgrind + [hvtuned, "-c", "/run/hvtuned.conf"]
+
+
+def check_valgrind(pid):
+    """Under memcheck -q, a report holds only errors and definite leaks."""
+    if not os.environ.get("HVTUNED_TEST_VALGRIND"):
+        return
+    with open(f"/run/hvtuned-valgrind.{pid}") as f:
+        report = f.read()
+    if report:
+        fail(f"memcheck found errors in hvtuned:\n{report}")
 
 
 def journal(*match):
@@ -89,7 +110,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     # The testbed answers writes as the kernel would (tests/emulate/sysfs-kernel.c).
     denv = dict(env, LD_PRELOAD=f"{emulator}:libumockdev-preload.so.0", UMOCKDEV_DIR="/run/tb",
                 RUNTIME_DIRECTORY="/run/hvtuned", JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
-    daemon = subprocess.Popen([hvtuned, "-c", "/run/hvtuned.conf"], env=denv, stderr=stream)
+    daemon = subprocess.Popen(daemon_argv(hvtuned), env=denv, stderr=stream)
     pid = str(daemon.pid)
     wait_for("the start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
 
@@ -102,6 +123,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     daemon.terminate()
     if daemon.wait(timeout=30) != 0:
         fail(f"hvtuned exited with {daemon.returncode}")
+    check_valgrind(pid)
     journald.terminate()
     journald.wait(timeout=30)
 
@@ -188,13 +210,14 @@ def check_shutdown(hvtuned, manager, env, denv):
         time.sleep(0.05)
     stream = open("/run/hvtuned.stderr", "w")
     st = os.fstat(stream.fileno())
-    daemon = subprocess.Popen([hvtuned, "-c", "/run/hvtuned.conf"], stderr=stream,
+    daemon = subprocess.Popen(daemon_argv(hvtuned), stderr=stream,
                               env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
     pid = str(daemon.pid)
     wait_for("the second start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
     daemon.terminate()
     if daemon.wait(timeout=30) != 0:
         fail(f"hvtuned exited with {daemon.returncode}")
+    check_valgrind(pid)
     fake.kill()
     journald.terminate()
     journald.wait(timeout=30)

@@ -18,7 +18,7 @@
 
 /* Under valgrind the point is memory errors, not scale: a tenth of every count. */
 static unsigned scaled(unsigned n) {
-        return getenv("HVTUNED_TEST_VALGRIND") ? n / 10 : n;
+        return hvtuned_under_valgrind() ? n / 10 : n;
 }
 
 static const char *const hv_disks[] = { "sda", "sdb", "sdc", "sdd" };
@@ -150,7 +150,7 @@ START_TEST(test_memory_flat) {
         /* ASan keeps freed memory in quarantine: RSS grows by design. The plain build checks. */
         printf("not comparing: built with AddressSanitizer\n");
 #else
-        if (!getenv("HVTUNED_TEST_VALGRIND"))
+        if (!hvtuned_under_valgrind())
                 ck_assert_msg(after_100k * 10 <= after_1k * 11, "RSS grew from %lu to %lu KiB", after_1k, after_100k);
 #endif
         for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)

@@ -41,6 +41,29 @@ UNIT
 mkdir -p "$work/local-lib/systemd/catalog"
 cp "$dest$catalogdir/hvtuned.catalog" "$work/local-lib/systemd/catalog/"
 
+# Under the test setup "valgrind" (HVTUNED_TEST_VALGRIND) the unit runs hvtuned, and its
+# ExecReload= helper, under memcheck: a drop-in that only adds the wrapper, its report in
+# /opt/out (one file per process, which must stay empty) and what memcheck itself needs.
+valgrind_args=()
+if [ -n "${HVTUNED_TEST_VALGRIND:-}" ]; then
+        vg="$HVTUNED_TEST_VALGRIND -q --log-file=/opt/out/valgrind.%%p"
+        cat > "$work/valgrind.conf" <<UNIT
+[Service]
+ExecStart=
+ExecStart=$vg $prefix/sbin/hvtuned
+ExecReload=
+ExecReload=$vg $prefix/sbin/hvtuned --reload=\${MAINPID}
+# memcheck runs the code it translates from memory it wrote.
+MemoryDenyWriteExecute=no
+ReadWritePaths=/opt/out
+UNIT
+        valgrind_args=(--bind-ro="$work/valgrind.conf:/etc/systemd/system/hvtuned.service.d/valgrind.conf")
+        # The suppressions file at the same path inside.
+        for word in $HVTUNED_TEST_VALGRIND; do
+                case $word in --suppressions=*) valgrind_args+=(--bind-ro="${word#--suppressions=}") ;; esac
+        done
+fi
+
 rc=0
 timeout 300 systemd-nspawn -D / --volatile=yes -b --register=no --keep-unit -M "hvtuned-systest-$$" \
         --bind-ro="$dest$prefix/sbin:$prefix/sbin" \
@@ -48,7 +71,7 @@ timeout 300 systemd-nspawn -D / --volatile=yes -b --register=no --keep-unit -M "
         --bind-ro="$work/local-lib:/usr/local/lib" \
         --bind-ro="$work/systest.service:/etc/systemd/system/hvtuned-systest.service" \
         --bind-ro="$src/tests/system/inside.sh:/opt/inside.sh" \
-        --bind-ro="$build:/opt/build" --bind="$out:/opt/out" \
+        --bind-ro="$build:/opt/build" --bind="$out:/opt/out" "${valgrind_args[@]}" \
         -- systemd.firstboot=off systemd.wants=hvtuned-systest.service > "$work/nspawn.log" 2>&1 || rc=$?
 
 cat "$out/inside.log" 2>/dev/null || true
@@ -57,7 +80,17 @@ if [ "$result" != PASS ]; then
         echo "$result"
         echo "--- container console:"; tail -40 "$work/nspawn.log"
         echo "--- hvtuned's journal:"; cat "$out/journal.txt" 2>/dev/null || true
+        [ -z "${HVTUNED_TEST_VALGRIND:-}" ] || { echo "--- memcheck:"; cat "$out"/valgrind.* 2>/dev/null || true; }
         exit 1
+fi
+if [ -n "${HVTUNED_TEST_VALGRIND:-}" ]; then
+        # Two daemons (the watchdog restarts one) and a helper for each reload.
+        reports=("$out"/valgrind.*)
+        [ "${#reports[@]}" -ge 5 ] || { echo "FAIL: only ${#reports[@]} memcheck reports: ${reports[*]}"; exit 1; }
+        for r in "${reports[@]}"; do
+                [ ! -s "$r" ] || { echo "FAIL: memcheck found errors in hvtuned:"; cat "$r"; exit 1; }
+        done
+        echo "ok: memcheck found nothing in ${#reports[@]} processes"
 fi
 echo "--- systemctl status hvtuned, as it was:"; cat "$out/status.txt"
 echo "--- systemctl reload hvtuned of a bad file said:"; cat "$out/bad-reload.txt"

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The exe_wrapper of the test setup "valgrind" (tests/meson.build). meson puts it before every
+# test's command: a test program this build made runs under memcheck ($HVTUNED_TEST_VALGRIND);
+# a script, or a tool of the system (sh, python3, umockdev-run), runs as it is and puts the
+# hvtuned it starts under memcheck itself, from the same variable.
+# usage: valgrind-wrap.sh BUILD_ROOT COMMAND [ARG...]
+set -eu
+build=$1
+shift
+: "${HVTUNED_TEST_VALGRIND:?is not set: run through meson test --setup valgrind}"
+case $1 in
+"$build"/*)
+        # The variable is a command line: split on blanks (no path in it has one).
+        # shellcheck disable=SC2086
+        exec $HVTUNED_TEST_VALGRIND "$@" ;;
+esac
+exec "$@"

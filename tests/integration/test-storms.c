@@ -78,9 +78,10 @@ START_TEST(test_event_storm_and_overrun) {
         for (unsigned i = 0; i < scaled(100); i++)
                 round_of_100(&sdb);
         testbed_sentinel(tb, "sda");
+        /* (No STATUS to wait for: when each removal and its add are read together, the count
+         * never changes.) */
         for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
                 assert_tuned(hv_disks[i]);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
 
         /* Lost: sdf's add, sdc's drift and its change event, a thousand more. The next event
          * finds the socket overrun: the daemon walks every disk again. */

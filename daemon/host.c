@@ -172,7 +172,7 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         uint64_t then = hvt_hwq_estimate_bytes(capped, c->can_queue);
         char f_ctrl[64], f_host[32], f_kind[32], f_q[32], f_cq[32], f_est[48], f_cap[48], f_over[32];
         const char *fields[] = { f_ctrl, f_host, f_kind, f_q, f_cq, f_est, f_cap, f_over, NULL };
-        char s_now[32], s_then[32], tail[128];
+        char s_now[32], s_then[32], tail[192];
 
         snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", c->controller);
         snprintf(f_host, sizeof(f_host), "HVTUNED_HOST=host%u", c->host);

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shim.h"
+
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
 
@@ -64,23 +66,17 @@ static int redirect(const char *path, int flags, char out[static 4096]) {
         return 0;
 }
 
-static mode_t mode_arg(int flags, va_list ap) {
-        return flags & (O_CREAT | O_TMPFILE) ? (mode_t) va_arg(ap, int) : 0;
-}
 
 #define DEFINE_OPEN(fn)                                                         \
         int fn(const char *path, int flags, ...) {                              \
                 static open_fn real;                                            \
                 char other[4096];                                               \
-                va_list ap;                                                     \
                 mode_t mode;                                                    \
                 int r;                                                          \
                                                                                 \
                 if (!real)                                                      \
                         real = (open_fn) dlsym(RTLD_NEXT, #fn);                 \
-                va_start(ap, flags);                                            \
-                mode = mode_arg(flags, ap);                                     \
-                va_end(ap);                                                     \
+                mode = SHIM_OPEN_MODE(flags, flags);                            \
                 r = redirect(path, flags, other);                               \
                 if (r < 0)                                                      \
                         return -1;                                              \
@@ -91,15 +87,12 @@ static mode_t mode_arg(int flags, va_list ap) {
         int fn(int dirfd, const char *path, int flags, ...) {                   \
                 static openat_fn real;                                          \
                 char other[4096];                                               \
-                va_list ap;                                                     \
                 mode_t mode;                                                    \
                 int r;                                                          \
                                                                                 \
                 if (!real)                                                      \
                         real = (openat_fn) dlsym(RTLD_NEXT, #fn);               \
-                va_start(ap, flags);                                            \
-                mode = mode_arg(flags, ap);                                     \
-                va_end(ap);                                                     \
+                mode = SHIM_OPEN_MODE(flags, flags);                            \
                 r = path[0] == '/' ? redirect(path, flags, other) : 0;          \
                 if (r < 0)                                                      \
                         return -1;                                              \

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shim.h"
+
 #define DELAY_USEC (500 * 1000)
 
 typedef FILE *(*fopen_fn)(const char *, const char *);
@@ -65,9 +67,8 @@ static bool attr_matches(int dirfd, const char *name, const char *suffix) {
 
 typedef int (*openat_fn)(int, const char *, int, ...);
 
-static int slow_openat(const char *symbol, int dirfd, const char *name, int flags, va_list ap) {
+static int slow_openat(const char *symbol, int dirfd, const char *name, int flags, mode_t mode) {
         const char *slow = getenv("HVTUNED_TEST_SLOW_ATTR");
-        mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t) va_arg(ap, int) : 0;
 
         if (slow && dirfd >= 0 && attr_matches(dirfd, name, slow))
                 usleep(DELAY_USEC);
@@ -75,21 +76,9 @@ static int slow_openat(const char *symbol, int dirfd, const char *name, int flag
 }
 
 int openat(int dirfd, const char *name, int flags, ...) {
-        va_list ap;
-        int fd;
-
-        va_start(ap, flags);
-        fd = slow_openat("openat", dirfd, name, flags, ap);
-        va_end(ap);
-        return fd;
+        return slow_openat("openat", dirfd, name, flags, SHIM_OPEN_MODE(flags, flags));
 }
 
 int openat64(int dirfd, const char *name, int flags, ...) {
-        va_list ap;
-        int fd;
-
-        va_start(ap, flags);
-        fd = slow_openat("openat64", dirfd, name, flags, ap);
-        va_end(ap);
-        return fd;
+        return slow_openat("openat64", dirfd, name, flags, SHIM_OPEN_MODE(flags, flags));
 }

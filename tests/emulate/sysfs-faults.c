@@ -38,6 +38,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "shim.h"
+
 #define FAULTS_MAX 32
 #define FDS_MAX 1024
 #define WRITTEN_MAX 64
@@ -314,20 +316,14 @@ static int open_faulted(openat_fn real, int dirfd, const char *name, int flags, 
         return fd;
 }
 
-static mode_t mode_arg(int flags, va_list ap) {
-        return flags & (O_CREAT | O_TMPFILE) ? (mode_t) va_arg(ap, int) : 0;
-}
 
 /* With _FILE_OFFSET_BITS=64 callers reach openat64; both go the same way. */
 #define DEFINE_OPENAT(fn, real)                                                 \
         int fn(int dirfd, const char *name, int flags, ...) {                   \
-                va_list ap;                                                     \
                 mode_t mode;                                                    \
                                                                                 \
                 init();                                                         \
-                va_start(ap, flags);                                            \
-                mode = mode_arg(flags, ap);                                     \
-                va_end(ap);                                                     \
+                mode = SHIM_OPEN_MODE(flags, flags);                            \
                 return open_faulted(real, dirfd, name, flags, mode);            \
         }
 

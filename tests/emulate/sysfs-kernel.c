@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim.h"
+
 #define TRACKED_MAX 64
 #define CONTENT_MAX 512
 
@@ -171,20 +173,14 @@ static int open_tracked(openat_fn real, int dirfd, const char *name, int flags, 
         return real(dirfd, name, flags, mode);
 }
 
-static mode_t mode_arg(int flags, va_list ap) {
-        return flags & (O_CREAT | O_TMPFILE) ? (mode_t) va_arg(ap, int) : 0;
-}
 
 /* With _FILE_OFFSET_BITS=64 callers reach openat64; both go the same way. */
 #define DEFINE_OPENAT(fn, real)                                                 \
         int fn(int dirfd, const char *name, int flags, ...) {                   \
-                va_list ap;                                                     \
                 mode_t mode;                                                    \
                                                                                 \
                 init();                                                         \
-                va_start(ap, flags);                                            \
-                mode = mode_arg(flags, ap);                                     \
-                va_end(ap);                                                     \
+                mode = SHIM_OPEN_MODE(flags, flags);                            \
                 return open_tracked(real, dirfd, name, flags, mode);            \
         }
 

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shim.h"
+
 #define FDS_MAX 1024
 
 static __thread int depth;
@@ -89,19 +91,13 @@ static void opened(int fd, int dirfd, const char *name, int flags) {
         }
 }
 
-static mode_t mode_arg(int flags, va_list ap) {
-        return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t) va_arg(ap, int) : 0;
-}
 
 #define OPENAT(name)                                                                    \
         int name(int dirfd, const char *path, int flags, ...) {                         \
-                va_list ap;                                                             \
                 mode_t mode;                                                            \
                 int fd;                                                                 \
                                                                                         \
-                va_start(ap, flags);                                                    \
-                mode = mode_arg(flags, ap);                                             \
-                va_end(ap);                                                             \
+                mode = SHIM_OPEN_MODE(flags, flags);                                    \
                 depth++;                                                                \
                 fd = REAL(#name, int (*)(int, const char *, int, ...))(dirfd, path, flags, mode); \
                 if (depth == 1)                                                         \
@@ -112,13 +108,10 @@ static mode_t mode_arg(int flags, va_list ap) {
 
 #define OPEN(name)                                                                      \
         int name(const char *path, int flags, ...) {                                    \
-                va_list ap;                                                             \
                 mode_t mode;                                                            \
                 int fd;                                                                 \
                                                                                         \
-                va_start(ap, flags);                                                    \
-                mode = mode_arg(flags, ap);                                             \
-                va_end(ap);                                                             \
+                mode = SHIM_OPEN_MODE(flags, flags);                                    \
                 depth++;                                                                \
                 fd = REAL(#name, int (*)(const char *, int, ...))(path, flags, mode);   \
                 if (depth == 1)                                                         \

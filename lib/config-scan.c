@@ -94,8 +94,12 @@ static int scan_include(struct scan *s, const char **p, int depth) {
 
         while (*q == ' ' || *q == '\t')
                 q++;
-        if (*q != '"')
-                return 0;  /* libconfig reports the syntax error */
+        /* libconfig reports the syntax error; the scan goes on after the keyword, or it would
+         * find it again forever. */
+        if (*q != '"') {
+                *p = q;
+                return 0;
+        }
         for (q++; *q && *q != '"' && *q != '\n' && n + 1 < sizeof(name); q++)
                 name[n++] = *q;
         name[n] = '\0';

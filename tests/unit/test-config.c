@@ -301,6 +301,15 @@ START_TEST(test_include) {
 }
 END_TEST
 
+/* An @include without a file name is libconfig's syntax error to report; the checks before
+ * it must get past it, not spin on it (found by fuzz-config: --check-config hung). */
+START_TEST(test_include_without_name) {
+        load_bad("@include\n", 1, "", "syntax error");
+        load_bad("queue = { scheduler = \"none\"; };\n@include x\n", 2, "", "syntax error");
+        load_bad("queue = {\n  @include  \t\n};\n", 2, "", "syntax error");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
@@ -318,6 +327,7 @@ int main(void) {
         tcase_add_test(tc, test_top_level_options);
         tcase_add_test(tc, test_syntax_error);
         tcase_add_test(tc, test_include);
+        tcase_add_test(tc, test_include_without_name);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -103,7 +103,9 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         for (q++; *q && *q != '"' && *q != '\n' && n + 1 < sizeof(name); q++)
                 name[n++] = *q;
         name[n] = '\0';
-        *p = q;
+        /* Past the closing quote: taken for an opening one, it would hide what follows, up to
+         * the next quote, from the scan. */
+        *p = *q == '"' ? q + 1 : q;
         if (name[0] == '/' || !s->include_dir)
                 snprintf(full, sizeof(full), "%s", name);
         else

@@ -298,6 +298,18 @@ START_TEST(test_include) {
         ck_assert_ptr_nonnull(strstr(err.message, "8589934592L"));
         free(inc);
         free(path);
+
+        /* What follows an include is checked too, up to the end (the include's closing quote
+         * once opened a string that hid it). */
+        inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n  read_ahead_kb = 4294967296;\n"
+                                                 "  scheduler = \"none\";\n};\n");
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_ptr_nonnull(strstr(err.message, "4294967296L"));
+        free(inc);
+        free(path);
 }
 END_TEST
 

@@ -88,6 +88,17 @@ START_TEST(test_include) {
         unlink(inc);
         free(inc);
 
+        /* Every include is checked, the second one too. */
+        inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        free(path);
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n  @include \"other.conf\"\n};\n");
+        free(inc);
+        inc = test_write_file(dir, "other.conf", "read_ahead_kb = 64;\n");
+        assert_loads(path);
+        ck_assert_int_eq(chmod(inc, 0666), 0);
+        assert_refused(path, inc, "writable by group or others (mode 0666)");
+        free(inc);
+
         /* An include loop stops at the depth limit, where every file was checked. */
         free(path);
         path = test_write_file(dir, "loop.conf", "@include \"loop.conf\"\n");

@@ -87,10 +87,16 @@ static int scan_number(struct scan *s, const char **p) {
         return 0;
 }
 
+/* The name is read as libconfig reads it (scanner.l, state INCLUDE, alike in 1.5 and 1.7): up
+ * to the first quote not escaped, newlines included; \\ and \" stand for a backslash and a
+ * quote, and any other backslash is dropped. Read any other way, the scan would check one file
+ * and libconfig parse another. */
 static int scan_include(struct scan *s, const char **p, int depth) {
         const char *q = *p + strlen("@include");
         char name[PATH_MAX], full[PATH_MAX * 2];
+        bool fits = true;
         size_t n = 0;
+        int r;
 
         while (*q == ' ' || *q == '\t')
                 q++;
@@ -100,16 +106,38 @@ static int scan_include(struct scan *s, const char **p, int depth) {
                 *p = q;
                 return 0;
         }
-        for (q++; *q && *q != '"' && *q != '\n' && n + 1 < sizeof(name); q++)
-                name[n++] = *q;
+        for (q++; *q && *q != '"'; q++) {
+                if (*q == '\\' && q[1] != '\\' && q[1] != '"')
+                        continue;
+                if (*q == '\\')
+                        q++;
+                s->line += *q == '\n';
+                if (n + 1 < sizeof(name))
+                        name[n++] = *q;
+                else
+                        fits = false;
+        }
         name[n] = '\0';
+        /* Without its closing quote, libconfig includes nothing. */
+        if (!*q) {
+                *p = q;
+                return 0;
+        }
         /* Past the closing quote: taken for an opening one, it would hide what follows, up to
          * the next quote, from the scan. */
-        *p = *q == '"' ? q + 1 : q;
-        if (name[0] == '/' || !s->include_dir)
-                snprintf(full, sizeof(full), "%s", name);
-        else
-                snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
+        *p = q + 1;
+        /* No file has a name that long: libconfig's error to report. */
+        if (!fits)
+                return 0;
+
+        /* libconfig 1.5 puts even an absolute name below the include directory, later versions
+         * take it as it is: both files are checked. */
+        if (name[0] == '/' || !s->include_dir) {
+                r = scan_file(name, s->include_dir, depth + 1, s->err);
+                if (r < 0 || !s->include_dir)
+                        return r;
+        }
+        snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
         return scan_file(full, s->include_dir, depth + 1, s->err);
 }
 

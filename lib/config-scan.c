@@ -191,6 +191,15 @@ static int file_error(struct hvt_config_error *err, const char *path, const char
         return -EPERM;
 }
 
+static int nul_error(struct scan *s, const char *text) {
+        for (const char *p = text; *p; p++)
+                s->line += *p == '\n';
+        *s->err = (struct hvt_config_error) { .line = s->line };
+        snprintf(s->err->file, sizeof(s->err->file), "%s", s->path);
+        snprintf(s->err->message, sizeof(s->err->message), "a NUL byte: not a text file");
+        return -EINVAL;
+}
+
 /* Opens path for the scan, refusing it unless root alone could have written it. O_NONBLOCK:
  * a FIFO under the name must be refused, not waited on. */
 static int open_trusted(const char *path, struct hvt_config_error *err) {
@@ -231,6 +240,10 @@ static int scan_file(const char *path, const char *include_dir, int depth, struc
                 return r;
         if (r < 0)
                 return 0;
+        /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
+         * the file); in an include name libconfig exits the process. */
+        if (strlen(text) != (size_t) r)
+                return nul_error(&s, text);
         return scan_text(&s, text, depth);
 }
 

@@ -148,8 +148,10 @@ static void parse_line(struct input *in, char *line) {
                 int consumed = 0;
 
                 if (sscanf(v, "%u:%u:%u:%" SCNu64 "%n", &d->host, &d->channel, &d->target, &d->lun, &consumed) != 4 ||
-                    v[consumed] != '\0')
-                        d->host = d->channel = d->target = 0, d->lun = 0;
+                    v[consumed] != '\0') {
+                        d->host = d->channel = d->target = 0;
+                        d->lun = 0;
+                }
         } else if (strcmp(line, "vendor") == 0)
                 hvt_strip_copy(d->vendor, sizeof(d->vendor), v);
         else if (strcmp(line, "model") == 0)

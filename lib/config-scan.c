@@ -87,23 +87,57 @@ static int scan_number(struct scan *s, const char **p) {
         return 0;
 }
 
+/* The name is read as libconfig reads it (scanner.l, state INCLUDE, alike in 1.5 and 1.7): up
+ * to the first quote not escaped, newlines included; \\ and \" stand for a backslash and a
+ * quote, and any other backslash is dropped. Read any other way, the scan would check one file
+ * and libconfig parse another. */
 static int scan_include(struct scan *s, const char **p, int depth) {
         const char *q = *p + strlen("@include");
         char name[PATH_MAX], full[PATH_MAX * 2];
+        bool fits = true;
         size_t n = 0;
+        int r;
 
         while (*q == ' ' || *q == '\t')
                 q++;
-        if (*q != '"')
-                return 0;  /* libconfig reports the syntax error */
-        for (q++; *q && *q != '"' && *q != '\n' && n + 1 < sizeof(name); q++)
-                name[n++] = *q;
+        /* libconfig reports the syntax error; the scan goes on after the keyword, or it would
+         * find it again forever. */
+        if (*q != '"') {
+                *p = q;
+                return 0;
+        }
+        for (q++; *q && *q != '"'; q++) {
+                if (*q == '\\' && q[1] != '\\' && q[1] != '"')
+                        continue;
+                if (*q == '\\')
+                        q++;
+                s->line += *q == '\n';
+                if (n + 1 < sizeof(name))
+                        name[n++] = *q;
+                else
+                        fits = false;
+        }
         name[n] = '\0';
-        *p = q;
-        if (name[0] == '/' || !s->include_dir)
-                (void) hvt_strscpy(full, sizeof(full), name);
-        else
-                snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
+        /* Without its closing quote, libconfig includes nothing. */
+        if (!*q) {
+                *p = q;
+                return 0;
+        }
+        /* Past the closing quote: taken for an opening one, it would hide what follows, up to
+         * the next quote, from the scan. */
+        *p = q + 1;
+        /* No file has a name that long: libconfig's error to report. */
+        if (!fits)
+                return 0;
+
+        /* libconfig 1.5 puts even an absolute name below the include directory, later versions
+         * take it as it is: both files are checked. */
+        if (name[0] == '/' || !s->include_dir) {
+                r = scan_file(name, s->include_dir, depth + 1, s->err);
+                if (r < 0 || !s->include_dir)
+                        return r;
+        }
+        snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
         return scan_file(full, s->include_dir, depth + 1, s->err);
 }
 
@@ -157,6 +191,15 @@ static int file_error(struct hvt_config_error *err, const char *path, const char
         return -EPERM;
 }
 
+static int nul_error(struct scan *s, const char *text) {
+        for (const char *p = text; *p; p++)
+                s->line += *p == '\n';
+        *s->err = (struct hvt_config_error) { .line = s->line };
+        (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
+        snprintf(s->err->message, sizeof(s->err->message), "a NUL byte: not a text file");
+        return -EINVAL;
+}
+
 /* Opens path for the scan, refusing it unless root alone could have written it. O_NONBLOCK:
  * a FIFO under the name must be refused, not waited on. */
 static int open_trusted(const char *path, struct hvt_config_error *err) {
@@ -197,6 +240,10 @@ static int scan_file(const char *path, const char *include_dir, int depth, struc
                 return r;
         if (r < 0)
                 return 0;
+        /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
+         * the file); in an include name libconfig exits the process. */
+        if (strlen(text) != (size_t) r)
+                return nul_error(&s, text);
         return scan_text(&s, text, depth);
 }
 

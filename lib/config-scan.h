@@ -4,8 +4,8 @@
 
 #include "config.h"
 
-/* Scans path and the files it @includes (relative to include_dir, as libconfig resolves
- * them), before libconfig reads any of them:
+/* Scans path and the files it @includes (their names unescaped and resolved against
+ * include_dir as libconfig does), before libconfig reads any of them:
  * - each must be a regular file owned by root, not writable by group or others, in a
  *   directory nobody else can change (as sshd's StrictModes): else -EPERM;
  * - libconfig 1.5 stores an integer literal without the L suffix in an int and silently keeps

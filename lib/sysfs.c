@@ -6,6 +6,7 @@
  * can only ever land in that directory, on an allowlisted name. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,11 +106,13 @@ int hvt_read_fd(int fd, char **ret) {
                 r = read_more(fd, buf, size - 1, &len);
                 if (r < 0)
                         return r;
+                if (len > INT_MAX)
+                        return -EFBIG;
         } while (r > 0);
         buf[len] = '\0';
         *ret = buf;
         buf = NULL;
-        return 0;
+        return (int) len;
 }
 
 int hvt_read_file(const char *path, char **ret) {

@@ -21,7 +21,7 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
 int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);
 
 /* The whole of a kernel text file (/proc/self/mountinfo may be long), NUL-terminated, in a
- * malloc()ed *ret. */
+ * malloc()ed *ret. Returns its length: more than strlen() when the file holds a NUL byte. */
 int hvt_read_file(const char *path, char **ret);
 /* The same for a file already open (checked before it is read). */
 int hvt_read_fd(int fd, char **ret);

@@ -298,6 +298,76 @@ START_TEST(test_include) {
         ck_assert_ptr_nonnull(strstr(err.message, "8589934592L"));
         free(inc);
         free(path);
+
+        /* What follows an include is checked too, up to the end (the include's closing quote
+         * once opened a string that hid it). */
+        inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n  read_ahead_kb = 4294967296;\n"
+                                                 "  scheduler = \"none\";\n};\n");
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_ptr_nonnull(strstr(err.message, "4294967296L"));
+        free(inc);
+        free(path);
+}
+END_TEST
+
+/* An @include without a file name is libconfig's syntax error to report; the checks before
+ * it must get past it, not spin on it (found by fuzz-config: --check-config hung). */
+START_TEST(test_include_without_name) {
+        load_bad("@include\n", 1, "", "syntax error");
+        load_bad("queue = { scheduler = \"none\"; };\n@include x\n", 2, "", "syntax error");
+        load_bad("queue = {\n  @include  \t\n};\n", 2, "", "syntax error");
+}
+END_TEST
+
+/* A configuration is text: a NUL byte is refused where it is. Past one the checks saw nothing
+ * while libconfig read on (an untrusted include in a comment's tail was parsed), and libconfig
+ * exits the process on an include name that a NUL cuts short (found by fuzz-config). */
+static char *write_bytes(const char *name, const char *bytes, size_t size) {
+        char *path = test_write_file(dir, name, "");
+        FILE *f = fopen(path, "we");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(bytes, 1, size, f), size);
+        ck_assert_int_eq(fclose(f), 0);
+        return path;
+}
+
+/* Loads path, expecting a NUL byte reported in file at line. */
+static void load_bad_nul(const char *path, const char *file, int line) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, file);
+        ck_assert_int_eq(err.line, line);
+        ck_assert_msg(strstr(err.message, "NUL byte"), "message \"%s\"", err.message);
+}
+
+START_TEST(test_nul_byte) {
+        static const char comment[] = "# x \0 y\n@include \"part.conf\"\n";
+        static const char include[] = "queue = {\n  @include \"\0x\"\n};\n";
+        static const char part[] = "nr_requests = 64;\n\0";
+        char *inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        char *path;
+
+        path = write_bytes("nul.conf", comment, sizeof(comment) - 1);
+        load_bad_nul(path, path, 1);
+        free(path);
+        path = write_bytes("nul.conf", include, sizeof(include) - 1);
+        load_bad_nul(path, path, 2);
+        free(path);
+        free(inc);
+
+        /* In an included file, that file is named. */
+        inc = write_bytes("part.conf", part, sizeof(part) - 1);
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n};\n");
+        load_bad_nul(path, inc, 2);
+        free(inc);
+        free(path);
 }
 END_TEST
 
@@ -318,6 +388,8 @@ int main(void) {
         tcase_add_test(tc, test_top_level_options);
         tcase_add_test(tc, test_syntax_error);
         tcase_add_test(tc, test_include);
+        tcase_add_test(tc, test_include_without_name);
+        tcase_add_test(tc, test_nul_byte);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

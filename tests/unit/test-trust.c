@@ -88,10 +88,66 @@ START_TEST(test_include) {
         unlink(inc);
         free(inc);
 
+        /* Every include is checked, the second one too. */
+        inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        free(path);
+        path = test_write_file(dir, "main.conf", "queue = {\n  @include \"part.conf\"\n  @include \"other.conf\"\n};\n");
+        free(inc);
+        inc = test_write_file(dir, "other.conf", "read_ahead_kb = 64;\n");
+        assert_loads(path);
+        ck_assert_int_eq(chmod(inc, 0666), 0);
+        assert_refused(path, inc, "writable by group or others (mode 0666)");
+        free(inc);
+
         /* An include loop stops at the depth limit, where every file was checked. */
         free(path);
         path = test_write_file(dir, "loop.conf", "@include \"loop.conf\"\n");
         assert_refused(path, path, "included more than 8 levels deep");
+        free(path);
+}
+END_TEST
+
+/* The file checked is the file libconfig reads: its include names have two escapes (\\ and
+ * \"), drop any other backslash, and, in libconfig 1.5, put even an absolute name below the
+ * include directory. A name read another way let libconfig parse a file nobody checked
+ * (found by fuzz-config). */
+static void assert_include_checked(const char *written, const char *file) {
+        char *inc = test_write_file(dir, file, "nr_requests = 64;\n");
+        char *path = main_including(written);
+
+        assert_loads(path);
+        ck_assert_int_eq(chmod(inc, 0666), 0);
+        assert_refused(path, inc, "writable by group or others (mode 0666)");
+        ck_assert_int_eq(unlink(inc), 0);
+        free(inc);
+        free(path);
+}
+
+START_TEST(test_include_names) {
+        char abs[128], below[256], *inc, *path;
+
+        assert_include_checked("o\\\"pen.conf", "o\"pen.conf");
+        assert_include_checked("b\\\\ack.conf", "b\\ack.conf");
+        assert_include_checked("d\\rop.conf", "drop.conf");
+
+        /* "/x/abs.conf" is read as it is, or as <include dir>//x/abs.conf: both are checked. */
+        inc = test_write_file(dir, "abs.conf", "nr_requests = 64;\n");
+        snprintf(abs, sizeof(abs), "%s/abs.conf", dir);
+        path = main_including(abs);
+        /* dir is /tmp/hvtuned-test.XXXXXX: the same path below itself. */
+        snprintf(below, sizeof(below), "%s/tmp", dir);
+        ck_assert_int_eq(mkdir(below, 0755), 0);
+        snprintf(below, sizeof(below), "%s%s", dir, dir);
+        ck_assert_int_eq(mkdir(below, 0755), 0);
+        free(test_write_file(below, "abs.conf", "nr_requests = 64;\n"));
+        assert_loads(path);
+        ck_assert_int_eq(chmod(inc, 0666), 0);
+        assert_refused(path, inc, "writable by group or others (mode 0666)");
+        ck_assert_int_eq(chmod(inc, 0644), 0);
+        snprintf(below, sizeof(below), "%s/%s", dir, abs);
+        ck_assert_int_eq(chmod(below, 0666), 0);
+        assert_refused(path, below, "writable by group or others (mode 0666)");
+        free(inc);
         free(path);
 }
 END_TEST
@@ -152,6 +208,7 @@ int main(void) {
         tcase_add_test(tc, test_mode);
         tcase_add_test(tc, test_owner);
         tcase_add_test(tc, test_include);
+        tcase_add_test(tc, test_include_names);
         tcase_add_test(tc, test_directory);
         tcase_add_test(tc, test_symlink);
         suite_add_tcase(s, tc);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the context's lifetime, configuration (re)loading, the table of managed disks, the
  * runtime directory of originals, and routing each udev device to its disk's pass. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,8 +19,6 @@
 #include "tune.h"
 
 #define STATE_DIR_DEFAULT "/run/hvtuned"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
 static void tracked_free(struct hvt_tracked *t) {
         hvt_tune_forget(t);
@@ -253,22 +253,14 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
         return 0;
 }
 
-/* A record is kept while a block disk of its name exists, Hyper-V's or not: a disk hvtuned
+/* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
  * could not classify this time keeps its originals for the next. */
 static bool record_wanted(const char *sysname, void *userdata) {
-        struct udev_enumerate *e = userdata;
-        struct udev_list_entry *entry;
+        DIR *class_block = userdata;
 
         if (strcmp(sysname, HVT_HOST_RECORD) == 0)
                 return true;  /* the module parameter's: the host pass owns it */
-
-        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
-                const char *path = udev_list_entry_get_name(entry), *slash = strrchr(path, '/');
-
-                if (slash && strcmp(slash + 1, sysname) == 0)
-                        return true;
-        }
-        return false;
+        return faccessat(dirfd(class_block), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* SIGTERM or SIGINT waiting: the service blocks them and handles them in its event loop. */
@@ -279,39 +271,102 @@ static bool stop_pending(void) {
                (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
+/* The kernel's order of disk names: sdz before sdaa. */
+static int name_cmp(const void *a, const void *b) {
+        const char *x = *(const char *const *) a, *y = *(const char *const *) b;
+        size_t lx = strlen(x), ly = strlen(y);
+
+        return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+static void names_free(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* The names in /sys/class/block (disks and partitions), sorted. Not udev_enumerate: it makes
+ * and keeps a device, properties and all, for every block device at once, the largest
+ * allocation of a VM with thousands of LUNs; here there is one device at a time. */
+static int block_names(DIR *dir, char ***ret, size_t *n_ret) {
+        char **names = NULL;
+        size_t n = 0, size = 0;
+        struct dirent *de;
+
+        errno = 0;
+        while ((de = readdir(dir))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (n == size) {
+                        char **more = realloc(names, (size = size ? 2 * size : 64) * sizeof(*names));
+
+                        if (!more)
+                                goto oom;
+                        names = more;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n])
+                        goto oom;
+                n++;
+        }
+        if (errno != 0) {
+                int r = negative_errno();
+
+                names_free(names, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(names, n, sizeof(*names), name_cmp);
+        *ret = names;
+        *n_ret = n;
+        return 0;
+oom:
+        names_free(names, n);
+        return -ENOMEM;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+/* A block device of the name that is a whole disk, or NULL. */
+static struct udev_device *disk_new(struct udev *udev, const char *name) {
+        struct udev_device *dev = udev_device_new_from_subsystem_sysname(udev, "block", name);
+        const char *devtype = dev ? udev_device_get_devtype(dev) : NULL;
+
+        if (devtype && strcmp(devtype, "disk") == 0)
+                return dev;
+        return udev_device_unref(dev);
+}
+
 int hvt_daemon_enumerate(struct hvt_daemon *d) {
-        _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
-        struct udev_list_entry *entry;
+        _cleanup_(closedirp) DIR *dir = NULL;
+        char **names = NULL;
+        size_t n = 0;
         int r;
 
-        e = udev_enumerate_new(d->udev);
-        if (!e)
-                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot enumerate devices: %m");
-        r = udev_enumerate_add_match_subsystem(e, "block");
-        if (r >= 0)
-                r = udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
-        if (r >= 0)
-                r = udev_enumerate_scan_devices(e);
+        dir = opendir("/sys/class/block");
+        r = dir ? block_names(dir, &names, &n) : negative_errno();
         if (r < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate block devices: %m");
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot list /sys/class/block: %m");
 
         for (size_t i = 0; i < d->n_disks; i++)
                 d->disks[i]->seen = false;
-        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
+        for (size_t i = 0; i < n; i++) {
                 struct udev_device *dev;
 
                 /* A stop is not held up by the rest of a long walk. What was not walked is
                  * neither forgotten nor pruned: its records may hold a crashed run's originals. */
                 if (stop_pending()) {
                         hvt_log_debug(&d->log, "Stop requested: ending the walk over the disks early");
+                        names_free(names, n);
                         return 1;
                 }
-                dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
+                dev = disk_new(d->udev, names[i]);
                 if (!dev)
-                        continue;  /* gone since the scan */
+                        continue;  /* a partition, or gone since the listing */
                 (void) hvt_daemon_handle_device(d, dev, NULL);
                 udev_device_unref(dev);
         }
+        names_free(names, n);
         /* Whatever was not found again went away while events were lost. Backwards, since
          * untrack() moves the last entry into the freed slot. */
         for (size_t i = d->n_disks; i > 0; i--)
@@ -320,7 +375,7 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
 
         /* Records of disks that went while hvtuned was not running. */
         if (d->state_fd >= 0 && !(d->apply_flags & HVT_APPLY_DRY_RUN))
-                (void) hvt_state_prune(d->state_fd, record_wanted, e);
+                (void) hvt_state_prune(d->state_fd, record_wanted, dir);
         return 0;
 }
 

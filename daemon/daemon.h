@@ -24,9 +24,19 @@
 #define HVT_REPAIR_BURST 10
 #define HVT_REPAIR_WINDOW_S 60
 
+/* Of an attribute's last result, what later passes compare with: a disk keeps one for each
+ * attribute, so not the whole hvt_result (the scheduler list offered is only reported). */
+struct hvt_last {
+        enum hvt_outcome outcome;
+        int error;
+        char from[HVT_VALUE_MAX];
+        char to[HVT_VALUE_MAX];
+        char kept[HVT_VALUE_MAX];
+};
+
 /* What hvtuned knows of one attribute of a managed disk, from its last pass. */
 struct hvt_attr_state {
-        struct hvt_result last;  /* .outcome, .error, .from (found), .kept */
+        struct hvt_last last;
         bool settled;            /* has had its desired value: a later write repairs drift */
         bool acted;              /* a pass wrote it or failed: last_action says how */
         enum hvt_outcome last_action;

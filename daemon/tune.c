@@ -69,9 +69,17 @@ static int record_original(enum hvt_attr_id id, const char *current, void *userd
         return r;
 }
 
-static bool same_failure(const struct hvt_result *a, const struct hvt_result *b) {
+static bool same_failure(const struct hvt_result *a, const struct hvt_last *b) {
         return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
                strcmp(a->to, b->to) == 0;
+}
+
+static void keep_last(struct hvt_last *l, const struct hvt_result *r) {
+        l->outcome = r->outcome;
+        l->error = r->error;
+        memcpy(l->from, r->from, HVT_VALUE_MAX);
+        memcpy(l->to, r->to, HVT_VALUE_MAX);
+        memcpy(l->kept, r->kept, HVT_VALUE_MAX);
 }
 
 static unsigned report_flags(const struct hvt_daemon *d, const struct hvt_result *r,
@@ -108,7 +116,7 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
 
                 hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, report_flags(d, r, s));
                 if (r->outcome == HVT_FAILED) {
-                        s->last = *r;
+                        keep_last(&s->last, r);
                         failed++;
                         continue;
                 }
@@ -216,7 +224,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 }
                 hvt_report_result(&d->log, &t->disk, &r, kind, report_flags(d, &r, s));
 
-                s->last = r;
+                keep_last(&s->last, &r);
                 s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;
                 if (r.outcome != HVT_UNCHANGED) {
                         s->acted = true;

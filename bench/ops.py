@@ -34,6 +34,13 @@ AT_FDCWD = -100
 SKIP_PREFIXES = ("/lib/", "/usr/lib/", "/etc/ld.so", "/usr/share/locale", "/etc/localtime",
                  "/usr/share/zoneinfo")
 
+# Calls on an fd, and calls on a path below a directory fd: the script's letter, and which
+# raw arguments follow the fd (or the directory fd and the path) on its line.
+FD_CALLS = {"read": ("R", [2]), "pread64": ("P", [2, 3]), "write": ("W", []), "close": ("C", []),
+            "getdents64": ("G", [2]), "fstatfs": ("F", []), "fsync": ("Y", []), "lseek": ("K", [1, 2])}
+PATH_CALLS = {"readlinkat": ("L", []), "newfstatat": ("S", [3]), "faccessat2": ("A", [2, 3]),
+              "unlinkat": ("U", [2])}
+
 LINE = re.compile(r'^(?:\d+ +)?(\w+)\((.*)\) += (-?\d+|0x[0-9a-f]+)')
 STRING = re.compile(r'"((?:\\x[0-9a-f]{2})*)"')
 
@@ -99,38 +106,22 @@ def convert(lines, testbed):
             out.append(f"O\t{ret}\t{num(args[0])}\t{num(args[2])}\t{mode}\t{path}")
             if ret >= 0:
                 fds.add(ret)
-        elif call in ("read", "pread64", "write", "getdents64", "fstatfs", "fsync", "lseek", "close"):
+        elif call in FD_CALLS:
             if fd(0) not in fds:
                 continue
-            if call == "read":
-                out.append(f"R\t{fd(0)}\t{num(args[2])}")
-            elif call == "pread64":
-                out.append(f"P\t{fd(0)}\t{num(args[2])}\t{num(args[3])}")
-            elif call == "write":
-                out.append(f"W\t{fd(0)}\t{STRING.fullmatch(args[1].rstrip('.')).group(1).replace(chr(92) + 'x', '')}")
-            elif call == "getdents64":
-                out.append(f"G\t{fd(0)}\t{num(args[2])}")
-            elif call == "fstatfs":
-                out.append(f"F\t{fd(0)}")
-            elif call == "fsync":
-                out.append(f"Y\t{fd(0)}")
-            elif call == "lseek":
-                out.append(f"K\t{fd(0)}\t{num(args[1])}\t{num(args[2])}")
-            else:
-                out.append(f"C\t{fd(0)}")
+            letter, numbers = FD_CALLS[call]
+            fields = [str(fd(0))] + [str(num(args[k])) for k in numbers]
+            if call == "write":
+                fields.append(STRING.fullmatch(args[1].rstrip(".")).group(1).replace("\\x", ""))
+            out.append("\t".join([letter] + fields))
+            if call == "close":
                 fds.discard(fd(0))
-        elif call in ("readlinkat", "newfstatat", "faccessat2", "unlinkat"):
+        elif call in PATH_CALLS:
             d, path = dirfd(0), path_arg(args[1], testbed)
             if d is None or path.startswith(SKIP_PREFIXES) or (path == "" and d == AT_FDCWD):
                 continue
-            if call == "readlinkat":
-                out.append(f"L\t{d}\t{path}")
-            elif call == "newfstatat":
-                out.append(f"S\t{d}\t{path}\t{num(args[3])}")
-            elif call == "faccessat2":
-                out.append(f"A\t{d}\t{path}\t{num(args[2])}\t{num(args[3])}")
-            else:
-                out.append(f"U\t{d}\t{path}\t{num(args[2])}")
+            letter, numbers = PATH_CALLS[call]
+            out.append("\t".join([letter, str(d), path] + [str(num(args[k])) for k in numbers]))
         elif call == "renameat":
             if dirfd(0) is None or dirfd(2) is None:
                 continue

@@ -251,6 +251,8 @@ def check_fault(hvtuned, env, denv, emulator, faults):
                                        HVTUNED_TEST_FAULTS="sdc/queue/scheduler=write:EBUSY"))
     pid = str(daemon.pid)
     wait_for("the start-up pass with a fault", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+    # journald may store another client's entries in between: wait for the one that matters.
+    wait_for("sdc's refused write", f"_PID={pid}", f"MESSAGE_ID={FAILED}", "HVTUNED_DEVICE=sdc")
     with open(sdc + "/../../queue_depth") as f:
         if f.read().strip() != "254":
             fail("sdc's queue_depth is not tuned")

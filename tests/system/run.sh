@@ -46,7 +46,18 @@ cp "$dest$catalogdir/hvtuned.catalog" "$work/local-lib/systemd/catalog/"
 # /opt/out (one file per process, which must stay empty) and what memcheck itself needs.
 valgrind_args=()
 if [ -n "${HVTUNED_TEST_VALGRIND:-}" ]; then
-        vg="$HVTUNED_TEST_VALGRIND -q --log-file=/opt/out/valgrind.%%p"
+        # The suppressions file at a fixed path inside: the unit's PrivateTmp= would hide a
+        # checkout below /tmp.
+        vg=""
+        for word in $HVTUNED_TEST_VALGRIND; do
+                case $word in
+                --suppressions=*)
+                        valgrind_args+=(--bind-ro="${word#--suppressions=}:/opt/valgrind.supp")
+                        word=--suppressions=/opt/valgrind.supp ;;
+                esac
+                vg="$vg $word"
+        done
+        vg="${vg# } -q --log-file=/opt/out/valgrind.%%p"
         cat > "$work/valgrind.conf" <<UNIT
 [Service]
 ExecStart=
@@ -57,11 +68,7 @@ ExecReload=$vg $prefix/sbin/hvtuned --reload=\${MAINPID}
 MemoryDenyWriteExecute=no
 ReadWritePaths=/opt/out
 UNIT
-        valgrind_args=(--bind-ro="$work/valgrind.conf:/etc/systemd/system/hvtuned.service.d/valgrind.conf")
-        # The suppressions file at the same path inside.
-        for word in $HVTUNED_TEST_VALGRIND; do
-                case $word in --suppressions=*) valgrind_args+=(--bind-ro="${word#--suppressions=}") ;; esac
-        done
+        valgrind_args+=(--bind-ro="$work/valgrind.conf:/etc/systemd/system/hvtuned.service.d/valgrind.conf")
 fi
 
 rc=0

@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -78,6 +79,30 @@ def wait_for(what, *match, timeout=30):
     fail(f"no journal entry for {what} ({' '.join(match)})")
 
 
+def start_journald(env):
+    """journald, once it stores what it is sent. The socket file of an earlier journald stays
+    behind it: a client that came before the new one bound it lost its first entries."""
+    global journald_starts
+    journald_starts += 1
+    if os.path.exists(JOURNAL_SOCKET):
+        os.unlink(JOURNAL_SOCKET)
+    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(JOURNAL_SOCKET):
+            break
+        time.sleep(0.05)
+    else:
+        fail("journald did not create its socket")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(f"MESSAGE=test-journal ready\nTEST_JOURNALD={journald_starts}\n".encode(), JOURNAL_SOCKET)
+    wait_for("journald's start", f"TEST_JOURNALD={journald_starts}")
+    return journald
+
+
+journald_starts = 0
+JOURNAL_SOCKET = "/run/systemd/journal/socket"
+
+
 def inside(hvtuned, testbed, emulator, manager, faults):
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
@@ -87,13 +112,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     os.makedirs("/run/log/journal")
 
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "UMOCKDEV_DIR", "NOTIFY_SOCKET")}
-    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        if os.path.exists("/run/systemd/journal/socket"):
-            break
-        time.sleep(0.05)
-    else:
-        fail("journald did not create its socket")
+    journald = start_journald(env)
 
     # A persistent testbed the daemon runs on directly (testing.md's recipe).
     subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", 'cp -a "$UMOCKDEV_DIR" /run/tb'],
@@ -203,11 +222,7 @@ def check_shutdown(hvtuned, manager, env, denv):
                             text=True)
     if fake.stdout.readline().strip() != "ready":
         fail("the fake manager did not start")
-    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        if os.path.exists("/run/systemd/journal/socket"):
-            break
-        time.sleep(0.05)
+    journald = start_journald(env)
     stream = open("/run/hvtuned.stderr", "w")
     st = os.fstat(stream.fileno())
     daemon = subprocess.Popen(daemon_argv(hvtuned), stderr=stream,
@@ -234,11 +249,7 @@ def check_shutdown(hvtuned, manager, env, denv):
 
 def check_fault(hvtuned, env, denv, emulator, faults):
     """A write the kernel refuses (tests/emulate/sysfs-faults.c), as journald stores it."""
-    journald = subprocess.Popen([JOURNALD], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        if os.path.exists("/run/systemd/journal/socket"):
-            break
-        time.sleep(0.05)
+    journald = start_journald(env)
     sdc = SDB.replace("f8b3781a", "f8b3781b").replace("host0/target0:0:0/0:0:0:1/block/sdb",
                                                       "host1/target1:0:0/1:0:0:0/block/sdc")
     with open(sdc + "/queue/scheduler", "w") as f:

@@ -129,6 +129,10 @@ char *testbed_value(const char *sysname, const char *rel) {
 }
 
 void testbed_wait_value(const char *sysname, const char *rel, const char *want) {
+        testbed_wait_value_for(sysname, rel, want, NOTIFY_TIMEOUT_MS);
+}
+
+void testbed_wait_value_for(const char *sysname, const char *rel, const char *want, int timeout_ms) {
         char *sys = sys_dir(), *path = g_build_filename(sys, "block", sysname, rel, NULL);
         char *text = NULL, *value = NULL;
 
@@ -138,8 +142,8 @@ void testbed_wait_value(const char *sysname, const char *rel, const char *want) 
                 text = value = NULL;
                 if (g_file_get_contents(path, &text, NULL, NULL) && strcmp(value = value_of(rel, text), want) == 0)
                         break;
-                ck_assert_msg(waited < NOTIFY_TIMEOUT_MS, "%s is \"%s\", not \"%s\", after %d ms", path,
-                              text ? text : "(unreadable)", want, NOTIFY_TIMEOUT_MS);
+                ck_assert_msg(waited < timeout_ms, "%s is \"%s\", not \"%s\", after %d ms", path,
+                              text ? text : "(unreadable)", want, timeout_ms);
                 usleep(10 * 1000);
         }
         g_free(text);

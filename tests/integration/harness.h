@@ -55,6 +55,8 @@ char *testbed_value(const char *sysname, const char *rel);
 /* Waits until testbed_value(sysname, rel) is want (the daemon acts on events in order, so a
  * later event's effect shows that earlier ones were handled). */
 void testbed_wait_value(const char *sysname, const char *rel, const char *want);
+/* The same with a timeout of the test's. */
+void testbed_wait_value_for(const char *sysname, const char *rel, const char *want, int timeout_ms);
 
 /* Drifts sysname's scheduler to bfq, sends a change event and waits for the repair: events
  * are handled in order, so everything sent before has been handled too. */

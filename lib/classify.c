@@ -7,16 +7,20 @@
  * Virtual Disk" is also what other Microsoft products report. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "controller.h"
 #include "disk.h"
 #include "macro.h"
+#include "sysfs.h"
 
 /* The VMBus class ids storvsc binds to (drivers/scsi/storvsc_drv.c, id_table). */
 static const struct {
@@ -99,28 +103,128 @@ static enum hvt_kind kind_of_class(const char *class_id) {
         return HVT_KIND_UNKNOWN;
 }
 
+/* Reads dir/name as hvt_sysfs_read() does. */
+static int read_below(const char *dir, const char *name, char *buf, size_t size) {
+        char path[PATH_MAX];
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+                return -ENAMETOOLONG;
+        return hvt_sysfs_read(AT_FDCWD, path, buf, size);
+}
+
+/* The last component of the link dir/name, as libudev names a device's subsystem and
+ * driver ("vmbus" for subsystem -> ../../../bus/vmbus). */
+static int link_name(const char *dir, const char *name, char *buf, size_t size) {
+        char path[PATH_MAX], target[PATH_MAX];
+        const char *last;
+        ssize_t n;
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+                return -ENAMETOOLONG;
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+                return negative_errno();
+        target[n] = '\0';
+        last = strrchr(target, '/');
+        return hvt_strscpy(buf, size, last ? last + 1 : target) ? 0 : -ENAMETOOLONG;
+}
+
+static bool has_line(const char *text, const char *line) {
+        size_t n = strlen(line);
+
+        for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+/* The ancestors classification needs, as lengths of prefixes of a device's syspath: the
+ * nearest SCSI LUN and the nearest VMBus device (0 when there is none). Found as libudev
+ * finds parents (a directory below /sys/devices with a uevent file is a device; its
+ * subsystem is the name its subsystem link points at), with two system calls a level where
+ * udev_device_get_parent() builds a whole device, path walk and all: on a VM with hundreds
+ * of LUNs that was two thirds of the start-up's system calls. */
+struct ancestors {
+        char path[PATH_MAX];
+        size_t sdev, vmbus;
+};
+
+/* The ancestor of length len, in buf. */
+static const char *ancestor(const struct ancestors *a, size_t len, char buf[static PATH_MAX]) {
+        memcpy(buf, a->path, len);
+        buf[len] = '\0';
+        return buf;
+}
+
+static bool is_scsi_lun(const char *dir) {
+        char uevent[4096];
+
+        return read_below(dir, "uevent", uevent, sizeof(uevent)) >= 0 && has_line(uevent, "DEVTYPE=scsi_device");
+}
+
+static int find_ancestors(const char *syspath, struct ancestors *a) {
+        const size_t top = strlen("/sys/devices");
+        size_t len = strlen(syspath);
+        const char *slash;
+
+        if (len >= sizeof(a->path))
+                return -ENAMETOOLONG;
+        memcpy(a->path, syspath, len + 1);
+        a->sdev = a->vmbus = 0;
+        while ((slash = memrchr(a->path, '/', len)) && (len = (size_t) (slash - a->path)) > top) {
+                char dir[PATH_MAX], uevent[PATH_MAX], subsystem[64];
+
+                ancestor(a, len, dir);
+                if ((size_t) snprintf(uevent, sizeof(uevent), "%s/uevent", dir) >= sizeof(uevent) ||
+                    access(uevent, F_OK) < 0 ||
+                    link_name(dir, "subsystem", subsystem, sizeof(subsystem)) < 0)
+                        continue;  /* not a device: a class directory ("block") */
+                if (strcmp(subsystem, "vmbus") == 0) {
+                        a->vmbus = len;
+                        break;
+                }
+                if (!a->sdev && strcmp(subsystem, "scsi") == 0 && is_scsi_lun(dir))
+                        a->sdev = len;
+        }
+        return 0;
+}
+
+/* Whether the VMBus device at path is bound to hv_storvsc. */
+static bool storvsc_bound(const char *vmbus) {
+        char driver[64];
+
+        return link_name(vmbus, "driver", driver, sizeof(driver)) >= 0 && strcmp(driver, "hv_storvsc") == 0;
+}
+
 /* The VMBus device_id, or the device name (the kernel names VMBus devices after their
  * instance GUID) when the attribute is missing. */
-static int read_controller(struct udev_device *vmbus, char out[static HVT_GUID_STR_MAX]) {
-        const char *id = udev_device_get_sysattr_value(vmbus, "device_id");
+static int read_controller(const char *vmbus, char out[static HVT_GUID_STR_MAX]) {
+        char id[64];
 
-        if (id && hvt_guid_normalize(id, out) == 0)
+        if (read_below(vmbus, "device_id", id, sizeof(id)) >= 0 && hvt_guid_normalize(id, out) == 0)
                 return 0;
-        return hvt_guid_normalize(udev_device_get_sysname(vmbus), out);
+        return hvt_guid_normalize(strrchr(vmbus, '/') + 1, out);
 }
 
-/* The VMBus device bound to hv_storvsc above dev, owned by dev; NULL for any other device. */
-static struct udev_device *storvsc_parent(struct udev_device *dev) {
-        struct udev_device *vmbus = udev_device_get_parent_with_subsystem_devtype(dev, "vmbus", NULL);
+static enum hvt_kind read_kind(const char *vmbus) {
+        char class_id[64];
 
-        return vmbus && streq_ptr(udev_device_get_driver(vmbus), "hv_storvsc") ? vmbus : NULL;
+        return read_below(vmbus, "class_id", class_id, sizeof(class_id)) >= 0 ?
+                kind_of_class(class_id) : HVT_KIND_UNKNOWN;
 }
 
-static int read_address(struct udev_device *sdev, struct hvt_disk *d) {
+/* dir/name with trailing blanks stripped, "" when it cannot be read. */
+static void read_stripped(const char *dir, const char *name, char *dst, size_t size) {
+        char buf[64];
+
+        hvt_strip_copy(dst, size, read_below(dir, name, buf, sizeof(buf)) >= 0 ? buf : NULL);
+}
+
+static int read_address(const char *sdev, struct hvt_disk *d) {
+        const char *name = strrchr(sdev, '/') + 1;
         unsigned h, c, t;
         uint64_t l;
         int consumed = 0;
-        const char *name = udev_device_get_sysname(sdev);
 
         if (sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) != 4 ||
             name[consumed] != '\0')
@@ -131,29 +235,32 @@ static int read_address(struct udev_device *sdev, struct hvt_disk *d) {
 
 static void read_instance(struct udev_device *dev, struct hvt_disk *d) {
         dev_t devnum = udev_device_get_devnum(dev);
-        const char *seq = udev_device_get_sysattr_value(dev, "diskseq");
+        char seq[32];
 
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
-        if (!seq || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
+        if (read_below(udev_device_get_syspath(dev), "diskseq", seq, sizeof(seq)) < 0 ||
+            sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
                 d->diskseq = 0;
 }
 
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
-        struct udev_device *vmbus, *sdev;
+        char vmbus[PATH_MAX], sdev[PATH_MAX];
         struct hvt_disk d = {};
+        struct ancestors a;
         int r;
 
         if (!streq_ptr(udev_device_get_subsystem(dev), "block") ||
             !streq_ptr(udev_device_get_devtype(dev), "disk"))
                 return 0;
 
-        /* Parents are owned by dev: no unref. */
-        vmbus = storvsc_parent(dev);
-        if (!vmbus)
+        r = find_ancestors(udev_device_get_syspath(dev), &a);
+        if (r < 0)
+                return r;
+        if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))
                 return 0;
-        sdev = udev_device_get_parent_with_subsystem_devtype(dev, "scsi", "scsi_device");
-        if (!sdev)
+        if (!a.sdev)
                 return 0;  /* storvsc only ever exposes disks through the SCSI midlayer */
+        ancestor(&a, a.sdev, sdev);
 
         r = read_controller(vmbus, d.controller);
         if (r < 0)
@@ -161,13 +268,13 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
         r = read_address(sdev, &d);
         if (r < 0)
                 return r;
-        d.kind = kind_of_class(udev_device_get_sysattr_value(vmbus, "class_id"));
-        hvt_strip_copy(d.vendor, sizeof(d.vendor), udev_device_get_sysattr_value(sdev, "vendor"));
-        hvt_strip_copy(d.model, sizeof(d.model), udev_device_get_sysattr_value(sdev, "model"));
+        d.kind = read_kind(vmbus);
+        read_stripped(sdev, "vendor", d.vendor, sizeof(d.vendor));
+        read_stripped(sdev, "model", d.model, sizeof(d.model));
         read_instance(dev, &d);
 
         d.syspath = strdup(udev_device_get_syspath(dev));
-        d.device_syspath = strdup(udev_device_get_syspath(sdev));
+        d.device_syspath = strdup(sdev);
         if (!d.syspath || !d.device_syspath) {
                 hvt_disk_done(&d);
                 return -ENOMEM;
@@ -183,29 +290,33 @@ void hvt_disk_done(struct hvt_disk *d) {
         *d = (struct hvt_disk) {};
 }
 
-static int read_uint_attr(struct udev_device *dev, const char *name, unsigned *ret) {
-        const char *v = udev_device_get_sysattr_value(dev, name);
+static int read_uint_attr(const char *dir, const char *name, unsigned *ret) {
+        char v[32];
         unsigned n;
-        int consumed = 0;
+        int consumed = 0, r;
 
-        if (!v)
-                return -ENOENT;
-        if (sscanf(v, "%u%n", &n, &consumed) != 1 || (v[consumed] != '\0' && v[consumed] != '\n'))
+        r = read_below(dir, name, v, sizeof(v));
+        if (r < 0)
+                return r == -EFBIG ? -EBADMSG : r;  /* too long for any number */
+        if (sscanf(v, "%u%n", &n, &consumed) != 1 || v[consumed] != '\0')
                 return -EBADMSG;
         *ret = n;
         return 0;
 }
 
 int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret) {
+        const char *syspath = udev_device_get_syspath(dev), *name = udev_device_get_sysname(dev);
         struct hvt_controller c = {};
-        struct udev_device *vmbus;
-        const char *name = udev_device_get_sysname(dev);
+        char vmbus[PATH_MAX];
+        struct ancestors a;
         int consumed = 0, r;
 
         if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
                 return 0;
-        vmbus = storvsc_parent(dev);
-        if (!vmbus)
+        r = find_ancestors(syspath, &a);
+        if (r < 0)
+                return r;
+        if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))
                 return 0;
 
         if (!name || sscanf(name, "host%u%n", &c.host, &consumed) != 1 || name[consumed] != '\0')
@@ -213,17 +324,16 @@ int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret)
         r = read_controller(vmbus, c.controller);
         if (r < 0)
                 return r;
-        if (strlen(udev_device_get_sysname(vmbus)) >= sizeof(c.name))
+        if (!hvt_strscpy(c.name, sizeof(c.name), strrchr(vmbus, '/') + 1))
                 return -EBADMSG;
-        strcpy(c.name, udev_device_get_sysname(vmbus));
-        c.kind = kind_of_class(udev_device_get_sysattr_value(vmbus, "class_id"));
-        r = read_uint_attr(dev, "nr_hw_queues", &c.nr_hw_queues);
+        c.kind = read_kind(vmbus);
+        r = read_uint_attr(syspath, "nr_hw_queues", &c.nr_hw_queues);
         if (r >= 0)
-                r = read_uint_attr(dev, "can_queue", &c.can_queue);
+                r = read_uint_attr(syspath, "can_queue", &c.can_queue);
         if (r < 0)
                 return r;
 
-        c.syspath = strdup(udev_device_get_syspath(vmbus));
+        c.syspath = strdup(vmbus);
         if (!c.syspath)
                 return -ENOMEM;
         *ret = c;

@@ -30,6 +30,7 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->n_disks; i++)
                 tracked_free(d->disks[i]);
         free(d->disks);
+        hvt_index_done(&d->index);
         hvt_host_done(&d->host);
         hvt_config_free(d->config);
         if (d->state_fd >= 0)
@@ -108,9 +109,10 @@ int hvt_daemon_open_state(struct hvt_daemon *d) {
         return 0;
 }
 
-static struct hvt_tracked *find_tracked(struct hvt_daemon *d, const char *syspath, bool lun) {
+/* The managed disk of a SCSI LUN: a scan, as LUN events are rare. */
+static struct hvt_tracked *find_lun(struct hvt_daemon *d, const char *syspath) {
         for (size_t i = 0; i < d->n_disks; i++)
-                if (strcmp(lun ? d->disks[i]->disk.device_syspath : d->disks[i]->disk.syspath, syspath) == 0)
+                if (strcmp(d->disks[i]->disk.device_syspath, syspath) == 0)
                         return d->disks[i];
         return NULL;
 }
@@ -134,6 +136,10 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
                 return NULL;
         t->daemon = d;
         t->disk = *disk;
+        if (hvt_index_add(&d->index, t) < 0) {
+                free(t);
+                return NULL;
+        }
         *disk = (struct hvt_disk) {};
         d->disks[d->n_disks++] = t;
 
@@ -157,6 +163,7 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
 }
 
 static void untrack(struct hvt_daemon *d, struct hvt_tracked *t) {
+        hvt_index_remove(&d->index, t);
         for (size_t i = 0; i < d->n_disks; i++)
                 if (d->disks[i] == t) {
                         d->disks[i] = d->disks[--d->n_disks];
@@ -182,7 +189,7 @@ void hvt_daemon_forget(struct hvt_daemon *d, struct hvt_tracked *t) {
 
 /* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
 static int handle_lun(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
-        struct hvt_tracked *t = find_tracked(d, udev_device_get_syspath(dev), true);
+        struct hvt_tracked *t = find_lun(d, udev_device_get_syspath(dev));
 
         if (t && action && strcmp(action, "change") == 0)
                 hvt_tune(d, t, HVT_TUNE_EVENT);
@@ -202,7 +209,7 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
                 return 0;
         }
 
-        t = find_tracked(d, udev_device_get_syspath(dev), false);
+        t = hvt_index_find(&d->index, udev_device_get_syspath(dev));
         if (action && strcmp(action, "remove") == 0) {
                 if (t)
                         forget(d, t, true);
@@ -395,17 +402,37 @@ void hvt_daemon_restore_all(struct hvt_daemon *d) {
         hvt_host_restore(d);
 }
 
+/* Controllers with a managed disk. A controller holds up to 64 LUNs: the disks are compared
+ * with the few controllers found so far, not with each other (quadratic in disks, and the
+ * status is made after every batch of events). */
+static size_t count_controllers(const struct hvt_daemon *d) {
+        _cleanup_free_ const char **seen = NULL;
+        size_t n = 0;
+
+        seen = malloc(d->n_disks * sizeof(*seen));
+        for (size_t i = 0; i < d->n_disks; i++) {
+                const char *c = d->disks[i]->disk.controller;
+                size_t j = seen ? n : i;
+
+                /* Disks of a controller mostly come one after another: newest first. Out of
+                 * memory, with each earlier disk instead. */
+                while (j > 0 && strcmp(seen ? seen[j - 1] : d->disks[j - 1]->disk.controller, c) != 0)
+                        j--;
+                if (j == 0 && seen)
+                        seen[n] = c;
+                n += j == 0;
+        }
+        return n;
+}
+
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
-        size_t n_controllers = 0, n_failed = 0, n_unsupported = 0, n_would = 0, n_paused = 0;
+        size_t n_controllers = count_controllers(d), n_failed = 0, n_unsupported = 0, n_would = 0,
+               n_paused = 0;
         int off;
 
         for (size_t i = 0; i < d->n_disks; i++) {
                 const struct hvt_tracked *t = d->disks[i];
-                bool seen = false;
 
-                for (size_t j = 0; j < i && !seen; j++)
-                        seen = strcmp(d->disks[j]->disk.controller, t->disk.controller) == 0;
-                n_controllers += !seen;
                 n_failed += t->n_failed > 0;
                 n_unsupported += t->n_unsupported;
                 n_would += t->n_would_apply > 0;

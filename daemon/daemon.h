@@ -14,6 +14,7 @@
 #include "config.h"
 #include "disk.h"
 #include "host.h"
+#include "index.h"
 #include "log.h"
 #include "policy.h"
 #include "state.h"
@@ -76,6 +77,7 @@ struct hvt_daemon {
         struct hvt_host host;    /* the driver: hw queue cap, controllers */
         struct hvt_tracked **disks;
         size_t n_disks, n_allocated;
+        struct hvt_index index;  /* the disks by syspath */
         bool any_failed;         /* for --once's exit code */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
         char status[256];        /* the STATUS= last sent, so that only changes are sent */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -121,7 +122,7 @@ static int link_name(const char *dir, const char *name, char *buf, size_t size) 
 
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
                 return -ENAMETOOLONG;
-        n = readlink(path, target, sizeof(target) - 1);
+        n = readlinkat(AT_FDCWD, path, target, sizeof(target) - 1);
         if (n < 0)
                 return negative_errno();
         target[n] = '\0';
@@ -173,10 +174,11 @@ static int find_ancestors(const char *syspath, struct ancestors *a) {
         a->sdev = a->vmbus = 0;
         while ((slash = memrchr(a->path, '/', len)) && (len = (size_t) (slash - a->path)) > top) {
                 char dir[PATH_MAX], uevent[PATH_MAX], subsystem[64];
+                struct stat st;
 
                 ancestor(a, len, dir);
                 if ((size_t) snprintf(uevent, sizeof(uevent), "%s/uevent", dir) >= sizeof(uevent) ||
-                    access(uevent, F_OK) < 0 ||
+                    fstatat(AT_FDCWD, uevent, &st, 0) < 0 ||
                     link_name(dir, "subsystem", subsystem, sizeof(subsystem)) < 0)
                         continue;  /* not a device: a class directory ("block") */
                 if (strcmp(subsystem, "vmbus") == 0) {

@@ -37,6 +37,22 @@ static int read_more(int fd, char *buf, size_t size, size_t *len) {
         return 1;
 }
 
+/* One read(2): sysfs makes an attribute's whole text at once and hands it out from offset 0
+ * (kernfs_seq_show() into a page), and a regular file (the records) is read whole, so a read
+ * that does not fill buf has it all; the second read, to see end of file, would only return
+ * 0. systemd's read_virtual_file() goes by the same rule. */
+static int read_once(int fd, char *buf, size_t size, size_t *len) {
+        ssize_t n;
+
+        do
+                n = read(fd, buf, size);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        *len = (size_t) n;
+        return *len == size;
+}
+
 int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
         size_t len = 0;
@@ -47,7 +63,7 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
         fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        r = read_more(fd, buf, size, &len);
+        r = read_once(fd, buf, size, &len);
         if (r < 0)
                 return r;
         if (r > 0)

@@ -22,6 +22,7 @@
 
 static void tracked_free(struct hvt_tracked *t) {
         hvt_tune_forget(t);
+        hvt_slots_done(&t->slots);
         hvt_disk_done(&t->disk);
         free(t);
 }
@@ -144,7 +145,11 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
         d->disks[d->n_disks++] = t;
 
         if (d->state_fd >= 0) {
-                r = hvt_state_load(d->state_fd, &t->disk, &t->orig);
+                struct hvt_originals o;
+
+                r = hvt_state_load(d->state_fd, &t->disk, &o);
+                if (r >= 0 && hvt_slots_set_originals(&t->slots, &o) < 0)
+                        r = -ENOMEM;
                 if (r == -EBADMSG)
                         (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
                                               "%s: the record of its original values is damaged and was "

@@ -17,6 +17,7 @@
 #include "index.h"
 #include "log.h"
 #include "policy.h"
+#include "slot.h"
 #include "state.h"
 
 /* A disk reverted more than this many times within the window is not fought: repairs pause
@@ -25,34 +26,14 @@
 #define HVT_REPAIR_BURST 10
 #define HVT_REPAIR_WINDOW_S 60
 
-/* Of an attribute's last result, what later passes compare with: a disk keeps one for each
- * attribute, so not the whole hvt_result (the scheduler list offered is only reported). */
-struct hvt_last {
-        enum hvt_outcome outcome;
-        int error;
-        char from[HVT_VALUE_MAX];
-        char to[HVT_VALUE_MAX];
-        char kept[HVT_VALUE_MAX];
-};
-
-/* What hvtuned knows of one attribute of a managed disk, from its last pass. */
-struct hvt_attr_state {
-        struct hvt_last last;
-        bool settled;            /* has had its desired value: a later write repairs drift */
-        bool acted;              /* a pass wrote it or failed: last_action says how */
-        enum hvt_outcome last_action;
-};
-
 struct hvt_daemon;
 
 /* A Hyper-V disk hvtuned manages. */
 struct hvt_tracked {
         struct hvt_daemon *daemon;
         struct hvt_disk disk;
-        struct hvt_plan plan;           /* what the last pass wanted */
-        struct hvt_originals orig;      /* values before hvtuned's first write, as recorded */
+        struct hvt_slots slots;         /* per attribute: wanted, original, history */
         int orig_error;                 /* < 0: the record exists but could not be read */
-        struct hvt_attr_state attr[_HVT_ATTR_MAX];
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
         uint64_t window_start;          /* CLOCK_MONOTONIC µs: drift rate limit */

@@ -21,13 +21,15 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
         char state[_HVT_ATTR_MAX][200], f_dev[64], f_ctrl[64], message[1024];
         const char *fields[STATE_FIELDS] = {};
         struct hvt_apply now;
-        struct hvt_plan plan = t->plan;
+        struct hvt_plan plan = {};
         size_t n = 0, off;
 
         /* Also read what only has an original left (a restore that failed). */
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
-                if (!plan.want[i].set && t->orig.value[i].set)
-                        plan.want[i] = t->orig.value[i];
+        for (size_t i = 0; i < t->slots.n; i++) {
+                const struct hvt_slot *s = &t->slots.slot[i];
+
+                plan.want[s->id] = s->want.set ? s->want : s->orig;
+        }
         hvt_apply_disk(&t->disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &now);
 
         snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", t->disk.sysname);
@@ -39,7 +41,7 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
         for (size_t i = 0; i < now.n; i++) {
                 const struct hvt_result *r = &now.results[i];
                 enum hvt_attr_id id = r->attr;
-                const struct hvt_attr_state *s = &t->attr[id];
+                const struct hvt_slot *s = hvt_slot_get(&t->slots, id);
                 char attr[48];
                 /* What hvtuned last did to it; "unchanged" if it never had to. */
                 const char *last = s->acted ? hvt_outcome_to_string(s->last_action) :
@@ -48,7 +50,7 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                 (void) hvt_attr_format_path(id, attr, sizeof(attr));
                 snprintf(state[i], sizeof(state[i]),
                          "HVTUNED_STATE=%s original=%s desired=%s current=%s last=%s", attr,
-                         value_or(&t->orig.value[id], "-"), value_or(&t->plan.want[id], "-"),
+                         value_or(&s->orig, "-"), value_or(&s->want, "-"),
                          *r->from ? r->from : "?", last);
                 fields[n++] = state[i];
                 if (off < sizeof(message))

@@ -29,11 +29,13 @@ static void report_state_error(struct hvt_daemon *d, struct hvt_tracked *t, int 
 }
 
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_originals o;
         int r;
 
         if (d->state_fd < 0)
                 return 0;
-        r = hvt_state_save(d->state_fd, &t->disk, &t->orig);
+        hvt_slots_originals(&t->slots, &o);
+        r = hvt_state_save(d->state_fd, &t->disk, &o);
         if (r < 0)
                 report_state_error(d, t, r, "write");
         return r;
@@ -42,30 +44,36 @@ static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
 /* Before the first write to an attribute: its original goes on disk first, or no write. */
 static int record_original(enum hvt_attr_id id, const char *current, void *userdata) {
         struct hook *h = userdata;
-        struct hvt_setting *o = &h->t->orig.value[id];
+        /* The pass made a slot for each attribute it manages. */
+        struct hvt_slot *slot = hvt_slot_get(&h->t->slots, id);
         int r;
 
-        if (o->set)
+        if (slot->orig.set)
                 return 0;
         /* A record that exists but cannot be read may hold the true original: writing now
          * would overwrite it with whatever is there, perhaps hvtuned's own earlier value.
          * Each write tries to read it again. */
         if (h->t->orig_error < 0) {
-                r = hvt_state_load(h->d->state_fd, &h->t->disk, &h->t->orig);
+                struct hvt_originals o;
+
+                r = hvt_state_load(h->d->state_fd, &h->t->disk, &o);
+                if (r >= 0)
+                        r = hvt_slots_set_originals(&h->t->slots, &o);
                 if (r < 0 && r != -ENOENT && r != -EBADMSG) {
                         h->t->orig_error = r;
                         return r;
                 }
                 h->t->orig_error = 0;
-                if (o->set)
+                slot = hvt_slot_get(&h->t->slots, id);  /* the slots may have moved */
+                if (slot->orig.set)
                         return 0;
         }
-        r = hvt_setting_from_kernel(o, id, current);
+        r = hvt_setting_from_kernel(&slot->orig, id, current);
         if (r < 0)
                 return r;
         r = save_record(h->d, h->t);
         if (r < 0)
-                o->set = false;
+                slot->orig.set = false;
         return r;
 }
 
@@ -83,13 +91,20 @@ static void keep_last(struct hvt_last *l, const struct hvt_result *r) {
 }
 
 static unsigned report_flags(const struct hvt_daemon *d, const struct hvt_result *r,
-                             const struct hvt_attr_state *s) {
+                             const struct hvt_slot *s) {
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
 
         if (!wrote && r->outcome != HVT_UNCHANGED && same_failure(r, &s->last))
                 flags |= HVT_REPORT_REPEATED;
         return flags;
+}
+
+/* What passes learnt of an attribute, gone when what it is compared with changes. */
+static void forget_history(struct hvt_slot *s) {
+        s->last = (struct hvt_last) {};
+        s->settled = s->acted = false;
+        s->last_action = HVT_UNCHANGED;
 }
 
 /* Puts back the originals of the attributes in which[]. A restore that fails keeps its
@@ -101,18 +116,21 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
         unsigned failed = 0;
         bool any = false;
 
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
-                if (which[i] && t->orig.value[i].set) {
-                        p.want[i] = t->orig.value[i];
+        for (size_t i = 0; i < t->slots.n; i++) {
+                const struct hvt_slot *slot = &t->slots.slot[i];
+
+                if (which[slot->id] && slot->orig.set) {
+                        p.want[slot->id] = slot->orig;
                         any = true;
                 }
+        }
         if (!any)
                 return 0;
 
         hvt_apply_disk(&t->disk, &p, d->apply_flags, NULL, NULL, &a);
         for (size_t i = 0; i < a.n; i++) {
                 const struct hvt_result *r = &a.results[i];
-                struct hvt_attr_state *s = &t->attr[r->attr];
+                struct hvt_slot *s = hvt_slot_get(&t->slots, r->attr);
 
                 hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, report_flags(d, r, s));
                 if (r->outcome == HVT_FAILED) {
@@ -120,8 +138,8 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
                         failed++;
                         continue;
                 }
-                t->orig.value[r->attr].set = false;
-                *s = (struct hvt_attr_state) {};
+                s->orig.set = false;
+                forget_history(s);
         }
         (void) save_record(d, t);
         return failed;
@@ -178,18 +196,31 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
 
 /* The new plan, against the last one: what stays the same keeps its history (settled, what
  * the kernel kept). An original recorded for an attribute the plan does not manage goes back:
- * after a reload that dropped it, and after a restart with a configuration that did. */
-static void carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanaged[static _HVT_ATTR_MAX]) {
+ * after a reload that dropped it, and after a restart with a configuration that did. Then
+ * the slots want what the plan wants, each planned attribute with a slot of its own. */
+static int carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanaged[static _HVT_ATTR_MAX]) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                const struct hvt_setting *old = &t->plan.want[i], *now = &plan->want[i];
+                const struct hvt_setting *now = &plan->want[i];
+                struct hvt_slot *s = hvt_slot_get(&t->slots, (enum hvt_attr_id) i);
+                bool was = s && s->want.set;
 
-                unmanaged[i] = !now->set && t->orig.value[i].set;
-                if (old->set && now->set && strcmp(old->text, now->text) == 0)
-                        memcpy(plan->kept[i], t->attr[i].last.kept, HVT_VALUE_MAX);
-                else if (!unmanaged[i] || old->set)
-                        t->attr[i] = (struct hvt_attr_state) {};
+                unmanaged[i] = !now->set && s && s->orig.set;
+                if (was && now->set && strcmp(s->want.text, now->text) == 0)
+                        memcpy(plan->kept[i], s->last.kept, HVT_VALUE_MAX);
+                else if (s && (!unmanaged[i] || was))
+                        forget_history(s);
                 /* else: a restore still to do keeps the result of its last try. */
         }
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+                struct hvt_slot *s = plan->want[i].set ? hvt_slot_make(&t->slots, (enum hvt_attr_id) i) :
+                                     hvt_slot_get(&t->slots, (enum hvt_attr_id) i);
+
+                if (plan->want[i].set && !s)
+                        return -ENOMEM;
+                if (s)
+                        s->want = plan->want[i];
+        }
+        return 0;
 }
 
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
@@ -205,16 +236,20 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 return;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
-        carry_over(t, &plan, unmanaged);
+        if (carry_over(t, &plan, unmanaged) < 0) {
+                (void) hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "%s: out of memory, not tuned", t->disk.sysname);
+                t->n_failed = 1;
+                d->any_failed = true;
+                return;
+        }
         restore_failed = restore(d, t, unmanaged);
         hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_original, &hook, &a);
-        t->plan = plan;
 
         t->n_failed = restore_failed;
         t->n_unsupported = t->n_would_apply = 0;
         for (size_t i = 0; i < a.n; i++) {
                 struct hvt_result r = a.results[i];
-                struct hvt_attr_state *s = &t->attr[r.attr];
+                struct hvt_slot *s = hvt_slot_get(&t->slots, r.attr);
                 bool wrote = r.outcome == HVT_APPLIED || r.outcome == HVT_CLAMPED;
                 enum hvt_report_kind kind = HVT_REPORT_TUNE;
 
@@ -235,6 +270,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 t->n_unsupported += r.outcome == HVT_UNSUPPORTED;
                 t->n_would_apply += r.outcome == HVT_WOULD_APPLY;
         }
+        hvt_slots_compact(&t->slots);
         if (t->n_failed > 0)
                 d->any_failed = true;
         if (repairs > 0)

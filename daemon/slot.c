@@ -2,6 +2,7 @@
 /* Owns: the slots of slot.h: a small array sorted by attribute id, searched linearly (a disk
  * has a handful). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,20 +56,27 @@ void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret) {
                 ret->value[s->slot[i].id] = s->slot[i].orig;
 }
 
-int hvt_slots_set_originals(struct hvt_slots *s, const struct hvt_originals *o) {
+/* Sets the slots' originals, or their wants, from values[]: a slot is made for a value that
+ * is set, and a slot's is unset where values[] has none. */
+static int set_all(struct hvt_slots *s, const struct hvt_setting values[static _HVT_ATTR_MAX], bool orig) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                struct hvt_slot *slot;
+                struct hvt_slot *slot = values[i].set ? hvt_slot_make(s, (enum hvt_attr_id) i) :
+                                        hvt_slot_get(s, (enum hvt_attr_id) i);
 
-                if (!o->value[i].set) {
-                        slot = hvt_slot_get(s, (enum hvt_attr_id) i);
-                        if (slot)
-                                slot->orig = o->value[i];
+                if (!slot) {
+                        if (values[i].set)
+                                return -ENOMEM;
                         continue;
                 }
-                slot = hvt_slot_make(s, (enum hvt_attr_id) i);
-                if (!slot)
-                        return -ENOMEM;
-                slot->orig = o->value[i];
+                *(orig ? &slot->orig : &slot->want) = values[i];
         }
         return 0;
+}
+
+int hvt_slots_set_wants(struct hvt_slots *s, const struct hvt_plan *p) {
+        return set_all(s, p->want, false);
+}
+
+int hvt_slots_set_originals(struct hvt_slots *s, const struct hvt_originals *o) {
+        return set_all(s, o->value, true);
 }

@@ -48,6 +48,10 @@ struct hvt_slot *hvt_slot_make(struct hvt_slots *s, enum hvt_attr_id id);
 void hvt_slots_compact(struct hvt_slots *s);
 void hvt_slots_done(struct hvt_slots *s);
 
+/* The slots want what p wants: a slot for each attribute it manages. -ENOMEM, with what
+ * fitted taken. */
+int hvt_slots_set_wants(struct hvt_slots *s, const struct hvt_plan *p);
+
 void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret);
 /* The originals become those of o (a record loaded); -ENOMEM, with what fitted taken. Slots
  * left empty stay until hvt_slots_compact(). */

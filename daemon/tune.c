@@ -211,16 +211,7 @@ static int carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanag
                         forget_history(s);
                 /* else: a restore still to do keeps the result of its last try. */
         }
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                struct hvt_slot *s = plan->want[i].set ? hvt_slot_make(&t->slots, (enum hvt_attr_id) i) :
-                                     hvt_slot_get(&t->slots, (enum hvt_attr_id) i);
-
-                if (plan->want[i].set && !s)
-                        return -ENOMEM;
-                if (s)
-                        s->want = plan->want[i];
-        }
-        return 0;
+        return hvt_slots_set_wants(&t->slots, plan);
 }
 
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {

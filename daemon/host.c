@@ -285,14 +285,15 @@ static int save_original(struct hvt_daemon *d) {
         return r;
 }
 
-static int record_original(enum hvt_attr_id id, const char *current, void *userdata) {
+static int record_original(const struct hvt_apply *found, void *userdata) {
         struct hvt_daemon *d = userdata;
-        struct hvt_setting *o = &d->host.orig.value[id];
+        const struct hvt_result *res = &found->results[0];
+        struct hvt_setting *o = &d->host.orig.value[res->attr];
         int r;
 
         if (o->set)
                 return 0;
-        r = hvt_setting_from_kernel(o, id, current);
+        r = hvt_setting_from_kernel(o, res->attr, res->from);
         if (r >= 0)
                 r = save_original(d);
         if (r < 0)

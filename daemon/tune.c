@@ -41,39 +41,51 @@ static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
         return r;
 }
 
-/* Before the first write to an attribute: its original goes on disk first, or no write. */
-static int record_original(enum hvt_attr_id id, const char *current, void *userdata) {
-        struct hook *h = userdata;
-        /* The pass made a slot for each attribute it manages. */
-        struct hvt_slot *slot = hvt_slot_get(&h->t->slots, id);
+/* Loads a record that exists but could not be read before: it may hold the true originals,
+ * and writing now would overwrite it with whatever is there, perhaps hvtuned's own earlier
+ * values. Each pass that writes tries again. */
+static int reload_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_originals o;
         int r;
 
-        if (slot->orig.set)
+        if (t->orig_error >= 0)
                 return 0;
-        /* A record that exists but cannot be read may hold the true original: writing now
-         * would overwrite it with whatever is there, perhaps hvtuned's own earlier value.
-         * Each write tries to read it again. */
-        if (h->t->orig_error < 0) {
-                struct hvt_originals o;
-
-                r = hvt_state_load(h->d->state_fd, &h->t->disk, &o);
-                if (r >= 0)
-                        r = hvt_slots_set_originals(&h->t->slots, &o);
-                if (r < 0 && r != -ENOENT && r != -EBADMSG) {
-                        h->t->orig_error = r;
-                        return r;
-                }
-                h->t->orig_error = 0;
-                slot = hvt_slot_get(&h->t->slots, id);  /* the slots may have moved */
-                if (slot->orig.set)
-                        return 0;
-        }
-        r = hvt_setting_from_kernel(&slot->orig, id, current);
-        if (r < 0)
+        r = hvt_state_load(d->state_fd, &t->disk, &o);
+        if (r >= 0)
+                r = hvt_slots_set_originals(&t->slots, &o);
+        if (r < 0 && r != -ENOENT && r != -EBADMSG) {
+                t->orig_error = r;
                 return r;
-        r = save_record(h->d, h->t);
+        }
+        t->orig_error = 0;
+        return 0;
+}
+
+/* Before the first write of a pass: the original of every planned attribute that has none
+ * yet, as found before that write, goes on disk in one record, or no write. */
+static int record_originals(const struct hvt_apply *found, void *userdata) {
+        struct hook *h = userdata;
+        bool taken[_HVT_ATTR_MAX] = {}, any = false;
+        int r;
+
+        r = reload_record(h->d, h->t);
+        for (size_t i = 0; r >= 0 && i < found->n; i++) {
+                const struct hvt_result *res = &found->results[i];
+                /* The pass made a slot for each attribute it manages. */
+                struct hvt_slot *slot = hvt_slot_get(&h->t->slots, res->attr);
+
+                if (slot->orig.set || !hvt_apply_may_write(found, i))
+                        continue;
+                /* from is a value the pass compared: it parses. */
+                r = hvt_setting_from_kernel(&slot->orig, res->attr, res->from);
+                taken[res->attr] = any = r >= 0;
+        }
+        if (r >= 0 && any)
+                r = save_record(h->d, h->t);
         if (r < 0)
-                slot->orig.set = false;
+                for (size_t i = 0; i < h->t->slots.n; i++)
+                        if (taken[h->t->slots.slot[i].id])
+                                h->t->slots.slot[i].orig.set = false;
         return r;
 }
 
@@ -234,7 +246,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 return;
         }
         restore_failed = restore(d, t, unmanaged);
-        hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_original, &hook, &a);
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_originals, &hook, &a);
 
         t->n_failed = restore_failed;
         t->n_unsupported = t->n_would_apply = 0;

@@ -88,14 +88,10 @@ static int parse_current(const struct hvt_attr *a, const char *text, char now[st
         return 0;
 }
 
-struct hook {
-        hvt_before_write_t before_write;
-        void *userdata;
-};
-
-/* Reads, compares, and writes only on a difference; res->to holds the desired value. */
-static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, const char *kept,
-                      unsigned flags, const struct hook *hook, struct hvt_result *res) {
+/* Reads and compares: the outcome is unchanged, would apply (res->to holds the value to
+ * write), failed or unsupported; res->from what was found. */
+static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, const char *kept,
+                   struct hvt_result *res) {
         const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
@@ -131,14 +127,17 @@ static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *
                 res->outcome = HVT_UNCHANGED;
                 return;
         }
-        if (flags & HVT_APPLY_DRY_RUN) {
-                res->outcome = HVT_WOULD_APPLY;
-                return;
-        }
+        res->outcome = HVT_WOULD_APPLY;
+}
 
-        r = hook->before_write ? hook->before_write(id, now, hook->userdata) : 0;
-        if (r >= 0)
-                r = hvt_sysfs_write(dirfd, id, res->to);
+/* Writes res->to and reads it back. */
+static void write_one(int dirfd, enum hvt_attr_id id, struct hvt_result *res) {
+        const struct hvt_attr *a = hvt_attr_get(id);
+        struct hvt_sched_list list;
+        char buf[READ_MAX], now[HVT_VALUE_MAX];
+        int r;
+
+        r = hvt_sysfs_write(dirfd, id, res->to);
         if (r >= 0)
                 r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
         if (r >= 0)
@@ -151,6 +150,96 @@ static void apply_one(int dirfd, enum hvt_attr_id id, const struct hvt_setting *
         else {
                 copy_value(res->kept, now);
                 res->outcome = HVT_CLAMPED;
+        }
+}
+
+/* One attribute of a pass: where it lives and what is wanted of it. */
+struct item {
+        int dirfd;   /* negative: its directory could not be opened */
+        const struct hvt_setting *want;
+        const char *kept;
+};
+
+bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
+        const struct hvt_result *res = &found->results[i];
+
+        if (res->outcome == HVT_WOULD_APPLY)
+                return true;
+        if (res->outcome != HVT_UNCHANGED || !hvt_attr_get(res->attr)->reset_by_scheduler)
+                return false;
+        for (size_t j = 0; j < i; j++)
+                if (found->results[j].attr == HVT_ATTR_SCHEDULER && found->results[j].outcome == HVT_WOULD_APPLY)
+                        return true;
+        return false;
+}
+
+/* A write changed res, which was not expected to be written: the hook sees it alone, with
+ * the value first found, before it is. */
+static int before_late_write(const struct hvt_result *res, const char *first, hvt_before_write_t before_write,
+                             void *userdata) {
+        struct hvt_apply one = { .n = 1 };
+
+        if (!before_write)
+                return 0;
+        one.results[0] = *res;
+        copy_value(one.results[0].from, first);
+        return before_write(&one, userdata);
+}
+
+/* The pass over items[], one result each in ret: all read first, the hook, then the writes. */
+static void apply_items(const struct item *items, size_t n, unsigned flags, hvt_before_write_t before_write,
+                        void *userdata, struct hvt_apply *ret) {
+        bool any = false, wrote = false, covered[_HVT_ATTR_MAX];
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                struct hvt_result *res = &ret->results[i];
+
+                if (items[i].dirfd < 0)
+                        result_error(res, items[i].dirfd);
+                else
+                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, res);
+                any = any || res->outcome == HVT_WOULD_APPLY;
+        }
+        if (!any || (flags & HVT_APPLY_DRY_RUN))
+                return;
+
+        for (size_t i = 0; i < n; i++)
+                covered[i] = hvt_apply_may_write(ret, i);
+        r = before_write ? before_write(ret, userdata) : 0;
+        for (size_t i = 0; i < n; i++) {
+                struct hvt_result *res = &ret->results[i];
+
+                if (r < 0) {
+                        if (res->outcome == HVT_WOULD_APPLY)
+                                result_error(res, r);
+                        continue;
+                }
+                /* A write may have changed this one: a scheduler switch resets nr_requests,
+                 * a limits update (6.9+) read_ahead_kb. The value found first stays the
+                 * report's "from" where it differed already. */
+                if (wrote && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY)) {
+                        char first[HVT_VALUE_MAX];
+                        bool differed = res->outcome == HVT_WOULD_APPLY;
+                        int k;
+
+                        copy_value(first, res->from);
+                        res->kept[0] = '\0';
+                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, res);
+                        if (differed && res->outcome == HVT_WOULD_APPLY)
+                                copy_value(res->from, first);
+                        if (!covered[i] && res->outcome == HVT_WOULD_APPLY) {
+                                k = before_late_write(res, first, before_write, userdata);
+                                if (k < 0) {
+                                        result_error(res, k);
+                                        continue;
+                                }
+                        }
+                }
+                if (res->outcome != HVT_WOULD_APPLY)
+                        continue;
+                write_one(items[i].dirfd, res->attr, res);
+                wrote = true;
         }
 }
 
@@ -183,36 +272,36 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
-        const struct hook hook = { before_write, userdata };
+        struct item items[_HVT_ATTR_MAX];
 
         ret->n = 0;
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 const struct hvt_setting *want = &p->want[i];
                 struct hvt_result *res;
-                int fd;
 
                 if (!want->set)
                         continue;
-                res = &ret->results[ret->n++];
+                res = &ret->results[ret->n];
                 *res = (struct hvt_result) { .attr = (enum hvt_attr_id) i };
                 copy_value(res->to, want->text);
-
                 /* A directory that cannot be opened (the disk is going away) fails its
                  * attributes; the other group may still work. */
-                fd = dirs_get(&dirs, d, hvt_attr_get((enum hvt_attr_id) i)->group);
-                if (fd < 0) {
-                        result_error(res, fd);
-                        continue;
-                }
-                apply_one(fd, (enum hvt_attr_id) i, want, p->kept[i], flags, &hook, res);
+                items[ret->n++] = (struct item) {
+                        .dirfd = dirs_get(&dirs, d, hvt_attr_get((enum hvt_attr_id) i)->group),
+                        .want = want,
+                        .kept = p->kept[i],
+                };
         }
+        apply_items(items, ret->n, flags, before_write, userdata, ret);
 }
 
 void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_result *ret) {
-        const struct hook hook = { before_write, userdata };
+        const struct item item = { .dirfd = dirfd, .want = want, .kept = "" };
+        struct hvt_apply a = { .n = 1 };
 
-        *ret = (struct hvt_result) { .attr = id };
-        copy_value(ret->to, want->text);
-        apply_one(dirfd, id, want, "", flags, &hook, ret);
+        a.results[0] = (struct hvt_result) { .attr = id };
+        copy_value(a.results[0].to, want->text);
+        apply_items(&item, 1, flags, before_write, userdata, &a);
+        *ret = a.results[0];
 }

@@ -40,13 +40,23 @@ enum {
         HVT_APPLY_DRY_RUN = 1 << 0,
 };
 
-/* Called before each write with the value the attribute has now; a negative return skips
- * the write and fails the attribute with that error. This is where originals are recorded:
- * before the first write, so that they survive a crash right after it. */
-typedef int (*hvt_before_write_t)(enum hvt_attr_id id, const char *current, void *userdata);
+/* Called before the first write of a pass with every planned attribute as first read; those
+ * for which hvt_apply_may_write() is true have their value found in .from. A negative return
+ * skips every write and fails the attributes that would have been written with that error.
+ * This is where originals are recorded: all before the first write, because a write changes
+ * other attributes (a scheduler switch resets nr_requests), and at once, so that they
+ * survive a crash right after it. Called again, with just that one, only for an attribute a
+ * write changed that nothing said it would. */
+typedef int (*hvt_before_write_t)(const struct hvt_apply *found, void *userdata);
 
-/* One result per planned attribute, in table order. A failure of one attribute never stops
- * the others: the results say what happened. before_write may be NULL. */
+/* Whether the pass may write found->results[i]: it differs, or an earlier attribute that
+ * differs resets it when written. */
+bool hvt_apply_may_write(const struct hvt_apply *found, size_t i);
+
+/* One result per planned attribute, in table order. Every attribute is read before the
+ * first write; after a write, each later one is read again before it is compared, since the
+ * kernel may have changed it. A failure of one attribute never stops the others: the results
+ * say what happened. before_write may be NULL. */
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret);
 

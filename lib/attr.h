@@ -53,6 +53,7 @@ struct hvt_attr {
         const char *name;
         enum hvt_value_kind kind;
         int64_t min, max;
+        bool reset_by_scheduler;  /* a scheduler switch puts the kernel's default back */
 };
 
 /* Long enough for any int64 and for an elevator name (the kernel's ELV_NAME_MAX is 16). */

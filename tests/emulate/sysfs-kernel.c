@@ -8,9 +8,11 @@
  * takes numbers as kstrtoul() does up to UINT_MAX, keeps read_ahead_kb in whole pages, raises
  * nr_requests to at least 4 and refuses it beyond MAX_SCHED_RQ under an elevator or beyond the
  * host's can_queue under none (block/elevator.c, block/blk-sysfs.c; tests/kernel-answers.h
- * holds what a real kernel answered, and both are tested against it); a uint module parameter
- * takes what kstrtouint() takes, ERANGE beyond UINT_MAX (kernel/params.c). Not emulated: a
- * scheduler switch resetting nr_requests to the new elevator's default. An attribute without
+ * holds what a real kernel answered, and both are tested against it), and resets nr_requests on
+ * every scheduler switch, as blk_mq_init_sched() does (block/blk-mq-sched.c; seen on 6.1 and
+ * 6.18): to the tag depth for none, to 2 x min(tag depth, BLKDEV_DEFAULT_RQ) for an elevator;
+ * a uint module parameter takes what kstrtouint() takes, ERANGE beyond UINT_MAX
+ * (kernel/params.c). An attribute without
  * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
  * and a write to a driver's bind or unbind returns only when the device was probed or removed
  * (drivers/base/bus.c). The test plays the kernel for those: the shim waits for "<bind or
@@ -45,6 +47,7 @@
 /* include/linux/elevator.h, include/linux/blkdev.h, block/blk-mq-sched.h; x86-64 pages. */
 #define ELV_NAME_MAX 16
 #define BLKDEV_MIN_RQ 4
+#define BLKDEV_DEFAULT_RQ 128
 #define MAX_SCHED_RQ 2048
 #define PAGE_KB 4
 
@@ -215,6 +218,13 @@ static bool offers(const char *list, const char *name) {
         return switch_scheduler(list, name, scratch);
 }
 
+/* The active name of a bracketed list, "" for none bracketed. */
+static void active_of(const char *list, char out[static CONTENT_MAX]) {
+        const char *open = strchr(list, '[');
+
+        snprintf(out, CONTENT_MAX, "%.*s", open ? (int) strcspn(open + 1, "]") : 0, open ? open + 1 : "");
+}
+
 /* elv_iosched_store(): the name is what fits in ELV_NAME_MAX, blanks stripped (strscpy(),
  * strstrip()). A multi-queue kernel (its list offers none) takes any name that starts with
  * "none" as none, since elevator_change() compares four characters, and "deadline" as
@@ -323,9 +333,7 @@ static int store_nr_requests(const struct tracked *t, unsigned long long v, char
                 v = BLKDEV_MIN_RQ;
         snprintf(sched_path, sizeof(sched_path), "%.*s/scheduler", (int) (strrchr(t->path, '/') - t->path), t->path);
         if (read_file(sched_path, sched) && offers(sched, "none")) {
-                const char *open = strchr(sched, '[');
-
-                snprintf(active, sizeof(active), "%.*s", open ? (int) strcspn(open + 1, "]") : 0, open ? open + 1 : "");
+                active_of(sched, active);
                 if (strcmp(active, "none") != 0 && *active) {
                         if (v > MAX_SCHED_RQ)
                                 return EINVAL;
@@ -334,6 +342,31 @@ static int store_nr_requests(const struct tracked *t, unsigned long long v, char
         }
         snprintf(shown, CONTENT_MAX, "%llu\n", v);
         return 0;
+}
+
+/* blk_mq_init_sched(): a switch to another elevator (the same name is no switch, see
+ * elevator_change()) puts nr_requests at the new one's default. Disks whose tag depth the
+ * testbed does not say are left as they are. */
+static void reset_nr_requests(const char *sched_path, const char *before, const char *after) {
+        char was[CONTENT_MAX], now[CONTENT_MAX], path[4200], value[32];
+        long long depth;
+        int fd;
+
+        active_of(before, was);
+        active_of(after, now);
+        if (strcmp(was, now) == 0 || !offers(after, "none"))
+                return;
+        snprintf(path, sizeof(path), "%.*s/nr_requests", (int) (strrchr(sched_path, '/') - sched_path), sched_path);
+        depth = tag_depth(path);
+        if (depth <= 0)
+                return;
+        snprintf(value, sizeof(value), "%lld\n",
+                 strcmp(now, "none") == 0 ? depth : 2 * (depth < BLKDEV_DEFAULT_RQ ? depth : BLKDEV_DEFAULT_RQ));
+        fd = real_openat(AT_FDCWD, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
+        if (fd < 0)
+                return;
+        (void) real_write(fd, value, strlen(value));
+        (void) real_close(fd);
 }
 
 /* The test's answer to a bind or unbind: the errno in "<path>.done", 0 for success. */
@@ -405,6 +438,8 @@ ssize_t write(int fd, const void *buf, size_t len) {
                 errno = error;
                 return -1;
         }
+        if (t->kind == SCHEDULER)
+                reset_nr_requests(t->path, t->old, shown);
         snprintf(t->old, sizeof(t->old), "%s", shown);
         put_back(t, shown);
         return (ssize_t) len;

@@ -313,19 +313,22 @@ struct hook {
         int state_fd;
 };
 
-static int record_original(enum hvt_attr_id id, const char *current, void *userdata) {
+static int record_original(const struct hvt_apply *found, void *userdata) {
         struct hook *h = userdata;
-        struct hvt_setting *o = &h->orig->value[id];
-        int r;
+        struct hvt_originals before = *h->orig;
+        int r = 0;
 
-        if (o->set)
-                return 0;
-        r = hvt_setting_from_kernel(o, id, current);
+        for (size_t i = 0; r >= 0 && i < found->n; i++) {
+                const struct hvt_result *res = &found->results[i];
+                struct hvt_setting *o = &h->orig->value[res->attr];
+
+                if (!o->set && hvt_apply_may_write(found, i))
+                        r = hvt_setting_from_kernel(o, res->attr, res->from);
+        }
+        if (r >= 0)
+                r = hvt_state_save(h->state_fd, h->disk, h->orig);
         if (r < 0)
-                return r;
-        r = hvt_state_save(h->state_fd, h->disk, h->orig);
-        if (r < 0)
-                o->set = false;
+                *h->orig = before;
         return r;
 }
 

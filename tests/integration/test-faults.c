@@ -90,10 +90,11 @@ static const struct fault_case {
         { "ENOENT", "sdd/queue/nr_requests=open:ENOENT", "sdd", "queue/nr_requests", "unsupported", ENOENT,
           "sdd queue/nr_requests: 128 (unsupported: no such attribute on this kernel)", "2534",
           STATUS_UNSUPPORTED, SAME },
-        /* Read a moment ago, gone for the write: the disk is going away, not a kernel without it. */
+        /* Read a moment ago, gone for the write: the disk is going away, not a kernel without it.
+         * The switch to none just before reset it to the tag depth, which it keeps. */
         { "ENOENT-after-read", "sda/queue/nr_requests=open-write:ENOENT", "sda", "queue/nr_requests", "failed",
-          ENOENT, "sda queue/nr_requests: 256 -> 128 (failed: No such file or directory)", "256",
-          STATUS_FAILED, SAME },
+          ENOENT, "sda queue/nr_requests: 256 -> 128 (failed: No such file or directory)", "2534",
+          STATUS_FAILED, TOLD },
         /* The disk is removed between enumeration and the write: kernfs says ENODEV to a
          * write on a node deactivated while open. */
         { "ENODEV", "1:0:0:0/timeout=write:ENODEV", "sdc", "device/timeout", "failed", ENODEV,

@@ -263,8 +263,11 @@ START_TEST(test_change_flood_costs_reads) {
         /* 60-block.rules' watch makes a change event of every close after a write. */
         uevent_send_blocking(sdb, "change", 10000);
         testbed_sentinel(tb, "sda");
-        /* The sentinel's repair is the only write; nothing else was touched. */
-        ck_assert_str_eq(writes(w), "scheduler");
+        /* The sentinel's repair is the only write, with what it costs: the switch resets
+         * nr_requests (the kernel's write, here the shim's) and hvtuned puts 128 back, after
+         * the scheduler the sentinel waits for. */
+        testbed_wait_value("sda", "queue/nr_requests", "128");
+        ck_assert_str_eq(writes(w), "nr_requests\nnr_requests\nscheduler");
         /* Nothing changed, so no STATUS= was sent either. */
         ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
         hvtuned_wait_notify_counting(&run, "STOPPING=1", "STATUS=4 Hyper-V", &statuses);
@@ -402,6 +405,47 @@ START_TEST(test_kill9_keeps_true_originals) {
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
         /* Everything restored: no record left. */
         ck_assert(!record_exists("sdc"));
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The kernel resets nr_requests on every scheduler switch (tests/kernel-answers.h): the
+ * originals are all read before the first write, so a disk left at mq-deadline with
+ * nr_requests 200 gets 200 back, not the tag depth the switch to none set, even when hvtuned
+ * is killed between the two writes and restarted. */
+START_TEST(test_kill9_between_scheduler_and_nr_requests) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        const char *sda = testbed_syspath("sda");
+        char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 1024; };\n");
+        char *record, *path = g_build_filename(runtime_dir(), "sda", NULL);
+        struct hv_run run;
+
+        umockdev_testbed_set_attribute(tb, sda, "queue/nr_requests", "200");
+        umockdev_testbed_set_attribute(tb, sda, "queue/read_ahead_kb", "256");
+        setenv("HVTUNED_TEST_SLOW_ATTR", "sda/queue/nr_requests", 1);
+        hvtuned_launch(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_wait_value_for("sda", "queue/scheduler", "none", hvtuned_under_valgrind() ? 600000 : 120000);
+        /* Between the switch and the nr_requests write (its open is slow): the kernel's
+         * reset is all the disk has, and the record already holds every original. */
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "2534");
+        ck_assert(g_file_get_contents(path, &record, NULL, NULL));
+        hv_keep(record);
+        assert_contains(record, "queue/scheduler=mq-deadline\n");
+        assert_contains(record, "queue/nr_requests=200\n");
+        assert_contains(record, "queue/read_ahead_kb=256\n");
+        hvtuned_kill(&run, SIGKILL);
+        unsetenv("HVTUNED_TEST_SLOW_ATTR");
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "128");
+        /* Restored in table order: mq-deadline first (which resets nr_requests), then 200. */
+        assert_contains(hvtuned_stop(&run), "sda queue/nr_requests: 128 -> 200 (restored)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "200");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "256");
+        ck_assert(!record_exists("sda"));
+        g_free(path);
+        unlink(config);
         g_object_unref(tb);
 }
 END_TEST
@@ -613,6 +657,7 @@ int main(void) {
         tcase_add_test(tc, test_bad_reload_keeps_running);
         tcase_add_test(tc, test_sighup_burst);
         tcase_add_test(tc, test_change_flood_costs_reads);
+        tcase_add_test(tc, test_kill9_between_scheduler_and_nr_requests);
         tcase_add_test(tc, test_repair_budget);
         tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);

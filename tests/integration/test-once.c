@@ -36,8 +36,9 @@ START_TEST(test_azure_scheduler_only) {
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
         diff = snapshot_diff(before, snapshot_take());
         /* sdb and sdd already had none: not written. The USB stick, virtio, NVMe, loop, dm
-         * and md disks are not Hyper-V disks: not touched. */
-        ck_assert_str_eq(diff, "sda/queue/scheduler\nsdc/queue/scheduler");
+         * and md disks are not Hyper-V disks: not touched. The kernel itself resets the
+         * nr_requests of a disk whose scheduler changes. */
+        ck_assert_str_eq(diff, "sda/queue/nr_requests\nsda/queue/scheduler\nsdc/queue/nr_requests\nsdc/queue/scheduler");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
@@ -101,8 +102,9 @@ START_TEST(test_gen1_ide_override) {
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n"
                                   "override = ( { match = { kind = \"ide\"; }; queue = { scheduler = \"mq-deadline\"; }; } );\n",
                                   "--once", &err), 0);
-        /* The IDE disks (sda, sdb) keep mq-deadline; the SCSI data disk sdd loses bfq. */
-        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdd/queue/scheduler");
+        /* The IDE disks (sda, sdb) keep mq-deadline; the SCSI data disk sdd loses bfq, and
+         * the kernel resets its nr_requests. */
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdd/queue/nr_requests\nsdd/queue/scheduler");
         assert_contains(err, "sda queue/scheduler: mq-deadline (unchanged)\n");
         assert_contains(err, "sdb: found Hyper-V ide disk 1:0:1:0 on controller {00000000-0001-8899-0000-000000000000}");
         assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
@@ -117,7 +119,7 @@ START_TEST(test_wsl2_old_kernel) {
         char *err;
 
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; wbt_lat_usec = 0; };\n", "--once", &err), 0);
-        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdc/queue/scheduler");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdc/queue/nr_requests\nsdc/queue/scheduler");
         assert_contains(err, "sdc queue/scheduler: mq-deadline -> none (applied)\n");
         /* WSL kernels have no writeback throttling: reported, not failed. */
         assert_contains(err, "sda queue/wbt_lat_usec: 0 (unsupported: no such attribute on this kernel)\n");

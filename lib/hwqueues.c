@@ -65,8 +65,59 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present) {
         return param == 0 || param > present ? present : param;
 }
 
+#define PAGE_BYTES 4096u
+/* blk_mq_alloc_rqs(): blocks of at most order 4. */
+#define RQ_BLOCK_MAX_ORDER 4
+/* struct blk_mq_hw_ctx, its cpu maps, the tags struct and the flush request (a request of
+ * its own), per hw queue: measured as what is left once the rest is counted. */
+#define HCTX_BYTES 4096u
+
+/* What kmalloc(n) takes: a power-of-two slab object up to 8 KiB, whole pages beyond. */
+static uint64_t kmalloc_bytes(uint64_t n) {
+        uint64_t size = 8;
+
+        if (n > 2 * PAGE_BYTES) {
+                size = PAGE_BYTES;
+                while (size < n)
+                        size <<= 1;
+                return size;
+        }
+        while (size < n)
+                size <<= 1;
+        return size;
+}
+
+/* blk_mq_alloc_rqs(): a block of the largest order first, and a smaller one while what is
+ * left fits in half of it; as many whole requests as fit in each. */
+static uint64_t request_blocks_bytes(unsigned depth) {
+        uint64_t left = (uint64_t) depth * HVT_REQUEST_BYTES, bytes = 0;
+        unsigned done = 0;
+
+        while (done < depth) {
+                unsigned order = RQ_BLOCK_MAX_ORDER;
+                uint64_t block, fit;
+
+                while (order > 0 && left < ((uint64_t) PAGE_BYTES << (order - 1)))
+                        order--;
+                block = (uint64_t) PAGE_BYTES << order;
+                fit = block / HVT_REQUEST_BYTES;
+                if (fit > depth - done)
+                        fit = depth - done;
+                done += (unsigned) fit;
+                left -= fit * HVT_REQUEST_BYTES;
+                bytes += block;
+        }
+        return bytes;
+}
+
 uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue) {
-        return (uint64_t) nr_hw_queues * can_queue * HVT_REQUEST_BYTES;
+        uint64_t per_queue = request_blocks_bytes(can_queue) +
+                             (uint64_t) can_queue * HVT_SENSE_BYTES +
+                             2 * kmalloc_bytes((uint64_t) can_queue * sizeof(void *)) +
+                             ((uint64_t) can_queue + 63) / 64 * 64 +  /* sbitmap: a cache line a word */
+                             HCTX_BYTES;
+
+        return nr_hw_queues * per_queue;
 }
 
 /* parameq(): '-' and '_' are the same in parameter names. */

@@ -24,8 +24,8 @@ struct hv_run {
 };
 
 /* What STATUS adds on each VM for its hw queues (4 controllers' worth on Azure, 32 vCPUs). */
-#define AZURE_HWQ "; hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot"
-#define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~2 MiB reclaimable at next boot"
+#define AZURE_HWQ "; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
+#define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~3 MiB reclaimable at next boot"
 #define WSL_HWQ "; hw queues: every controller within cap 4"
 
 /* True when hvtuned runs under valgrind memcheck (HVTUNED_TEST_VALGRIND, the test setup

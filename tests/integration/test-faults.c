@@ -378,10 +378,10 @@ static const struct param_case {
 } param_cases[] = {
         { "parameters/storvsc_max_hw_queues=write:EBUSY", "failed",
           "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (failed: Device or resource busy)",
-          "over the cap of 4: ~9.9 MiB with 4 queues, once capped at boot (the module parameter does not hold it)",
+          "over the cap of 4: ~12.1 MiB with 4 queues, once capped at boot (the module parameter does not hold it)",
           "2 controllers probed before the cap keep their queues even re-probed, as the module parameter does "
-          "not hold the cap (~138.6 MiB reclaimable)",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~139 MiB "
+          "not hold the cap (~169.1 MiB reclaimable)",
+          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB "
           "reclaimable at next boot, cap not set (Device or resource busy)", EBUSY },
         { "parameters/storvsc_max_hw_queues=open:ENOENT", "unsupported",
           "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: no such attribute on this kernel)",

@@ -79,30 +79,30 @@ static int run_once(const char *config_text, char **err) {
 static const char *const every_size[][6] = {
         /* testbed, param after, the line of each controller, status part */
         { "azure-gen2-4cpu", "0",
-          "host0 (controller " SCSI0 ", scsi): 4 hw queues x 316 requests, ~1.2 MiB preallocated; no cap applies\n",
-          "host1 (controller " SCSI1 ", scsi): 4 hw queues x 316 requests, ~1.2 MiB preallocated; no cap applies\n",
+          "host0 (controller " SCSI0 ", scsi): 4 hw queues x 316 requests, ~1.6 MiB preallocated; no cap applies\n",
+          "host1 (controller " SCSI1 ", scsi): 4 hw queues x 316 requests, ~1.6 MiB preallocated; no cap applies\n",
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n", NULL },
         { "azure-gen2-16cpu", "4",
-          "host0 (controller " SCSI0 ", scsi): 16 hw queues x 1267 requests, ~19.8 MiB preallocated; "
-          "over the cap of 4: ~4.9 MiB with 4 queues, once re-probed\n",
-          "host1 (controller " SCSI1 ", scsi): 16 hw queues x 1267 requests, ~19.8 MiB preallocated; "
-          "over the cap of 4: ~4.9 MiB with 4 queues, once re-probed\n",
+          "host0 (controller " SCSI0 ", scsi): 16 hw queues x 1267 requests, ~24.2 MiB preallocated; "
+          "over the cap of 4: ~6.0 MiB with 4 queues, once re-probed\n",
+          "host1 (controller " SCSI1 ", scsi): 16 hw queues x 1267 requests, ~24.2 MiB preallocated; "
+          "over the cap of 4: ~6.0 MiB with 4 queues, once re-probed\n",
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
-          "~30 MiB reclaimable at next boot\n", "(~29.7 MiB reclaimable)" },
+          "~36 MiB reclaimable at next boot\n", "(~36.3 MiB reclaimable)" },
         { "azure-gen2", "4",
-          "host0 (controller " SCSI0 ", scsi): 32 hw queues x 2534 requests, ~79.2 MiB preallocated; "
-          "over the cap of 4: ~9.9 MiB with 4 queues, once re-probed\n",
-          "host1 (controller " SCSI1 ", scsi): 32 hw queues x 2534 requests, ~79.2 MiB preallocated; "
-          "over the cap of 4: ~9.9 MiB with 4 queues, once re-probed\n",
+          "host0 (controller " SCSI0 ", scsi): 32 hw queues x 2534 requests, ~96.6 MiB preallocated; "
+          "over the cap of 4: ~12.1 MiB with 4 queues, once re-probed\n",
+          "host1 (controller " SCSI1 ", scsi): 32 hw queues x 2534 requests, ~96.6 MiB preallocated; "
+          "over the cap of 4: ~12.1 MiB with 4 queues, once re-probed\n",
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
-          "~139 MiB reclaimable at next boot\n", "(~138.6 MiB reclaimable)" },
+          "~169 MiB reclaimable at next boot\n", "(~169.1 MiB reclaimable)" },
         { "azure-gen2-64cpu", "4",
-          "host0 (controller " SCSI0 ", scsi): 64 hw queues x 5068 requests, ~316.8 MiB preallocated; "
-          "over the cap of 4: ~19.8 MiB with 4 queues, once re-probed\n",
-          "host1 (controller " SCSI1 ", scsi): 64 hw queues x 5068 requests, ~316.8 MiB preallocated; "
-          "over the cap of 4: ~19.8 MiB with 4 queues, once re-probed\n",
+          "host0 (controller " SCSI0 ", scsi): 64 hw queues x 5068 requests, ~386.2 MiB preallocated; "
+          "over the cap of 4: ~24.1 MiB with 4 queues, once re-probed\n",
+          "host1 (controller " SCSI1 ", scsi): 64 hw queues x 5068 requests, ~386.2 MiB preallocated; "
+          "over the cap of 4: ~24.1 MiB with 4 queues, once re-probed\n",
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
-          "~594 MiB reclaimable at next boot\n", "(~593.9 MiB reclaimable)" },
+          "~724 MiB reclaimable at next boot\n", "(~724.0 MiB reclaimable)" },
 };
 
 /* The default cap on each size of the VM: 4 above 4 vCPUs, untouched at 4. */
@@ -144,13 +144,13 @@ START_TEST(test_gen1_ide) {
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
         ck_assert_str_eq(read_sys(PARAM), "4");
         assert_contains(err, "host0 (controller {00000000-0000-8899-0000-000000000000}, ide): 1 hw queue x 316 "
-                        "requests, ~0.3 MiB preallocated; IDE has a single queue, never capped\n");
+                        "requests, ~0.4 MiB preallocated; IDE has a single queue, never capped\n");
         assert_contains(err, "host1 (controller {00000000-0001-8899-0000-000000000000}, ide): 1 hw queue x 316 "
-                        "requests, ~0.3 MiB preallocated; IDE has a single queue, never capped\n");
+                        "requests, ~0.4 MiB preallocated; IDE has a single queue, never capped\n");
         assert_contains(err, "host2 (controller {5e2f0b7c-3d91-4a6e-8c4b-9f1d27a6e8b3}, scsi): 8 hw queues x 633 "
-                        "requests, ~4.9 MiB preallocated; over the cap of 4: ~2.5 MiB with 4 queues, once re-probed\n");
-        assert_contains(err, "1 controller probed before the cap keeps its queues until re-probed (~2.5 MiB");
-        assert_contains(err, "; hw queues: 1 controller over cap 4, ~2 MiB reclaimable at next boot\n");
+                        "requests, ~6.3 MiB preallocated; over the cap of 4: ~3.1 MiB with 4 queues, once re-probed\n");
+        assert_contains(err, "1 controller probed before the cap keeps its queues until re-probed (~3.1 MiB");
+        assert_contains(err, "; hw queues: 1 controller over cap 4, ~3 MiB reclaimable at next boot\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -167,7 +167,7 @@ START_TEST(test_wsl_capped) {
         ck_assert_str_eq(read_sys(PARAM), "4");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unchanged)\n");
         assert_contains(err, "host0 (controller {a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65}, scsi): 4 hw queues x 1267 "
-                        "requests, ~4.9 MiB preallocated; within the cap of 4\n");
+                        "requests, ~6.0 MiB preallocated; within the cap of 4\n");
         assert_contains(err, "; hw queues: every controller within cap 4\n");
         ck_assert_ptr_null(strstr(err, "To cap them from boot"));
         g_object_unref(tb);
@@ -187,7 +187,7 @@ START_TEST(test_azure_capped) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         ck_assert_str_eq(read_sys(PARAM), "4");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unchanged)\n");
-        assert_contains(err, "host1 (controller " SCSI1 ", scsi): 4 hw queues x 2534 requests, ~9.9 MiB "
+        assert_contains(err, "host1 (controller " SCSI1 ", scsi): 4 hw queues x 2534 requests, ~12.1 MiB "
                         "preallocated; within the cap of 4\n");
         ck_assert_ptr_null(strstr(err, "To cap them from boot"));
         g_object_unref(tb);
@@ -220,7 +220,7 @@ START_TEST(test_configured_cap) {
         ck_assert_int_eq(run_once("host = { max_hw_queues = 8; };\n", &err), 0);
         ck_assert_str_eq(read_sys(PARAM), "8");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 8 (applied)\n");
-        assert_contains(err, "over the cap of 8: ~19.8 MiB with 8 queues, once re-probed\n");
+        assert_contains(err, "over the cap of 8: ~24.2 MiB with 8 queues, once re-probed\n");
 
         /* 64 on 32 CPUs would make the kernel fall back to one queue per CPU: 32 is asked
          * for, which is what the 0 there already gives. */
@@ -228,7 +228,7 @@ START_TEST(test_configured_cap) {
         ck_assert_int_eq(run_once("host = { max_hw_queues = 64; };\n", &err), 0);
         ck_assert_str_eq(read_sys(PARAM), "0");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 (unchanged: the kernel keeps it for 32)\n");
-        assert_contains(err, "32 hw queues x 2534 requests, ~79.2 MiB preallocated; within the cap of 32\n");
+        assert_contains(err, "32 hw queues x 2534 requests, ~96.6 MiB preallocated; within the cap of 32\n");
 
         before = snapshot_take();
         ck_assert_int_eq(run_once("host = { max_hw_queues = 0; };\n", &err), 0);
@@ -236,7 +236,7 @@ START_TEST(test_configured_cap) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         /* The cap is dropped: the original recorded by the first run is what is there. */
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 (already the original)\n");
-        assert_contains(err, "~79.2 MiB preallocated; no cap applies\n");
+        assert_contains(err, "~96.6 MiB preallocated; no cap applies\n");
 
         /* With the record gone, 0 leaves the parameter out entirely. */
         ck_assert_int_eq(run_once("host = { max_hw_queues = 0; };\n", &err), 0);
@@ -282,7 +282,7 @@ START_TEST(test_daemon_status_reload_stop) {
         args[0] = "-c", args[1] = config, args[2] = NULL;
         hvtuned_start(&run, args);
         ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
-                         "hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot");
+                         "hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot");
         ck_assert_str_eq(read_sys(PARAM), "4");
 
         ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; };\nhost = { max_hw_queues = 0; };\n",
@@ -617,14 +617,14 @@ START_TEST(test_reprobe_idle) {
         tb = testbed_load("azure-gen2");
         add_holders();
         err = reprobe_run(tb, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 1 controller over "
-                          "cap 4, ~69 MiB reclaimable at next boot", &requests);
+                          "cap 4, ~85 MiB reclaimable at next boot", &requests);
         ck_assert_str_eq(requests, "unbind f8b3781b-1e82-4818-a1c3-63d806ec15bb\n"
                                    "bind f8b3781b-1e82-4818-a1c3-63d806ec15bb\n");
         assert_contains(err, "host0 (controller " SCSI0 "): not re-probing: sda1 holds the root filesystem\n");
-        assert_contains(err, "host1 (controller " SCSI1 ") re-probed: 32 -> 4 hw queues, ~69.3 MiB reclaimed\n");
+        assert_contains(err, "host1 (controller " SCSI1 ") re-probed: 32 -> 4 hw queues, ~84.5 MiB reclaimed\n");
         assert_contains(err, "sdc: removed Hyper-V scsi disk 1:0:0:0");
         assert_contains(err, "sdc: found Hyper-V scsi disk 1:0:0:0");
-        assert_contains(err, "host1 (controller " SCSI1 ", scsi): 4 hw queues x 2534 requests, ~9.9 MiB "
+        assert_contains(err, "host1 (controller " SCSI1 ", scsi): 4 hw queues x 2534 requests, ~12.1 MiB "
                         "preallocated; within the cap of 4\n");
         /* The new sdc came with bfq again (the distro rule): tuned like a hot-added disk, its
          * own original recorded, and put back on stop. */

@@ -35,7 +35,7 @@ STATE_SUMMARY = "0258bd01b5da4ee392d988426ce82ffe"
 SKIPPED = "992d1b40088b48d7bd76698a5ef53116"
 CONTROLLER = "51da0b4ec8cb4af58042306e8e2cb9da"
 HWQ_ADVICE = "1ac2bcccda904a5c963d5b17808672d6"
-AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~139 MiB reclaimable at next boot"
+AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 SCSI0, SCSI1 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
 SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
        "f8b3781a-1e82-4818-a1c3-63d806ec15bb/host0/target0:0:0/0:0:0:1/block/sdb")
@@ -162,18 +162,18 @@ def check_hw_queues(pid):
     if [(e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_ACTION"]) for e in param] != \
             [("parameters/storvsc_max_hw_queues", "0", "4", "tune")] or "HVTUNED_CONTROLLER" in param[0]:
         fail(f"module parameter entries {param}")
-    # 32 vCPUs: 32 queues x 2534 requests x 1 KiB, and 4 x 2534 x 1 KiB under the cap.
+    # 32 vCPUs: 32 queues of 2534 requests, and 4 under the cap (lib/hwqueues.h's model).
     ctrls = journal(f"_PID={pid}", f"MESSAGE_ID={CONTROLLER}")
     got = sorted((e["HVTUNED_CONTROLLER"], e["HVTUNED_HOST"], e["HVTUNED_KIND"], e["HVTUNED_HW_QUEUES"],
                   e["HVTUNED_CAN_QUEUE"], e["HVTUNED_EST_BYTES"], e["HVTUNED_EST_BYTES_CAPPED"],
                   e["HVTUNED_OVER_CAP"], e["PRIORITY"]) for e in ctrls)
-    want = [(SCSI0, "host0", "scsi", "32", "2534", "83034112", "10379264", "yes", "6"),
-            (SCSI1, "host1", "scsi", "32", "2534", "83034112", "10379264", "yes", "6")]
+    want = [(SCSI0, "host0", "scsi", "32", "2534", "101294080", "12661760", "yes", "6"),
+            (SCSI1, "host1", "scsi", "32", "2534", "101294080", "12661760", "yes", "6")]
     if got != want:
         fail(f"controller entries {got}, want {want}")
     advice = journal(f"_PID={pid}", f"MESSAGE_ID={HWQ_ADVICE}")
     if len(advice) != 1 or advice[0]["HVTUNED_FIX"] != "hv_storvsc.storvsc_max_hw_queues=4" or \
-            advice[0]["HVTUNED_EST_BYTES_RECLAIMABLE"] != "145309696" or advice[0]["PRIORITY"] != "5":
+            advice[0]["HVTUNED_EST_BYTES_RECLAIMABLE"] != "177264640" or advice[0]["PRIORITY"] != "5":
         fail(f"boot advice entries {advice}")
     print(f"ok: the cap, {len(ctrls)} controller entries and the boot advice in the journal")
 

@@ -53,25 +53,29 @@ START_TEST(test_effective) {
 }
 END_TEST
 
-/* can_queue = 352 x ((cpus - 1) / 4 + 1) x 90 / 100; bytes = queues x can_queue x 1024. */
+/* can_queue = 352 x ((cpus - 1) / 4 + 1) x 90 / 100; per hw queue, hwqueues.h's model. */
 START_TEST(test_estimate) {
-        ck_assert_uint_eq(HVT_REQUEST_BYTES, 1024);
-        /* 4 vCPUs: 4 x 316 x 1024 */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 316), 1294336);
-        /* IDE: 1 x 316 x 1024 */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(1, 316), 323584);
-        /* 16 vCPUs: 16 x 1267 x 1024, capped 4 x 1267 x 1024 */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(16, 1267), 20758528);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 1267), 5189632);
-        /* 32 vCPUs: ~79 MiB, capped ~9.9 MiB (storvsc.md) */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534), 83034112);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 2534), 10379264);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534) / 1024 / 1024, 79);
-        /* 64 vCPUs: ~317 MiB vs ~20 MiB */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(64, 5068), 332136448);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 5068), 20758528);
-        /* 64-bit arithmetic: beyond what 32 bits hold (8192 CPUs x 10240 tags x 1 KiB). */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(8192, 10240), 85899345920ULL);
+        /* round_up(272 + 296 + 416 + 64, 64) */
+        ck_assert_uint_eq(HVT_REQUEST_BYTES, 1088);
+        /* One queue of 316 (IDE, or 1-4 vCPUs), by hand: five 64 KiB blocks of 60 requests
+         * and a 32 KiB one for the last 16 (17,408 bytes: more than half of 32 KiB); 316
+         * sense buffers of 128; two 2,528-byte pointer arrays in 4 KiB slabs; an sbitmap of
+         * 5 cache lines; 4 KiB of context. */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(1, 316), 5 * 65536 + 32768 + 316 * 128 + 2 * 4096 + 5 * 64 + 4096);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 316), 4 * hvt_hwq_estimate_bytes(1, 316));
+        /* 16 vCPUs and capped at 4 */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(16, 1267), 25356288);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 1267), 6339072);
+        /* 32 vCPUs: ~97 MiB, capped ~12 MiB (realkernel.md's figures for 6.1); 1.21-1.25 KiB
+         * a request. Pointer arrays of 20,272 bytes come as 32 KiB of whole pages. */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534), 101294080);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534) / 1024 / 1024, 96);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 2534), 12661760);
+        /* 64 vCPUs: ~386 MiB vs ~24 MiB */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(64, 5068), 404914176);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 5068), 25307136);
+        /* 64-bit arithmetic: beyond what 32 bits hold. */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(8192, 10240), 104807268352ULL);
 }
 END_TEST
 

@@ -1,0 +1,314 @@
+#!/bin/bash
+# Inside the 6.1 guest (tests/vm/daemon.sh): the installed unit, rule and catalog under the
+# real systemd, udevd and journald, on the storvsc stand-in's disks. Each stage prints "ok:"
+# lines; the first failure prints "FAIL:", hvtuned's journal, and exits 1.
+set -uo pipefail
+# shellcheck source=/dev/null
+. /vmtest-files/env
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+CTL=/sys/kernel/debug/hv_storvsc_standin/control
+PARAM=/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
+# Azure Gen2's SCSI controllers 0, 1 and 2, and a Gen1 IDE controller.
+A=f8b3781a-1e82-4818-a1c3-63d806ec15bb
+B=f8b3781b-1e82-4818-a1c3-63d806ec15bb
+C=f8b3781c-1e82-4818-a1c3-63d806ec15bb
+IDE=00000000-0000-8899-0000-000000000000
+IDE_CLASS="{32412632-86cb-44a2-9b5c-50d1417354f5}"
+# daemon/messages.h
+APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
+CLAMPED=1c4426a7035b4a489acf0513099c14a2
+FAILED=573b87040f9442c4ae74cb59264b8376
+UNSUPPORTED=f618e97298334e43915b6a04762ea5da
+FOUND=9b1ee9a1f9644d0da961e04a6296daed
+REPAIRED=f58849430eff4a0f9fb454b6b38d3eb2
+RESTORED=706ff731751b4046a4852b3f53f97d9b
+CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
+REPROBED=b7db6d1e431b4fabbe9ffff2dff54d7e
+REFUSED=398287ee700c438f9fbf9cd882eb6e87
+
+fail() {
+        echo "FAIL: $*"
+        echo "--- hvtuned's journal"
+        journalctl -b -u hvtuned --no-pager -o short-monotonic | tail -n 80
+        exit 1
+}
+ok() { echo "ok ($SECONDS s): $*"; }
+
+# wait_until SECONDS WHAT 'SHELL TEST': evaluates the test every 0.2 s.
+wait_until() {
+        local seconds=$1 what=$2 i
+        for ((i = 0; i < seconds * 5; i++)); do
+                eval "$3" && return 0
+                sleep 0.2
+        done
+        fail "$what: not within $seconds s"
+}
+
+# disk_of GUID LUN: the block device of a stand-in LUN, or nothing.
+disk_of() {
+        local d
+        for d in /sys/bus/vmbus/devices/"$1"/host*/target*/*:"$2"/block/*; do
+                [ -e "$d" ] && basename "$d"
+        done
+}
+host_of() { basename "$(echo /sys/bus/vmbus/devices/"$1"/host*)"; }
+attr() { cat "/sys/block/$1/$2"; }
+# The active scheduler of a bracketed list.
+sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+# state DISK: "scheduler nr_requests read_ahead_kb timeout"
+state() { echo "$(sched "$1") $(attr "$1" queue/nr_requests) $(attr "$1" queue/read_ahead_kb) $(attr "$1" device/timeout)"; }
+expect_state() {
+        local got
+        got=$(state "$1")
+        [ "$got" = "$2" ] || fail "$1 ($3): $got, want $2"
+}
+
+# jcount MATCH...: how many of hvtuned's journal entries match.
+jcount() { journalctl -b -u hvtuned --no-pager -o cat "$@" 2>/dev/null | grep -c . || true; }
+# jfield FIELD MATCH...: FIELD of each matching entry, one a line.
+jfield() {
+        local field=$1
+        shift
+        journalctl -b -u hvtuned --no-pager -o json "$@" 2>/dev/null |
+                /usr/bin/python3 -c 'import json, sys
+for line in sys.stdin:
+    v = json.loads(line).get(sys.argv[1])
+    if v is not None:
+        print(v if isinstance(v, str) else " ".join(map(str, v)))' "$field"
+}
+status_text() { systemctl show -P StatusText hvtuned; }
+settle() { udevadm settle --timeout=30; }
+
+config() {
+        install -m 0644 /dev/stdin /etc/hvtuned.conf
+}
+
+# --- 0: the machine -------------------------------------------------------------------------
+systemctl is-system-running --wait > /dev/null || true
+journalctl --update-catalog
+present=$(grep -c ^processor /proc/cpuinfo)
+[ "$present" = 4 ] || fail "the guest has $present CPUs, not 4"
+
+# A Fedora-style rule that sets bfq (here on every LUN 1, at add and change: the drift hvtuned
+# repairs), and an operator's rule that leaves IDE disks at mq-deadline with 200 requests (the
+# originals hvtuned must give back).
+cat > /etc/udev/rules.d/60-vmtest-bfq.rules <<'EOF'
+ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", KERNELS=="*:0:0:1", ATTR{queue/scheduler}="bfq"
+EOF
+cat > /etc/udev/rules.d/61-vmtest-ide.rules <<EOF
+ACTION=="add", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{class_id}=="$IDE_CLASS", ATTR{queue/nr_requests}="200"
+EOF
+udevadm control --reload
+
+# A disk that is not Hyper-V's, beside them: hvtuned must never touch it.
+modprobe scsi_debug dev_size_mb=8 || fail "no scsi_debug"
+settle
+other=$(basename "$(dirname "$(echo /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*:0:0:0/block/*/dev)")")
+[ -e "/sys/block/$other" ] || fail "no scsi_debug disk"
+other_before=$(state "$other")
+
+config <<'EOF'
+queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
+device = { timeout = 300; };
+host = { max_hw_queues = 2; };
+EOF
+
+# --- 1: the rule starts hvtuned with the first Hyper-V disk ----------------------------------
+systemctl is-active -q hvtuned && fail "hvtuned runs before any Hyper-V disk"
+insmod /vmtest-files/hv_storvsc.ko "standin_controllers=scsi:$A:2,scsi:$B:1" || fail "cannot load the stand-in"
+settle
+wait_until 60 "hvtuned active" 'systemctl is-active -q hvtuned'
+# The IDE controller comes once hvtuned runs, so that the operator's rule has run when hvtuned
+# first sees its disk: at start, hvtuned tunes disks udev has not finished with yet.
+echo "add ide $IDE 1" > $CTL || fail "cannot add the IDE controller"
+settle
+wait_until 30 "STATUS after the start-up pass" 'status_text | grep -q "^4 Hyper-V disks"'
+ok "the udev rule started hvtuned.service with the first Hyper-V disk: $(status_text)"
+a0=$(disk_of $A 0) a1=$(disk_of $A 1) b0=$(disk_of $B 0) ide=$(disk_of $IDE 0)
+for d in "$a0" "$a1" "$b0" "$ide"; do
+        [ -n "$d" ] || fail "a stand-in disk is missing: a0=$a0 a1=$a1 b0=$b0 ide=$ide"
+done
+case $(status_text) in
+"4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, ~"*" MiB reclaimable at next boot"*) ;;
+*) fail "STATUS: $(status_text)" ;;
+esac
+wait_until 10 "$ide tuned" 'test "$(state "$ide")" = "none 128 1024 300"'
+for d in "$a0" "$a1" "$b0" "$ide"; do
+        expect_state "$d" "none 128 1024 300" "tuned at start"
+done
+[ "$(state "$other")" = "$other_before" ] || fail "scsi_debug's $other changed: $other_before -> $(state "$other")"
+[ "$(cat $PARAM)" = 2 ] || fail "storvsc_max_hw_queues is $(cat $PARAM), not 2"
+ok "every Hyper-V disk tuned (none/128/1024/300), scsi_debug's $other untouched ($other_before), the cap written"
+
+# The journal: one entry per disk found, per change, per controller, with their fields.
+[ "$(jcount MESSAGE_ID=$FOUND)" = 4 ] || fail "$(jcount MESSAGE_ID=$FOUND) disk-found entries, not 4"
+from=$(jfield HVTUNED_FROM MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/nr_requests)
+[ "$from" = 200 ] || fail "$ide queue/nr_requests: HVTUNED_FROM=$from, not the operator's 200"
+[ "$(jfield HVTUNED_FROM MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/scheduler)" = mq-deadline ] ||
+        fail "$ide's scheduler entry"
+bfq_from=$(jfield HVTUNED_FROM HVTUNED_DEVICE="$a1" HVTUNED_ATTR=queue/scheduler | sort -u)
+[ "$bfq_from" = bfq ] || fail "$a1: the rule's bfq is not what hvtuned undid (HVTUNED_FROM=$bfq_from)"
+got=$(jfield HVTUNED_HW_QUEUES MESSAGE_ID=$CONTROLLER HVTUNED_CONTROLLER="{$A}" | tail -n 1)
+cq=$(cat "/sys/class/scsi_host/$(host_of $A)/can_queue")
+[ "$got" = 4 ] && [ "$cq" = 316 ] || fail "controller A: HVTUNED_HW_QUEUES=$got, can_queue $cq"
+[ "$(jfield HVTUNED_OVER_CAP MESSAGE_ID=$CONTROLLER HVTUNED_CONTROLLER="{$A}" | tail -n 1)" = yes ] ||
+        fail "controller A is not reported over the cap"
+journalctl -b -x -u hvtuned --no-pager MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/nr_requests |
+        grep -q "hvtuned changed queue/nr_requests of the Hyper-V disk $ide" ||
+        fail "journalctl -x shows no catalog text for a change"
+# What the stand-in's disks start with, which stop must give back.
+ra0=$(jfield HVTUNED_FROM MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/read_ahead_kb)
+t0=$(jfield HVTUNED_FROM MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=device/timeout)
+[ -n "$ra0" ] && [ "$t0" = 180 ] || fail "$ide: read_ahead_kb $ra0 and timeout $t0 before hvtuned"
+ok "journal: 4 disks found, the operator's originals as HVTUNED_FROM, the rule's bfq undone, controller fields, catalog text"
+
+# --- 2: hotplug, the watch's change events, a rule's drift ----------------------------------
+echo "lun-add $A 2 8" > $CTL || fail "lun-add"
+settle
+a2=$(disk_of $A 2)
+[ -n "$a2" ] || fail "no disk for the hot-added LUN"
+wait_until 20 "$a2 tuned after hot-add" 'test "$(state "$a2")" = "none 128 1024 300"'
+ok "a LUN hot-added after READY=1 ($a2) is tuned"
+
+writes_of() { echo $(($(jcount HVTUNED_DEVICE="$1" MESSAGE_ID=$APPLIED) + $(jcount HVTUNED_DEVICE="$1" MESSAGE_ID=$REPAIRED))); }
+changes_before=$(writes_of "$a0")
+udevadm monitor -u -s block > /tmp/monitor 2>&1 &
+monitor=$!
+sleep 1
+# 60-block.rules' OPTIONS+="watch": each close after a write is a change event.
+for _ in 1 2 3 4 5; do
+        dd if=/dev/zero of="/dev/$a0" bs=4k count=1 conv=notrunc status=none || fail "cannot write $a0"
+done
+settle
+sleep 2
+kill "$monitor"
+seen=$(grep -c "change.*/block/$a0 " /tmp/monitor || true)
+[ "$seen" -ge 1 ] || fail "no watch change event for $a0: $(cat /tmp/monitor)"
+changes_after=$(writes_of "$a0")
+[ "$changes_after" = "$changes_before" ] || fail "$a0: a watch change event made hvtuned write"
+expect_state "$a0" "none 128 1024 300" "after the watch's change events"
+ok "$seen watch change events of $a0 absorbed: nothing written"
+
+repairs_before=$(jcount MESSAGE_ID=$REPAIRED HVTUNED_DEVICE="$a1")
+udevadm trigger -c change "/sys/block/$a1"
+settle
+wait_until 20 "$a1 repaired" '[ $(journalctl -b -u hvtuned -o cat MESSAGE_ID=$REPAIRED HVTUNED_DEVICE=$a1 | grep -c .) -gt $repairs_before ]'
+wait_until 10 "$a1 back at none/128" 'test "$(state "$a1")" = "none 128 1024 300"'
+jfield HVTUNED_FROM MESSAGE_ID=$REPAIRED HVTUNED_DEVICE="$a1" HVTUNED_ATTR=queue/scheduler | grep -qx bfq ||
+        fail "$a1: no repair entry from bfq"
+ok "the rule's bfq on a change event is repaired, nr_requests (reset by the switches) with it: $(state "$a1")"
+
+# --- 3: the cap and the re-probe --------------------------------------------------------------
+echo "add scsi $C 1" > $CTL || fail "cannot hot-add controller C"
+settle
+hc=$(host_of $C) c0=$(disk_of $C 0)
+[ "$(cat "/sys/class/scsi_host/$hc/nr_hw_queues")" = 2 ] || fail "controller C: $(cat "/sys/class/scsi_host/$hc/nr_hw_queues") hw queues, not 2"
+[ "$(ls "/sys/block/$c0/mq" | wc -l)" = 2 ] || fail "$c0: $(ls "/sys/block/$c0/mq" | wc -l) mq directories"
+wait_until 20 "$c0 tuned" 'test "$(state "$c0")" = "none 128 1024 300"'
+ok "a controller hot-added after the cap comes up with 2 hw queues (mq/: 2), its disk tuned"
+
+mkfs.ext4 -q "/dev/$b0" && mkdir -p /mnt/b && mount "/dev/$b0" /mnt/b || fail "cannot mount $b0"
+config <<'EOF'
+queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
+device = { timeout = 300; };
+host = { max_hw_queues = 2; reprobe_idle_controllers = true; };
+EOF
+systemctl reload hvtuned || fail "reload with reprobe_idle_controllers"
+wait_until 30 "controller A re-probed" 'cat /sys/bus/vmbus/devices/$A/host*/scsi_host/host*/nr_hw_queues 2>/dev/null | grep -qx 2'
+settle
+[ "$(jcount MESSAGE_ID=$REPROBED HVTUNED_CONTROLLER="{$A}")" = 1 ] || fail "no re-probe entry for A"
+jfield MESSAGE HVTUNED_CONTROLLER="{$B}" MESSAGE_ID=$REFUSED | grep -q "is mounted on /mnt/b" ||
+        fail "controller B (mounted) was not refused: $(jfield MESSAGE MESSAGE_ID=$REFUSED)"
+[ "$(cat "/sys/class/scsi_host/$(host_of $B)/nr_hw_queues")" = 4 ] || fail "controller B was re-probed while mounted"
+settle
+a0=$(disk_of $A 0) a1=$(disk_of $A 1) a2=$(disk_of $A 2)
+for d in "$a0" "$a2"; do
+        wait_until 20 "$d tuned after the re-probe" 'test "$(state "$d")" = "none 128 1024 300"'
+done
+wait_until 20 "$a1 tuned after the re-probe" 'test "$(state "$a1")" = "none 128 1024 300"'
+ok "reprobe_idle_controllers: A unbound and bound (4 -> 2 hw queues, disks back and tuned), B refused (mounted)"
+
+# --- 4: the kernel's answers through the daemon ----------------------------------------------
+grep -q kyber "/sys/block/$ide/queue/scheduler" && fail "kyber is loaded: no unsupported scheduler to ask for"
+config <<'EOF'
+queue = { scheduler = "none"; nr_requests = 1000; read_ahead_kb = 1021; };
+override = ( { match = { kind = "ide"; }; queue = { scheduler = "kyber"; }; } );
+host = { max_hw_queues = 2; };
+EOF
+systemctl reload hvtuned || fail "reload 2"
+# read_ahead_kb is kept in pages: 1021 -> 1020. nr_requests beyond the tag depth under none:
+# EINVAL. The IDE disk's list has no kyber: unsupported, nothing written. device/timeout is no
+# longer managed: 180 back.
+[ "$(jfield HVTUNED_KEPT MESSAGE_ID=$CLAMPED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/read_ahead_kb)" = 1020 ] ||
+        fail "$a0: no clamped entry for read_ahead_kb 1021"
+[ "$(jfield ERRNO MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/nr_requests)" = 22 ] ||
+        fail "$a0: no EINVAL entry for nr_requests 1000"
+jfield HVTUNED_OFFERED MESSAGE_ID=$UNSUPPORTED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/scheduler | grep -q none ||
+        fail "$ide: no unsupported entry for kyber"
+[ "$(jfield HVTUNED_TO MESSAGE_ID=$RESTORED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=device/timeout)" = 180 ] ||
+        fail "$a0: device/timeout not restored"
+expect_state "$a0" "none 128 1020 180" "clamped, refused, restored"
+case $(status_text) in *"failed"*) ;; *) fail "STATUS: $(status_text)" ;; esac
+ok "clamped (1021 -> 1020), EINVAL (nr_requests 1000 > 316), unsupported (kyber), restore on reload"
+
+config <<'EOF'
+queue = { read_ahead_kb = 1024; };
+host = { max_hw_queues = 2; };
+EOF
+systemctl reload hvtuned || fail "reload 3"
+# The IDE disk had mq-deadline with 200 requests before hvtuned: the scheduler goes back first
+# (the kernel resets nr_requests to 256 on the switch), then 200.
+expect_state "$ide" "mq-deadline 200 1024 180" "scheduler and nr_requests no longer managed"
+ok "reload: the true originals back in order ($ide: mq-deadline, then nr_requests 200)"
+
+# --- 5: stop puts every original back ---------------------------------------------------------
+config <<'EOF'
+queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
+device = { timeout = 300; };
+host = { max_hw_queues = 2; };
+EOF
+systemctl reload hvtuned || fail "reload 4"
+expect_state "$ide" "none 128 1024 300" "tuned again"
+systemctl stop hvtuned
+for d in "$a0" "$a1" "$a2" "$b0" "$c0"; do
+        depth=$(cat "/sys/block/$d/mq/0/nr_tags")
+        want="none $depth $ra0 180"
+        # The rule's bfq on LUN 1 is what it had before hvtuned (2 x min(depth, 128) requests).
+        [ "$d" != "$a1" ] || want="bfq 256 $ra0 180"
+        expect_state "$d" "$want" "after stop"
+done
+expect_state "$ide" "mq-deadline 200 $ra0 180" "after stop"
+[ "$(cat $PARAM)" = 0 ] || fail "storvsc_max_hw_queues is $(cat $PARAM) after stop, not 0"
+[ "$(state "$other")" = "$other_before" ] || fail "scsi_debug's $other changed"
+[ -z "$(ls /run/hvtuned)" ] || fail "records left: $(ls /run/hvtuned)"
+ok "systemctl stop: every disk and the parameter back at their originals, no record left"
+
+# --- 6: kill -9 between the scheduler switch and the nr_requests write ------------------------
+echo mq-deadline > "/sys/block/$a0/queue/scheduler"
+echo 200 > "/sys/block/$a0/queue/nr_requests"
+echo 256 > "/sys/block/$a0/queue/read_ahead_kb"
+expect_state "$a0" "mq-deadline 200 256 180" "set up for the crash"
+nr=$(readlink -f "/sys/block/$a0/queue/nr_requests")
+# strace holds hvtuned's first write to that one file for 60 s: the switch to none is done
+# (and the kernel has reset nr_requests), the write of 128 is not.
+RUNTIME_DIRECTORY=/run/hvtuned strace -f -qq -o /dev/null -P "$nr" -e trace=write \
+        -e inject=write:delay_enter=60000000:when=1 "$HVTUNED" > /tmp/crash.log 2>&1 &
+tracer=$!
+wait_until 60 "$a0 switched to none" 'test "$(sched "$a0")" = none'
+sleep 1
+depth=$(cat "/sys/block/$a0/mq/0/nr_tags")
+[ "$(attr "$a0" queue/nr_requests)" = "$depth" ] || fail "$a0: nr_requests $(attr "$a0" queue/nr_requests) mid-pass, not the reset $depth"
+grep -qx "queue/nr_requests=200" "/run/hvtuned/$a0" || fail "the record of $a0 lacks nr_requests=200: $(cat "/run/hvtuned/$a0")"
+pkill -KILL -x hvtuned
+kill "$tracer" 2> /dev/null
+wait "$tracer" 2> /dev/null
+ok "killed between the switch and the nr_requests write: $a0 at none/$depth, the record holds 200"
+systemctl start hvtuned || fail "restart after kill -9"
+expect_state "$a0" "none 128 1024 300" "after the restart"
+systemctl stop hvtuned
+expect_state "$a0" "mq-deadline 200 256 180" "after stop"
+ok "restart and stop: $a0 back at mq-deadline/200/256, its true originals"
+
+dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
+echo "vmtest: all stages passed"

@@ -165,7 +165,7 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
 
         if (res->outcome == HVT_WOULD_APPLY)
                 return true;
-        if (res->outcome != HVT_UNCHANGED || !hvt_attr_get(res->attr)->reset_by_scheduler)
+        if (res->outcome != HVT_UNCHANGED || !hvt_attr_reset_by_scheduler(res->attr))
                 return false;
         for (size_t j = 0; j < i; j++)
                 if (found->results[j].attr == HVT_ATTR_SCHEDULER && found->results[j].outcome == HVT_WOULD_APPLY)

@@ -24,10 +24,8 @@
 
 static const struct hvt_attr attrs[_HVT_ATTR_MAX] = {
         [HVT_ATTR_SCHEDULER]      = { HVT_GROUP_QUEUE,  "scheduler",      HVT_VALUE_SCHEDULER, 0, 0 },
-        /* Below BLKDEV_MIN_RQ (4) the kernel raises the value to 4. Every scheduler switch
-         * resets it (blk_mq_init_sched(), block/blk-mq-sched.c): to 2 x min(tag depth, 128)
-         * with a scheduler, to the tag depth without one; measured on 6.1 and 6.18. */
-        [HVT_ATTR_NR_REQUESTS]    = { HVT_GROUP_QUEUE,  "nr_requests",    HVT_VALUE_INT, 4, BLK_MQ_MAX_DEPTH, true },
+        /* Below BLKDEV_MIN_RQ (4) the kernel raises the value to 4. */
+        [HVT_ATTR_NR_REQUESTS]    = { HVT_GROUP_QUEUE,  "nr_requests",    HVT_VALUE_INT, 4, BLK_MQ_MAX_DEPTH },
         /* EINVAL below one page (4 KiB on x86-64); clamped or EINVAL above max_hw_sectors_kb. */
         [HVT_ATTR_MAX_SECTORS_KB] = { HVT_GROUP_QUEUE,  "max_sectors_kb", HVT_VALUE_INT, 4, UINT32_MAX },
         [HVT_ATTR_RQ_AFFINITY]    = { HVT_GROUP_QUEUE,  "rq_affinity",    HVT_VALUE_INT, 0, 2 },
@@ -71,6 +69,12 @@ int hvt_attr_lookup(enum hvt_group group, const char *name) {
                 if (attrs[i].group == group && strcmp(attrs[i].name, name) == 0)
                         return (int) i;
         return -ENOENT;
+}
+
+/* blk_mq_init_sched() (block/blk-mq-sched.c) sets nr_requests on every switch: to 2 x min(tag
+ * depth, 128) for a scheduler, to the tag depth for none (seen on 6.1 and 6.18). */
+bool hvt_attr_reset_by_scheduler(enum hvt_attr_id id) {
+        return id == HVT_ATTR_NR_REQUESTS;
 }
 
 const char *hvt_group_name(enum hvt_group group) {

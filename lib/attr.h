@@ -53,7 +53,6 @@ struct hvt_attr {
         const char *name;
         enum hvt_value_kind kind;
         int64_t min, max;
-        bool reset_by_scheduler;  /* a scheduler switch puts the kernel's default back */
 };
 
 /* Long enough for any int64 and for an elevator name (the kernel's ELV_NAME_MAX is 16). */
@@ -68,6 +67,8 @@ struct hvt_setting {
 };
 
 const struct hvt_attr *hvt_attr_get(enum hvt_attr_id id);
+/* Whether a scheduler switch puts the kernel's default back into id. */
+bool hvt_attr_reset_by_scheduler(enum hvt_attr_id id);
 int hvt_attr_lookup(enum hvt_group group, const char *name);
 const char *hvt_group_name(enum hvt_group group);
 

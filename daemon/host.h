@@ -47,7 +47,7 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size);
 /* Reads every storvsc controller into d->host.controllers. */
 int hvt_host_scan(struct hvt_daemon *d);
 
-/* Bytes as "79.2 MiB". */
+/* Bytes as "96.6 MiB". */
 void hvt_format_bytes(uint64_t bytes, char *buf, size_t size);
 
 /* The controller of that name, or NULL. The pointer is into d->host.controllers: the next

@@ -247,7 +247,11 @@ vm_parse() {
         fi
         vm_script=$1
         [ -n "${VM_TREE:-}" ] || { echo "vm: call vm_require first" >&2; return 255; }
-        rm -rf "$VM_WORK/$vm_name".*
+        # Only the run's own files: a caller's "$VM_WORK/<name>.conf" is not the harness's.
+        local f
+        for f in console cpio out output qemu root; do
+                rm -rf "${VM_WORK:?}/$vm_name.$f"
+        done
 }
 
 # Reports the run's outcome: the script's status, or 255 with what the console said.

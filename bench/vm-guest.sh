@@ -1,0 +1,149 @@
+#!/bin/sh
+# bench/vm's guest side (docs/performance.md, "The payoff on a real kernel"): runs as /init's
+# test script in a busybox initramfs on Debian's 6.1 kernel, with the storvsc stand-in at
+# /vmtest/hv_storvsc.ko and its settings in /vmtest/bench.conf (QUEUES: the hw queue counts of
+# the controller figures; REPS: runs of each; CAP: the cap of the re-probe figure; SCHED_REPS).
+# It measures free memory and prints raw readings, one "kind field..." line each, in KiB; the
+# host (bench/vm) makes the differences, the estimates and the table:
+#   env present online
+#   noise KiB...                       settled readings with nothing changing
+#   ctl Q REP CAN_QUEUE NR_HW_QUEUES BEFORE ADDED DELETED     a controller, no LUN
+#   reprobe REP CAN_QUEUE Q_BEFORE Q_AFTER BEFORE_CAP CAPPED UNCAPPED_AGAIN
+#   disk REP NR_HW_QUEUES CTL_ONLY WITH_LUN LUN_GONE LUN_MIB   a LUN added to a controller
+#   sched REP NR_HW_QUEUES DEFAULT NR_REQ_DEADLINE NR_REQ_NONE NONE DEADLINE NONE_AGAIN
+# Every change is measured both ways (made, then undone), so that the host can average the two
+# differences: a slow drift of free memory (the kernel's deferred frees of the shell's own
+# processes, slabs filling per CPU) then cancels out.
+#   stage NAME SECONDS                 the guest's own wall time per stage (boot: uptime at start)
+#   warn TEXT
+# Free memory as realkernel.md measured it: after sync, drop_caches and compaction, the zones'
+# "pages free" plus every per-CPU list's "count:" (/proc/zoneinfo; MemFree leaves the per-CPU
+# lists out), the median of three such settled readings.
+# shellcheck disable=SC1091 # written by bench/vm
+. /vmtest/bench.conf
+G=f8b3781a-1e82-4818-a1c3-63d806ec15bb
+CTL=/sys/kernel/debug/hv_storvsc_standin/control
+P=/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
+DRV=/sys/bus/vmbus/drivers/hv_storvsc
+
+up() { cut -d' ' -f1 /proc/uptime; }
+stage_start=$(up)
+echo "stage boot $stage_start"
+stage() {	# stage NAME: the time since the last stage ended
+	now=$(up)
+	echo "stage $1 $(awk -v a="$stage_start" -v b="$now" 'BEGIN { printf "%.1f", b - a }')"
+	stage_start=$now
+}
+reading() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	echo 1 > /proc/sys/vm/compact_memory
+	awk '$1 == "pages" && $2 == "free" { s += $3 } $1 == "count:" { s += $2 } END { print s * 4 }' /proc/zoneinfo
+}
+free_kib() { { reading; reading; reading; } | sort -n | sed -n 2p; }
+die() { echo "warn $*"; exit 1; }
+host_attr() { cat "$(ls -d /sys/bus/vmbus/devices/$G/host*)/scsi_host/"host*/"$1"; }
+ctl() { echo "$*" > $CTL || die "control: $* failed"; }
+disk_of() { basename "$(ls -d /sys/bus/vmbus/devices/$G/host*/target*/*:0/block/* 2>/dev/null)"; }
+ncpus() { tr ',' '\n' < "$1" | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }'; }
+
+modprobe sd_mod || die "modprobe sd_mod"
+insmod /vmtest/hv_storvsc.ko || die "insmod the stand-in"
+present=$(ncpus /sys/devices/system/cpu/present)
+echo "env $present $(ncpus /sys/devices/system/cpu/online)"
+
+# Warm-up: the first controller and the first disk allocate things once (per-CPU chunks, slab
+# caches' first pages, kernfs) that later ones reuse; none of it is a controller's cost.
+# Then ten settled readings: free memory drifts down for the first seconds after boot, as
+# every CPU's slab caches fill with the shell's processes.
+echo 0 > $P
+ctl add scsi $G 0
+ctl lun-add $G 0 1
+d=$(disk_of)
+echo mq-deadline > /sys/block/"$d"/queue/scheduler
+echo none > /sys/block/"$d"/queue/scheduler
+ctl lun-del $G 0
+ctl del $G
+i=0
+while [ $i -lt 10 ]; do reading > /dev/null; i=$((i + 1)); done
+stage setup
+
+# Noise: settled readings with nothing happening, spread over the time of a measurement.
+echo "noise $(free_kib) $(free_kib) $(free_kib) $(free_kib) $(free_kib)"
+stage noise
+
+# 1. A controller without LUNs (the tag set's preallocated requests and what a Scsi_Host
+#    holds) at each queue count: added, then deleted.
+for q in $QUEUES; do
+	rep=1
+	while [ $rep -le "$REPS" ]; do
+		echo "$q" > $P
+		before=$(free_kib)
+		ctl add scsi $G 0
+		cq=$(host_attr can_queue) nrq=$(host_attr nr_hw_queues)
+		added=$(free_kib)
+		ctl del $G
+		deleted=$(free_kib)
+		echo "ctl $q $rep $cq $nrq $before $added $deleted"
+		rep=$((rep + 1))
+	done
+done
+stage controllers
+
+# 2. The cap and a re-probe, as hvtuned does it: a controller probed with one queue per present
+#    CPU, then the parameter set to CAP and the driver unbound and bound again.
+rep=1
+while [ $rep -le "$REPS" ]; do
+	echo 0 > $P
+	ctl add scsi $G 0
+	q0=$(host_attr nr_hw_queues)
+	before=$(free_kib)
+	echo "$CAP" > $P
+	echo $G > $DRV/unbind
+	echo $G > $DRV/bind
+	# bind probes synchronously, and scsi_mod.scan=sync makes the scan part of the probe.
+	cq=$(host_attr can_queue) q1=$(host_attr nr_hw_queues)
+	capped=$(free_kib)
+	echo 0 > $P
+	echo $G > $DRV/unbind
+	echo $G > $DRV/bind
+	again=$(free_kib)
+	ctl del $G
+	echo "reprobe $rep $cq $q0 $q1 $before $capped $again"
+	rep=$((rep + 1))
+done
+echo 0 > $P
+stage reprobe
+
+# 3. A disk on a controller with one queue per present CPU: what the LUN adds, then the
+#    scheduler none -> mq-deadline -> none on it.
+rep=1
+while [ $rep -le "$SCHED_REPS" ]; do
+	ctl add scsi $G 0
+	nrq=$(host_attr nr_hw_queues)
+	ctl_only=$(free_kib)
+	ctl lun-add $G 0 1
+	d=$(disk_of)
+	if [ -z "$d" ] || [ ! -e /sys/block/"$d"/queue/scheduler ]; then die "no disk on LUN 0"; fi
+	with_lun=$(free_kib)
+	default=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/"$d"/queue/scheduler)
+	echo none > /sys/block/"$d"/queue/scheduler
+	none=$(free_kib)
+	echo mq-deadline > /sys/block/"$d"/queue/scheduler || die "mq-deadline on $d"
+	nr_dl=$(cat /sys/block/"$d"/queue/nr_requests)
+	deadline=$(free_kib)
+	echo none > /sys/block/"$d"/queue/scheduler
+	nr_none=$(cat /sys/block/"$d"/queue/nr_requests)
+	none_again=$(free_kib)
+	echo "sched $rep $nrq $default $nr_dl $nr_none $none $deadline $none_again"
+	ctl lun-del $G 0
+	lun_gone=$(free_kib)
+	echo "disk $rep $nrq $ctl_only $with_lun $lun_gone 1"
+	ctl del $G
+	rep=$((rep + 1))
+done
+stage disk
+
+n=$(dmesg | grep -cE 'WARNING|Oops:|BUG:|Call Trace')
+[ "$n" = 0 ] || { echo "warn dmesg has $n WARNING/Oops/BUG lines:"; dmesg | tail -n 40; }
+exit 0

@@ -349,10 +349,28 @@ static struct udev_device *disk_new(struct udev *udev, const char *name) {
         return udev_device_unref(dev);
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_queue *, udev_queue_unref);
+
+/* Whether a walk leaves the disks udevd has not finished with to their "add" event, which
+ * comes once udevd ran their rules. Read before, a disk shows what the kernel made of it, not
+ * what the system's rules set up (a distro's bfq, an operator's nr_requests): recorded as the
+ * originals, those would be what a stop puts back, and the rules' values would be fought as
+ * drift. Without udevd (a container, a test tree: no udev database at all) no event will
+ * come, and a single pass has no loop to take one: there every disk is taken as it is. */
+static bool wait_for_udev(struct hvt_daemon *d) {
+        _cleanup_(udev_queue_unrefp) struct udev_queue *q = NULL;
+
+        if (d->once)
+                return false;
+        q = udev_queue_new(d->udev);
+        return q && udev_queue_get_udev_is_active(q) > 0;
+}
+
 int hvt_daemon_enumerate(struct hvt_daemon *d) {
         _cleanup_(closedirp) DIR *dir = NULL;
         char **names = NULL;
         size_t n = 0;
+        bool wait = wait_for_udev(d);
         int r;
 
         dir = opendir("/sys/class/block");
@@ -375,6 +393,11 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
                 dev = disk_new(d->udev, names[i]);
                 if (!dev)
                         continue;  /* a partition, or gone since the listing */
+                if (wait && !udev_device_get_is_initialized(dev)) {
+                        hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", names[i]);
+                        udev_device_unref(dev);
+                        continue;
+                }
                 (void) hvt_daemon_handle_device(d, dev, NULL);
                 udev_device_unref(dev);
         }

@@ -287,6 +287,7 @@ static int save_original(struct hvt_daemon *d) {
 
 static int record_original(const struct hvt_apply *found, void *userdata) {
         struct hvt_daemon *d = userdata;
+        /* hvt_apply_attr(): one attribute, the parameter. */
         const struct hvt_result *res = &found->results[0];
         struct hvt_setting *o = &d->host.orig.value[res->attr];
         int r;

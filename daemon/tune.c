@@ -61,8 +61,10 @@ static int reload_record(struct hvt_daemon *d, struct hvt_tracked *t) {
         return 0;
 }
 
-/* Before the first write of a pass: the original of every planned attribute that has none
- * yet, as found before that write, goes on disk in one record, or no write. */
+/* Before the first write of a pass: the original of every attribute the pass may change that
+ * has none yet, as found before that write, goes on disk in one record, or no write. That
+ * includes what the scheduler's switch resets when the plan leaves it alone: its slot holds
+ * just the original, put back with the scheduler's. */
 static int record_originals(const struct hvt_apply *found, void *userdata) {
         struct hook *h = userdata;
         bool taken[_HVT_ATTR_MAX] = {}, any = false;
@@ -71,14 +73,21 @@ static int record_originals(const struct hvt_apply *found, void *userdata) {
         r = reload_record(h->d, h->t);
         for (size_t i = 0; r >= 0 && i < found->n; i++) {
                 const struct hvt_result *res = &found->results[i];
-                /* The pass made a slot for each attribute it manages. */
-                struct hvt_slot *slot = hvt_slot_get(&h->t->slots, res->attr);
+                struct hvt_slot *slot;
 
-                if (slot->orig.set || !hvt_apply_may_write(found, i))
+                if (!hvt_apply_may_write(found, i))
                         continue;
-                /* from is a value the pass compared: it parses. */
+                slot = hvt_slot_make(&h->t->slots, res->attr);
+                if (!slot) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (slot->orig.set)
+                        continue;
+                /* from is a value the pass read and parsed. */
                 r = hvt_setting_from_kernel(&slot->orig, res->attr, res->from);
-                taken[res->attr] = any = r >= 0;
+                taken[res->attr] = r >= 0;
+                any = any || taken[res->attr];
         }
         if (r >= 0 && any)
                 r = save_record(h->d, h->t);
@@ -126,7 +135,7 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
         struct hvt_plan p = {};
         struct hvt_apply a;
         unsigned failed = 0;
-        bool any = false;
+        bool any = false, sched_failed = false;
 
         for (size_t i = 0; i < t->slots.n; i++) {
                 const struct hvt_slot *slot = &t->slots.slot[i];
@@ -140,6 +149,9 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
                 return 0;
 
         hvt_apply_disk(&t->disk, &p, d->apply_flags, NULL, NULL, &a);
+        for (size_t i = 0; i < a.n; i++)
+                if (a.results[i].attr == HVT_ATTR_SCHEDULER && a.results[i].outcome == HVT_FAILED)
+                        sched_failed = true;
         for (size_t i = 0; i < a.n; i++) {
                 const struct hvt_result *r = &a.results[i];
                 struct hvt_slot *s = hvt_slot_get(&t->slots, r->attr);
@@ -150,6 +162,9 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
                         failed++;
                         continue;
                 }
+                /* Its original belongs to the scheduler's: the next try of that resets it. */
+                if (sched_failed && hvt_attr_reset_by_scheduler(r->attr))
+                        continue;
                 s->orig.set = false;
                 forget_history(s);
         }
@@ -206,17 +221,28 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
                                 (unsigned) ((t->window_start + window - now + 999999) / 1000000));
 }
 
+/* An original that a scheduler switch resets (nr_requests) belongs to the scheduler it was
+ * found under: while hvtuned still holds the scheduler at another, writing it back would not
+ * restore anything, and the scheduler's own restore would reset it again. It goes back with
+ * the scheduler's. */
+static bool waits_for_scheduler(const struct hvt_tracked *t, const struct hvt_plan *plan, enum hvt_attr_id id) {
+        const struct hvt_slot *sched = hvt_slot_get(&t->slots, HVT_ATTR_SCHEDULER);
+
+        return hvt_attr_reset_by_scheduler(id) && sched && sched->orig.set && plan->want[HVT_ATTR_SCHEDULER].set;
+}
+
 /* The new plan, against the last one: what stays the same keeps its history (settled, what
- * the kernel kept). An original recorded for an attribute the plan does not manage goes back:
- * after a reload that dropped it, and after a restart with a configuration that did. Then
- * the slots want what the plan wants, each planned attribute with a slot of its own. */
+ * the kernel kept). An original recorded for an attribute the plan does not manage goes back
+ * (but see waits_for_scheduler()): after a reload that dropped it, and after a restart with a
+ * configuration that did. Then the slots want what the plan wants, each planned attribute
+ * with a slot of its own. */
 static int carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanaged[static _HVT_ATTR_MAX]) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 const struct hvt_setting *now = &plan->want[i];
                 struct hvt_slot *s = hvt_slot_get(&t->slots, (enum hvt_attr_id) i);
                 bool was = s && s->want.set;
 
-                unmanaged[i] = !now->set && s && s->orig.set;
+                unmanaged[i] = !now->set && s && s->orig.set && !waits_for_scheduler(t, plan, (enum hvt_attr_id) i);
                 if (was && now->set && strcmp(s->want.text, now->text) == 0)
                         memcpy(plan->kept[i], s->last.kept, HVT_VALUE_MAX);
                 else if (s && (!unmanaged[i] || was))
@@ -232,6 +258,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         struct hvt_plan plan;
         struct hvt_apply a;
         unsigned repairs = 0, restore_failed;
+        enum hvt_report_kind sched_kind = HVT_REPORT_TUNE;
 
         /* Paused: events and periodic checks wait for the end of the pause, which re-checks;
          * a new configuration is the operator's word and applies at once. */
@@ -256,10 +283,16 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 bool wrote = r.outcome == HVT_APPLIED || r.outcome == HVT_CLAMPED;
                 enum hvt_report_kind kind = HVT_REPORT_TUNE;
 
-                if (wrote && s->settled) {
+                /* Put back after the scheduler's switch reset it: part of that write, a repair
+                 * only if the switch was one, and never counted twice. */
+                if (r.knock_on)
+                        kind = sched_kind;
+                else if (wrote && s->settled) {
                         kind = HVT_REPORT_REPAIR;
                         repairs++;
                 }
+                if (r.attr == HVT_ATTR_SCHEDULER)
+                        sched_kind = kind;
                 hvt_report_result(&d->log, &t->disk, &r, kind, report_flags(d, &r, s));
 
                 keep_last(&s->last, &r);

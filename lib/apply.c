@@ -153,24 +153,60 @@ static void write_one(int dirfd, enum hvt_attr_id id, struct hvt_result *res) {
         }
 }
 
-/* One attribute of a pass: where it lives and what is wanted of it. */
+/* One attribute of a pass: where it lives and what is wanted of it. Without a want it is
+ * only watched: read for its original, never written (an attribute the scheduler resets). */
 struct item {
         int dirfd;   /* negative: its directory could not be opened */
         const struct hvt_setting *want;
         const char *kept;
 };
 
+/* Reads what a watched attribute holds, into res->from. */
+static void watch(int dirfd, struct hvt_result *res) {
+        const struct hvt_attr *a = hvt_attr_get(res->attr);
+        struct hvt_sched_list list;
+        char buf[READ_MAX];
+        int r;
+
+        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+        if (r < 0)
+                return result_read_error(res, r);
+        r = parse_current(a, buf, res->from, &list);
+        if (r < 0) {
+                copy_shown(res->from, buf);
+                return result_error(res, r);
+        }
+        res->outcome = HVT_UNCHANGED;
+}
+
+static const struct hvt_result *find_scheduler(const struct hvt_apply *a) {
+        for (size_t i = 0; i < a->n; i++)
+                if (a->results[i].attr == HVT_ATTR_SCHEDULER)
+                        return &a->results[i];
+        return NULL;
+}
+
 bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
-        const struct hvt_result *res = &found->results[i];
+        const struct hvt_result *res = &found->results[i], *sched;
 
         if (res->outcome == HVT_WOULD_APPLY)
                 return true;
         if (res->outcome != HVT_UNCHANGED || !hvt_attr_reset_by_scheduler(res->attr))
                 return false;
-        for (size_t j = 0; j < i; j++)
-                if (found->results[j].attr == HVT_ATTR_SCHEDULER && found->results[j].outcome == HVT_WOULD_APPLY)
-                        return true;
-        return false;
+        sched = find_scheduler(found);
+        return sched && sched->outcome == HVT_WOULD_APPLY;
+}
+
+/* The scheduler waits while an attribute its switch resets could not be read: the switch
+ * would lose that value for good. One the kernel does not have (unsupported) loses nothing. */
+static void hold_scheduler(struct hvt_apply *a) {
+        struct hvt_result *sched = (struct hvt_result *) find_scheduler(a);
+
+        if (!sched || sched->outcome != HVT_WOULD_APPLY)
+                return;
+        for (size_t i = 0; i < a->n; i++)
+                if (hvt_attr_reset_by_scheduler(a->results[i].attr) && a->results[i].outcome == HVT_FAILED)
+                        return result_error(sched, -a->results[i].error);
 }
 
 /* A write changed res, which was not expected to be written: the hook sees it alone, with
@@ -186,60 +222,72 @@ static int before_late_write(const struct hvt_result *res, const char *first, hv
         return before_write(&one, userdata);
 }
 
-/* The pass over items[], one result each in ret: all read first, the hook, then the writes. */
-static void apply_items(const struct item *items, size_t n, unsigned flags, hvt_before_write_t before_write,
-                        void *userdata, struct hvt_apply *ret) {
-        bool any = false, wrote = false, covered[_HVT_ATTR_MAX];
+/* Reads res again after an earlier write of the pass, which may have changed it: a scheduler
+ * switch resets nr_requests, a limits update (6.9+) read_ahead_kb. What was found first stays
+ * the report's "from" where it differed already. A change nothing expected goes through the
+ * hook first. */
+static void redecide(const struct item *item, hvt_before_write_t before_write, void *userdata, bool covered,
+                     struct hvt_result *res) {
+        char first[HVT_VALUE_MAX];
+        bool differed = res->outcome == HVT_WOULD_APPLY;
         int r;
 
-        for (size_t i = 0; i < n; i++) {
-                struct hvt_result *res = &ret->results[i];
+        copy_value(first, res->from);
+        res->kept[0] = '\0';
+        decide(item->dirfd, res->attr, item->want, item->kept, res);
+        if (differed && res->outcome == HVT_WOULD_APPLY)
+                copy_value(res->from, first);
+        if (!covered && res->outcome == HVT_WOULD_APPLY) {
+                r = before_late_write(res, first, before_write, userdata);
+                if (r < 0)
+                        result_error(res, r);
+        }
+}
+
+/* The pass over items[], one result each in a: all read first, the hook, then the writes. */
+static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
+                        struct hvt_apply *a) {
+        bool any = false, wrote = false, sched_written = false, covered[_HVT_ATTR_MAX];
+        int r;
+
+        for (size_t i = 0; i < a->n; i++) {
+                struct hvt_result *res = &a->results[i];
 
                 if (items[i].dirfd < 0)
                         result_error(res, items[i].dirfd);
+                else if (!items[i].want)
+                        watch(items[i].dirfd, res);
                 else
                         decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, res);
-                any = any || res->outcome == HVT_WOULD_APPLY;
         }
+        hold_scheduler(a);
+        for (size_t i = 0; i < a->n; i++)
+                any = any || a->results[i].outcome == HVT_WOULD_APPLY;
         if (!any || (flags & HVT_APPLY_DRY_RUN))
                 return;
 
-        for (size_t i = 0; i < n; i++)
-                covered[i] = hvt_apply_may_write(ret, i);
-        r = before_write ? before_write(ret, userdata) : 0;
-        for (size_t i = 0; i < n; i++) {
-                struct hvt_result *res = &ret->results[i];
+        for (size_t i = 0; i < a->n; i++)
+                covered[i] = hvt_apply_may_write(a, i);
+        r = before_write ? before_write(a, userdata) : 0;
+        for (size_t i = 0; i < a->n; i++) {
+                struct hvt_result *res = &a->results[i];
 
+                if (!items[i].want)
+                        continue;
                 if (r < 0) {
                         if (res->outcome == HVT_WOULD_APPLY)
                                 result_error(res, r);
                         continue;
                 }
-                /* A write may have changed this one: a scheduler switch resets nr_requests,
-                 * a limits update (6.9+) read_ahead_kb. The value found first stays the
-                 * report's "from" where it differed already. */
-                if (wrote && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY)) {
-                        char first[HVT_VALUE_MAX];
-                        bool differed = res->outcome == HVT_WOULD_APPLY;
-                        int k;
-
-                        copy_value(first, res->from);
-                        res->kept[0] = '\0';
-                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, res);
-                        if (differed && res->outcome == HVT_WOULD_APPLY)
-                                copy_value(res->from, first);
-                        if (!covered[i] && res->outcome == HVT_WOULD_APPLY) {
-                                k = before_late_write(res, first, before_write, userdata);
-                                if (k < 0) {
-                                        result_error(res, k);
-                                        continue;
-                                }
-                        }
-                }
+                if (wrote && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
+                        redecide(&items[i], before_write, userdata, covered[i], res);
                 if (res->outcome != HVT_WOULD_APPLY)
                         continue;
+                res->knock_on = sched_written && hvt_attr_reset_by_scheduler(res->attr);
                 write_one(items[i].dirfd, res->attr, res);
                 wrote = true;
+                sched_written = sched_written ||
+                        (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));
         }
 }
 
@@ -273,26 +321,38 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
         struct item items[_HVT_ATTR_MAX];
+        struct hvt_apply all = {};
+        size_t planned = 0;
 
-        ret->n = 0;
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                const struct hvt_setting *want = &p->want[i];
-                struct hvt_result *res;
+        /* The planned attributes in table order, then those the scheduler's switch resets
+         * that the plan leaves alone: only watched. */
+        for (int watched = 0; watched <= 1; watched++) {
+                for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+                        enum hvt_attr_id id = (enum hvt_attr_id) i;
+                        const struct hvt_setting *want = &p->want[i];
+                        struct hvt_result *res;
 
-                if (!want->set)
-                        continue;
-                res = &ret->results[ret->n];
-                *res = (struct hvt_result) { .attr = (enum hvt_attr_id) i };
-                copy_value(res->to, want->text);
-                /* A directory that cannot be opened (the disk is going away) fails its
-                 * attributes; the other group may still work. */
-                items[ret->n++] = (struct item) {
-                        .dirfd = dirs_get(&dirs, d, hvt_attr_get((enum hvt_attr_id) i)->group),
-                        .want = want,
-                        .kept = p->kept[i],
-                };
+                        if (watched ? want->set || !p->want[HVT_ATTR_SCHEDULER].set || !hvt_attr_reset_by_scheduler(id)
+                                    : !want->set)
+                                continue;
+                        res = &all.results[all.n];
+                        *res = (struct hvt_result) { .attr = id };
+                        if (!watched)
+                                copy_value(res->to, want->text);
+                        /* A directory that cannot be opened (the disk is going away) fails its
+                         * attributes; the other group may still work. */
+                        items[all.n++] = (struct item) {
+                                .dirfd = dirs_get(&dirs, d, hvt_attr_get(id)->group),
+                                .want = watched ? NULL : want,
+                                .kept = p->kept[i],
+                        };
+                }
+                if (!watched)
+                        planned = all.n;
         }
-        apply_items(items, ret->n, flags, before_write, userdata, ret);
+        apply_items(items, flags, before_write, userdata, &all);
+        ret->n = planned;
+        memcpy(ret->results, all.results, planned * sizeof(all.results[0]));
 }
 
 void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
@@ -302,6 +362,6 @@ void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *wa
 
         a.results[0] = (struct hvt_result) { .attr = id };
         copy_value(a.results[0].to, want->text);
-        apply_items(&item, 1, flags, before_write, userdata, &a);
+        apply_items(&item, flags, before_write, userdata, &a);
         *ret = a.results[0];
 }

@@ -29,6 +29,7 @@ struct hvt_result {
         char to[HVT_VALUE_MAX];       /* desired, as written */
         char kept[HVT_VALUE_MAX];     /* clamped, or unchanged as clamped before: what the kernel keeps */
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
+        bool knock_on;                /* written because the scheduler was, in the same pass */
 };
 
 struct hvt_apply {
@@ -40,23 +41,25 @@ enum {
         HVT_APPLY_DRY_RUN = 1 << 0,
 };
 
-/* Called before the first write of a pass with every planned attribute as first read; those
- * for which hvt_apply_may_write() is true have their value found in .from. A negative return
- * skips every write and fails the attributes that would have been written with that error.
- * This is where originals are recorded: all before the first write, because a write changes
- * other attributes (a scheduler switch resets nr_requests), and at once, so that they
- * survive a crash right after it. Called again, with just that one, only for an attribute a
- * write changed that nothing said it would. */
+/* Called before the first write of a pass with every planned attribute as first read, and
+ * after them the attributes the plan does not manage that a scheduler switch resets (when it
+ * has the scheduler): those for which hvt_apply_may_write() is true have their value found
+ * in .from. A negative return skips every write and fails the attributes that would have
+ * been written with that error. This is where originals are recorded: all before the first
+ * write, because a write changes other attributes (a scheduler switch resets nr_requests,
+ * managed or not), and at once, so that they survive a crash right after it. Called again,
+ * with just that one, only for an attribute a write changed that nothing said it would. */
 typedef int (*hvt_before_write_t)(const struct hvt_apply *found, void *userdata);
 
-/* Whether the pass may write found->results[i]: it differs, or an earlier attribute that
- * differs resets it when written. */
+/* Whether the pass may change found->results[i]: it differs, or the scheduler differs and
+ * resets it when written. */
 bool hvt_apply_may_write(const struct hvt_apply *found, size_t i);
 
 /* One result per planned attribute, in table order. Every attribute is read before the
  * first write; after a write, each later one is read again before it is compared, since the
- * kernel may have changed it. A failure of one attribute never stops the others: the results
- * say what happened. before_write may be NULL. */
+ * kernel may have changed it. A failure of one attribute never stops the others, but for
+ * one: the scheduler is not switched while an attribute the switch resets cannot be read
+ * (its original would be lost). The results say what happened. before_write may be NULL. */
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret);
 

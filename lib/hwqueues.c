@@ -72,27 +72,37 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present) {
  * its own), per hw queue: measured as what is left once the rest is counted. */
 #define HCTX_BYTES 4096u
 
-/* What kmalloc(n) takes: a power-of-two slab object up to 8 KiB, whole pages beyond. */
+/* Every block holds a request: the loop below always moves on. */
+_Static_assert(HVT_REQUEST_BYTES <= PAGE_BYTES, "a request fits in a page");
+
+/* What kmalloc(n) takes: a power-of-two slab object up to 8 KiB, whole pages (a power of two
+ * of them) beyond; the 96- and 192-byte caches only matter below 12 tags. */
 static uint64_t kmalloc_bytes(uint64_t n) {
         uint64_t size = 8;
 
-        if (n > 2 * PAGE_BYTES) {
-                size = PAGE_BYTES;
-                while (size < n)
-                        size <<= 1;
-                return size;
-        }
         while (size < n)
                 size <<= 1;
         return size;
 }
 
 /* blk_mq_alloc_rqs(): a block of the largest order first, and a smaller one while what is
- * left fits in half of it; as many whole requests as fit in each. */
+ * left fits in half of it; as many whole requests as fit in each. The full blocks at once,
+ * then at most RQ_BLOCK_MAX_ORDER + 1 smaller ones. */
 static uint64_t request_blocks_bytes(unsigned depth) {
-        uint64_t left = (uint64_t) depth * HVT_REQUEST_BYTES, bytes = 0;
+        const uint64_t max_block = (uint64_t) PAGE_BYTES << RQ_BLOCK_MAX_ORDER;
+        const unsigned per_max = (unsigned) (max_block / HVT_REQUEST_BYTES);
+        uint64_t left, bytes = 0;
         unsigned done = 0;
 
+        /* While at least half a largest block is left, the largest is what it takes. */
+        if ((uint64_t) depth * HVT_REQUEST_BYTES >= max_block / 2 + (uint64_t) per_max * HVT_REQUEST_BYTES) {
+                unsigned full = (unsigned) (((uint64_t) depth * HVT_REQUEST_BYTES - max_block / 2) /
+                                            ((uint64_t) per_max * HVT_REQUEST_BYTES));
+
+                done = full * per_max;
+                bytes = (uint64_t) full * max_block;
+        }
+        left = (uint64_t) (depth - done) * HVT_REQUEST_BYTES;
         while (done < depth) {
                 unsigned order = RQ_BLOCK_MAX_ORDER;
                 uint64_t block, fit;

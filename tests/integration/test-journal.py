@@ -133,9 +133,12 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     pid = str(daemon.pid)
     wait_for("the start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
 
-    # A distro rule puts bfq back on sdb: the periodic check repairs it.
+    # A distro rule puts bfq back on sdb: the periodic check repairs it. The kernel resets
+    # nr_requests on the switch, to 2 x min(2534, 128).
     with open(SDB + "/queue/scheduler", "w") as f:
         f.write("none mq-deadline kyber [bfq] \n")
+    with open(SDB + "/queue/nr_requests", "w") as f:
+        f.write("256\n")
     wait_for("the drift repair", f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
     daemon.send_signal(signal.SIGUSR1)
     wait_for("the state dump", f"_PID={pid}", f"MESSAGE_ID={STATE_SUMMARY}")
@@ -302,6 +305,7 @@ def check_lifecycle(pid):
         fail(f"state entries for {sorted(by_disk)}")
     # Several attributes: the field repeats, and journalctl shows a list (in no set order).
     want_sda = sorted(["queue/scheduler original=mq-deadline desired=none current=none last=applied",
+                       "queue/nr_requests original=256 desired=- current=2534 last=reset by the scheduler",
                        "device/queue_depth original=2048 desired=254 current=254 last=applied"])
     if sorted(by_disk["sda"]) != want_sda:
         fail(f"sda state {by_disk['sda']}, want {want_sda}")

@@ -450,6 +450,38 @@ START_TEST(test_kill9_between_scheduler_and_nr_requests) {
 }
 END_TEST
 
+/* nr_requests set under mq-deadline belongs to it: when hvtuned switches the scheduler it
+ * records nr_requests too, managed or not, and puts it back after the scheduler. Dropped
+ * from the configuration while the scheduler is still hvtuned's, it waits for it. */
+START_TEST(test_nr_requests_goes_back_with_the_scheduler) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        struct hv_run run;
+
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/nr_requests", "200");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "2534");  /* the switch's reset */
+        assert_contains(hvtuned_stop(&run), "sda queue/nr_requests: 2534 -> 200 (restored)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "200");
+
+        rewrite(config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "128");
+        rewrite(config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        /* 200 is mq-deadline's: under none it waits. */
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "128");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "200");
+        ck_assert(!record_exists("sda"));
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_restart_with_smaller_config) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -634,11 +666,15 @@ START_TEST(test_state_dump) {
         /* Until the dump is out, a drift would show in it: no sentinel, the summary ends it. */
         wait_stderr(&run, "\nState: ");
         err = hvtuned_stop(&run);
+        /* nr_requests is not managed, but the switch to none reset it: its original is kept,
+         * to go back with the scheduler's. */
         assert_contains(err, "sda: queue/scheduler original=mq-deadline desired=none current=none last=applied; "
+                             "queue/nr_requests original=256 desired=- current=2534 last=reset by the scheduler; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
         assert_contains(err, "sdb: queue/scheduler original=- desired=none current=none last=unchanged; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
         assert_contains(err, "sdc: queue/scheduler original=bfq desired=none current=none last=applied; "
+                             "queue/nr_requests original=256 desired=- current=2534 last=reset by the scheduler; "
                              "queue/read_ahead_kb original=128 desired=1024 current=512 last=applied\n");
         assert_contains(err, "sdd: queue/scheduler original=- desired=none current=none last=unchanged; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied; "
@@ -658,6 +694,7 @@ int main(void) {
         tcase_add_test(tc, test_sighup_burst);
         tcase_add_test(tc, test_change_flood_costs_reads);
         tcase_add_test(tc, test_kill9_between_scheduler_and_nr_requests);
+        tcase_add_test(tc, test_nr_requests_goes_back_with_the_scheduler);
         tcase_add_test(tc, test_repair_budget);
         tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);

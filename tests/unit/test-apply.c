@@ -343,6 +343,84 @@ START_TEST(test_no_symlink_followed) {
 }
 END_TEST
 
+/* What the hook saw: called how often, with which attributes, before how many writes. */
+struct seen {
+        unsigned calls, writes_before;
+        struct fixture *f;
+        char attrs[128];
+};
+
+static int note_hook(const struct hvt_apply *found, void *userdata) {
+        struct seen *s = userdata;
+        size_t off = strlen(s->attrs);
+
+        s->calls++;
+        s->writes_before += count_writes(s->f);
+        for (size_t i = 0; i < found->n; i++)
+                if (hvt_apply_may_write(found, i))
+                        off += (size_t) snprintf(s->attrs + off, sizeof(s->attrs) - off, "%s=%s ",
+                                                 hvt_attr_get(found->results[i].attr)->name, found->results[i].from);
+        return 0;
+}
+
+/* One hook call before any write, with every original the pass may change: nr_requests too,
+ * managed or not, since the scheduler's switch resets it. */
+START_TEST(test_hook_once_before_writes) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        struct seen s = { .f = &f };
+
+        setup_disk(&f);
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
+        ck_assert_uint_eq(s.calls, 1);
+        ck_assert_uint_eq(s.writes_before, 0);
+        ck_assert_str_eq(s.attrs, "scheduler=mq-deadline read_ahead_kb=128 nr_requests=256 ");
+        /* Only the planned attributes have results; the watched one is not written. */
+        ck_assert_uint_eq(a.n, 2);
+        ck_assert_str_eq(get(&f, "sda/queue/nr_requests"), "256\n");
+        ck_assert_uint_eq(count_writes(&f), 2);
+
+        /* Nothing to switch: nr_requests is nobody's business, and no write, no hook. */
+        s = (struct seen) { .f = &f };
+        hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
+        ck_assert_uint_eq(s.calls, 0);
+        ck_assert_uint_eq(count_writes(&f), 0);
+}
+END_TEST
+
+/* The scheduler is not switched while nr_requests, which the switch would reset, cannot be
+ * read: its original would be lost. */
+START_TEST(test_unreadable_nr_requests_holds_scheduler) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+        char nr_requests[PATH_MAX + 32];
+
+        setup_disk(&f);
+        put(&f, "sda/queue/nr_requests", "many\n");
+        want_sched(&p, "none");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_uint_eq(a.n, 1);
+        r = find(&a, HVT_ATTR_SCHEDULER);
+        ck_assert_int_eq(r->outcome, HVT_FAILED);
+        ck_assert_int_eq(r->error, EBADMSG);
+        ck_assert_uint_eq(count_writes(&f), 0);
+        ck_assert_ptr_nonnull(strstr(get(&f, "sda/queue/scheduler"), "[mq-deadline]"));
+
+        /* A kernel without nr_requests loses nothing: the switch goes ahead. */
+        snprintf(nr_requests, sizeof(nr_requests), "%s/nr_requests", f.queue);
+        ck_assert_int_eq(unlink(nr_requests), 0);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_APPLIED);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("apply");
         TCase *tc = tcase_create("plain-directory");
@@ -357,6 +435,8 @@ int main(void) {
         tcase_add_test(tc, test_gone_queue_dir);
         tcase_add_test(tc, test_write_allowlist_and_tokens);
         tcase_add_test(tc, test_no_symlink_followed);
+        tcase_add_test(tc, test_hook_once_before_writes);
+        tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -162,24 +162,31 @@ static int setup_monitor(struct hvt_daemon *d) {
         return 0;
 }
 
-static int setup_signals(struct hvt_daemon *d) {
-        static const struct {
-                int sig;
-                sd_event_signal_handler_t handler;
-        } handlers[] = {
-                { SIGTERM, on_terminate },
-                { SIGINT,  on_terminate },
-                { SIGHUP,  on_reload },
-                { SIGUSR1, on_dump },
-        };
+static const struct {
+        int sig;
+        sd_event_signal_handler_t handler;
+} handlers[] = {
+        { SIGTERM, on_terminate },
+        { SIGINT,  on_terminate },
+        { SIGHUP,  on_reload },
+        { SIGUSR1, on_dump },
+};
+
+int hvt_loop_block_signals(void) {
         sigset_t mask;
-        int r;
 
         sigemptyset(&mask);
         for (size_t i = 0; i < ELEMENTSOF(handlers); i++)
                 sigaddset(&mask, handlers[i].sig);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot block signals: %m");
+        return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? negative_errno() : 0;
+}
+
+static int setup_signals(struct hvt_daemon *d) {
+        int r;
+
+        r = hvt_loop_block_signals();
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot block signals: %m");
 
         for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
                 r = sd_event_add_signal(d->event, NULL, handlers[i].sig, handlers[i].handler, d);

@@ -4,5 +4,9 @@
 
 #include "daemon.h"
 
+/* Blocks the signals the loop handles, so that one sent before the loop runs (while the
+ * configuration loads) waits for it instead of killing the daemon. 0 or -errno. */
+int hvt_loop_block_signals(void);
+
 /* Start-up pass, READY=1, then events until SIGTERM/SIGINT. Returns 0 or -errno. */
 int hvt_loop_run(struct hvt_daemon *d);

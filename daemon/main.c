@@ -128,6 +128,12 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv, &d, &mode, &level, &pid);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        /* systemctl reload or kill -s USR1 during a start: for the loop, not the default
+         * action. Before anything else, as the daemon can be signalled from its first moment. */
+        if (mode == MODE_DAEMON && hvt_loop_block_signals() < 0) {
+                fprintf(stderr, "hvtuned: cannot block signals: %m\n");
+                return EXIT_FAILURE;
+        }
         if (mode == MODE_RELOAD) {
                 char dir[4096];
 

@@ -3,7 +3,10 @@
  * pass is under way.
  *
  * With HVTUNED_TEST_SLOW_OPEN=PATH in the environment, fopen() of PATH (libconfig reads the
- * configuration that way) sleeps half a second first; with HVTUNED_TEST_SLOW_ATTR=SUFFIX, so
+ * configuration that way) sleeps half a second first, having created the file
+ * $HVTUNED_TEST_SLOW_MARK if that is set (so that a test knows the daemon is in there: a raw
+ * system call, which the write-log shim before this one does not see and umockdev does not
+ * redirect); with HVTUNED_TEST_SLOW_ATTR=SUFFIX, so
  * does every openat() of a path ending in /SUFFIX ("sdc/queue/nr_requests": hvtuned opens
  * attributes relative to the device's directory). Without them, nothing changes. Test code
  * only, preloaded into the daemon under test. */
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -24,10 +28,17 @@
 typedef FILE *(*fopen_fn)(const char *, const char *);
 
 static void maybe_wait(const char *path) {
-        const char *slow = getenv("HVTUNED_TEST_SLOW_OPEN");
+        const char *slow = getenv("HVTUNED_TEST_SLOW_OPEN"), *mark = getenv("HVTUNED_TEST_SLOW_MARK");
+        long fd;
 
-        if (slow && strcmp(slow, path) == 0)
-                usleep(DELAY_USEC);
+        if (!slow || strcmp(slow, path) != 0)
+                return;
+        if (mark) {
+                fd = syscall(SYS_openat, AT_FDCWD, mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                if (fd >= 0)
+                        (void) syscall(SYS_close, fd);
+        }
+        usleep(DELAY_USEC);
 }
 
 FILE *fopen(const char *path, const char *mode) {

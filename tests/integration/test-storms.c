@@ -267,6 +267,41 @@ START_TEST(test_sigusr1_during_reload) {
 }
 END_TEST
 
+/* SIGHUP and SIGUSR1 while hvtuned loads its configuration at start (made slow to open):
+ * blocked from the first thing main() does, they wait for the loop instead of killing it. */
+START_TEST(test_signals_during_start) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err;
+        char mark[] = "/tmp/hvtuned-slow-mark.XXXXXX";
+        struct hv_run run;
+        int fd = mkstemp(mark);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        unlink(mark);
+        setenv("HVTUNED_TEST_SLOW_OPEN", config, 1);
+        setenv("HVTUNED_TEST_SLOW_MARK", mark, 1);
+        hvtuned_launch(&run, (const char *const[]) { "-c", config, NULL });
+        for (int waited = 0; !g_file_test(mark, G_FILE_TEST_EXISTS); waited += 10) {
+                ck_assert_msg(waited < 120000, "hvtuned never opened its configuration");
+                usleep(10 * 1000);
+        }
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
+        unsetenv("HVTUNED_TEST_SLOW_OPEN");
+        unsetenv("HVTUNED_TEST_SLOW_MARK");
+        hvtuned_wait_notify(&run, "READY=1");
+        /* Both were kept for the loop: one reload, one state dump. */
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(count(err, "\nState: "), 1);
+        unlink(mark);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* One case a test, so that CK_RUN_CASE picks one storm. */
 static void add_case(Suite *s, const char *name, const TTest *test) {
         TCase *tc = tcase_create(name);
@@ -284,5 +319,6 @@ int main(void) {
         add_case(s, "sighup", test_sighup_storm);
         add_case(s, "sigterm", test_sigterm_during_startup);
         add_case(s, "sigusr1", test_sigusr1_during_reload);
+        add_case(s, "start", test_signals_during_start);
         return test_run(s);
 }

@@ -408,9 +408,19 @@ int hvt_daemon_enumerate(struct hvt_daemon *d) {
                 if (!d->disks[i - 1]->seen)
                         forget(d, d->disks[i - 1], true);
 
-        /* Records of disks that went while hvtuned was not running. */
-        if (d->state_fd >= 0 && !(d->apply_flags & HVT_APPLY_DRY_RUN))
-                (void) hvt_state_prune(d->state_fd, record_wanted, dir);
+        /* Records of disks that went while hvtuned was not running. What is not hvtuned's
+         * stays, and is mentioned once. */
+        if (d->state_fd >= 0 && !(d->apply_flags & HVT_APPLY_DRY_RUN)) {
+                r = hvt_state_prune(d->state_fd, record_wanted, dir);
+                if (r > 0 && !d->foreign_told) {
+                        char path[4096];
+
+                        hvt_daemon_state_path(path, sizeof(path));
+                        hvt_log_info(&d->log, "%s holds %d file%s hvtuned did not write: left alone", path, r,
+                                     r == 1 ? "" : "s");
+                        d->foreign_told = true;
+                }
+        }
         return 0;
 }
 

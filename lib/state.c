@@ -19,8 +19,8 @@
 #include "macro.h"
 #include "state.h"
 
-#define RECORD_MAX 4096
 #define TMP_PREFIX ".#"
+#define HEADER "# hvtuned: values before hvtuned first wrote them\n"
 
 int hvt_state_open(const char *path) {
         int fd;
@@ -42,8 +42,8 @@ static int format_record(const struct hvt_disk *d, const struct hvt_originals *o
         size_t off;
         int n;
 
-        n = snprintf(buf, size, "# hvtuned: values before hvtuned first wrote them\n"
-                     "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", d->syspath, d->dev, d->diskseq);
+        n = snprintf(buf, size, HEADER "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", d->syspath, d->dev,
+                     d->diskseq);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         off = (size_t) n;
@@ -94,7 +94,7 @@ int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
 }
 
 int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o) {
-        char buf[RECORD_MAX];
+        char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
         int len, r;
 
         r = record_name(d);
@@ -109,11 +109,18 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
 }
 
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* Non-blocking: a FIFO under a record's name would hold the open until a writer came
+         * (before READY=1, or in an event handler that SIGTERM then waits on). */
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
         ssize_t n;
 
         if (fd < 0)
+                return errno == ELOOP ? -EBADMSG : negative_errno();
+        if (fstat(fd, &st) < 0)
                 return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
         n = read(fd, buf, size - 1);
         if (n < 0)
                 return negative_errno();
@@ -199,7 +206,7 @@ static bool record_elsewhere(const char *buf, const char *syspath) {
 }
 
 int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
-        char buf[RECORD_MAX];
+        char buf[HVT_RECORD_MAX + 2];
         int r = record_name(d);
 
         if (r < 0)
@@ -217,7 +224,7 @@ int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
 
 int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret) {
         struct hvt_originals o;
-        char buf[RECORD_MAX];
+        char buf[HVT_RECORD_MAX + 2];  /* + 2: the NUL, and a byte to tell "too long" */
         int r;
 
         r = record_name(d);
@@ -235,11 +242,27 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
         return 0;
 }
 
+/* A record hvtuned wrote: a regular file that starts as format_record() starts. */
+static bool is_record(int dirfd, const char *name) {
+        char buf[HVT_RECORD_MAX + 2];
+
+        return hvt_state_read(dirfd, name, buf, sizeof(buf)) >= 0 && strncmp(buf, HEADER, strlen(HEADER)) == 0;
+}
+
+/* A temporary of hvt_state_write(): ".#" and a name, a regular file (emacs puts its lock, a
+ * symbolic link, at ".#name" too). */
+static bool is_temporary(int dirfd, const char *name) {
+        struct stat st;
+
+        return strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0 && name[strlen(TMP_PREFIX)] &&
+               fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
 int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata) {
         _cleanup_close_ int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
         struct dirent *de;
         DIR *dir;
-        int r = 0;
+        int r = 0, foreign = 0;
 
         if (fd < 0)
                 return negative_errno();
@@ -249,14 +272,19 @@ int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata)
         fd = -EBADF;  /* owned by dir now */
         rewinddir(dir);
         while ((de = readdir(dir))) {
-                if (de->d_name[0] == '.' && strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
-                        continue;
-                /* Left-over temporary files are never wanted. */
-                if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0 && keep(de->d_name, userdata))
-                        continue;
+                /* Left-over temporary files are never wanted; the daemon's own dot files are
+                 * not records. */
+                if (!is_temporary(dirfd, de->d_name)) {
+                        if (de->d_name[0] == '.' || keep(de->d_name, userdata))
+                                continue;
+                        if (!is_record(dirfd, de->d_name)) {
+                                foreign++;
+                                continue;
+                        }
+                }
                 if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT)
                         r = negative_errno();
         }
         closedir(dir);
-        return r;
+        return r < 0 ? r : foreign;
 }

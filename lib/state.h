@@ -9,6 +9,9 @@
 #include "attr.h"
 #include "disk.h"
 
+/* The longest record, in bytes: what hvt_state_save() writes, hvt_state_load() reads. */
+#define HVT_RECORD_MAX 4095
+
 struct hvt_originals {
         struct hvt_setting value[_HVT_ATTR_MAX];  /* .set: recorded */
 };
@@ -28,7 +31,8 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
 
 /* The runtime directory's small files, records and the daemon's own (dot files, which
  * pruning leaves alone): written whole or not at all (a temporary, fsync, rename), read whole
- * into buf, NUL-terminated (-EBADMSG when it does not fit). */
+ * into buf, NUL-terminated (-EBADMSG when it does not fit, or is no regular file: a FIFO
+ * would block the open, a symbolic link is never followed). */
 int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 
@@ -37,5 +41,6 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 int hvt_state_remove(int dirfd, const struct hvt_disk *d);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
- * not running). */
+ * not running), and left-over temporaries. A file it cannot prove is a record of its own
+ * (by its header) is left alone: returns how many, or -errno. */
 int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);

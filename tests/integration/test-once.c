@@ -28,6 +28,30 @@ static int run_once(const char *config_text, const char *mode, char **err) {
         return r;
 }
 
+/* The runtime directory is shared: hvtuned touches only what it can prove its own. An
+ * operator's file stays (mentioned once), and a FIFO under a disk's record name is a damaged
+ * record, replaced, never an open that hangs. */
+START_TEST(test_runtime_dir_not_only_hvtuned) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *notes = g_build_filename(runtime_dir(), "notes.txt", NULL);
+        g_autofree char *fifo = g_build_filename(runtime_dir(), "sda", NULL);
+        struct stat st;
+        char *err;
+
+        ck_assert(g_file_set_contents(notes, "mine\n", -1, NULL));
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
+        ck_assert(g_file_test(notes, G_FILE_TEST_IS_REGULAR));
+        assert_contains(err, " holds 1 file hvtuned did not write: left alone\n");
+        ck_assert_int_eq(lstat(fifo, &st), 0);
+        ck_assert_msg(S_ISREG(st.st_mode), "the FIFO was not replaced by sda's record");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        unlink(notes);
+        unlink(fifo);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_azure_scheduler_only) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         GHashTable *before = snapshot_take();
@@ -332,6 +356,7 @@ int main(void) {
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_azure_scheduler_only);
+        tcase_add_test(tc, test_runtime_dir_not_only_hvtuned);
         tcase_add_test(tc, test_azure_issue_config);
         tcase_add_test(tc, test_dry_run);
         tcase_add_test(tc, test_gen1_ide_override);

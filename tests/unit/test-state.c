@@ -5,6 +5,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "state.h"
 #include "testutil.h"
@@ -121,6 +122,54 @@ START_TEST(test_damaged) {
 }
 END_TEST
 
+/* Writer and reader agree on one limit: a record of HVT_RECORD_MAX bytes loads back, one more
+ * is not written. A FIFO or a link under a record's name is a damaged record, never a hang. */
+START_TEST(test_limits_and_odd_files) {
+        char syspath[HVT_RECORD_MAX + 64], path[PATH_MAX * 2];
+        struct hvt_originals o = {}, back;
+        struct hvt_disk d;
+        struct stat st;
+        int fd = open_dir();
+        size_t base;
+
+        ck_assert_int_eq(hvt_setting_set_sched(&o.value[HVT_ATTR_SCHEDULER], "mq-deadline"), 0);
+        snprintf(syspath, sizeof(syspath), "/sys/block/sdg");
+        d = disk(syspath, "8:96", 7);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        snprintf(path, sizeof(path), "%s/sdg", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        base = (size_t) st.st_size;
+
+        /* The syspath grown so that the record is exactly the limit, then one byte more. */
+        for (size_t extra = HVT_RECORD_MAX - base; extra <= HVT_RECORD_MAX - base + 1; extra++) {
+                memset(syspath, 'x', extra);
+                snprintf(syspath + extra, sizeof(syspath) - extra, "/sys/block/sdg");
+                d = disk(syspath, "8:96", 7);
+                if (extra == HVT_RECORD_MAX - base) {
+                        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+                        ck_assert_int_eq(stat(path, &st), 0);
+                        ck_assert_int_eq(st.st_size, HVT_RECORD_MAX);
+                        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+                        ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
+                } else
+                        ck_assert_int_eq(hvt_state_save(fd, &d, &o), -ENOBUFS);
+        }
+
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        d = disk("/sys/block/sdg", "8:96", 7);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        /* Saving replaces it with a record. */
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(unlink(path), 0);
+        close(fd);
+}
+END_TEST
+
 static bool keep_sdd(const char *name, void *userdata) {
         (*(unsigned *) userdata)++;
         return strcmp(name, "sdd") == 0;
@@ -129,16 +178,26 @@ static bool keep_sdd(const char *name, void *userdata) {
 START_TEST(test_prune) {
         int fd = open_dir();
         unsigned asked = 0;
+        char link[PATH_MAX * 2];
+        struct stat st;
 
         free(test_write_file(dir, "sdd", "x"));
-        free(test_write_file(dir, "sde", "x"));
+        free(test_write_file(dir, "sde", "# hvtuned: values before hvtuned first wrote them\nsyspath=/sys/block/sde\n"));
         free(test_write_file(dir, ".#sdf", "x"));
-        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 0);
+        /* Not hvtuned's: an operator's notes, a FIFO, an editor's lock link. */
+        free(test_write_file(dir, "notes.txt", "mine\n"));
+        snprintf(link, sizeof(link), "%s/fifo", dir);
+        ck_assert_int_eq(mkfifo(link, 0600), 0);
+        snprintf(link, sizeof(link), "%s/.#notes.txt", dir);
+        ck_assert_int_eq(symlink("root@host.1234", link), 0);
+        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 2);
         ck_assert(exists("sdd"));
         ck_assert(!exists("sde"));
         ck_assert(!exists(".#sdf"));
         ck_assert(exists(".keep-dir"));
-        ck_assert_uint_eq(asked, 2);
+        ck_assert(exists("notes.txt") && exists("fifo"));
+        ck_assert_int_eq(lstat(link, &st), 0);  /* the lock link stays, dangling as it was */
+        ck_assert_uint_eq(asked, 4);
         close(fd);
 }
 END_TEST
@@ -151,6 +210,7 @@ int main(void) {
         tcase_add_test(tc, test_other_instance);
         tcase_add_test(tc, test_damaged);
         tcase_add_test(tc, test_prune);
+        tcase_add_test(tc, test_limits_and_odd_files);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -6,7 +6,8 @@
  * A small scanner for the part of libconfig's lexical grammar that matters here: comments
  * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
  * A number that is a float, or carries the L suffix, is libconfig's business; a plain integer
- * beyond INT32 range is an error, not a value. */
+ * beyond INT32 range is an error, not a value. So is a string holding the escape \x00:
+ * libconfig puts a NUL in it, and "none\x00bfq" would load as "none". */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +54,14 @@ static int literal_error(struct scan *s, const char *start, size_t len, bool fit
         else
                 snprintf(s->err->message, sizeof(s->err->message), "integer %.*s is too large",
                          (int) len, start);
+        return -EINVAL;
+}
+
+static int nul_escape_error(struct scan *s) {
+        *s->err = (struct hvt_config_error) { .line = s->line };
+        (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
+        snprintf(s->err->message, sizeof(s->err->message),
+                 "a string with \\x00 in it: libconfig would end it there");
         return -EINVAL;
 }
 
@@ -156,6 +165,9 @@ static int scan_text(struct scan *s, const char *p, int depth) {
                         p += *p ? 2 : 0;
                 } else if (*p == '"') {
                         for (p++; *p && *p != '"'; p++) {
+                                /* scanner.l: \x and exactly two hex digits make a byte. */
+                                if (strncmp(p, "\\x00", 4) == 0)
+                                        return nul_escape_error(s);
                                 if (*p == '\\' && p[1])
                                         p++;
                                 s->line += *p == '\n';

@@ -56,6 +56,14 @@ const struct hvt_controller *hvt_host_find(const struct hvt_daemon *d, const cha
         return NULL;
 }
 
+/* A kernel before 5.10: the SCSI host has no nr_hw_queues to read. */
+static bool no_queue_count(struct udev_device *dev) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/nr_hw_queues", udev_device_get_syspath(dev));
+        return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
 int hvt_host_scan(struct hvt_daemon *d) {
         _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
         struct hvt_controller *list = NULL;
@@ -81,7 +89,12 @@ int hvt_host_scan(struct hvt_daemon *d) {
                         continue;
                 r = hvt_classify_controller(dev, &c);
                 oom = r == -ENOMEM;
-                if (r < 0 && !oom)
+                if (r == -ENOENT && no_queue_count(dev)) {
+                        if (!d->host.no_figures_told)
+                                hvt_log_info(&d->log, "This kernel does not report the hw queues of a SCSI host "
+                                             "(nr_hw_queues came in 5.10): no queue figures, no estimates");
+                        d->host.no_figures_told = true;
+                } else if (r < 0 && !oom)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "%s: cannot read its storvsc queue figures: %m",
                                              udev_device_get_sysname(dev));
                 udev_device_unref(dev);

@@ -25,6 +25,7 @@ struct hvt_host {
         struct hvt_controller *controllers;
         size_t n_controllers;
         char module_syspath[32];         /* what the parameter's reports call its device */
+        bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
 };
 
 void hvt_host_done(struct hvt_host *h);

@@ -119,6 +119,10 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
                 return errno == ELOOP ? -EBADMSG : negative_errno();
         if (fstat(fd, &st) < 0)
                 return negative_errno();
+        /* A FIFO, socket or device is no record: damaged, and the next save replaces it. A
+         * directory, which no save can replace, cannot be read. */
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
         if (!S_ISREG(st.st_mode))
                 return -EBADMSG;
         n = read(fd, buf, size - 1);

@@ -588,7 +588,10 @@ START_TEST(test_records_pruned_and_guarded) {
         /* Left by an earlier run: a disk that is gone (sdz), a disk that is there but not
          * Hyper-V's (vda: kept, a disk may be unclassifiable for a while), and a record that
          * cannot be read (sda's is a directory). */
-        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "sdz", NULL), "x", -1, NULL));
+        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "sdz", NULL),
+                                      "# hvtuned: values before hvtuned first wrote them\n"
+                                      "syspath=/sys/devices/gone/block/sdz\ndev=8:400\ndiskseq=9\n"
+                                      "queue/scheduler=bfq\n", -1, NULL));
         g_free(path);
         ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "vda", NULL), "x", -1, NULL));
         g_free(path);

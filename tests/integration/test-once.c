@@ -159,6 +159,10 @@ START_TEST(test_legacy_noop) {
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 0);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "noop");
         assert_contains(err, "sda queue/scheduler: deadline -> noop (applied)\n");
+        /* Before 5.10 no SCSI host reports nr_hw_queues: said once, not a warning a host. */
+        ck_assert_ptr_null(strstr(err, "cannot read its storvsc queue figures"));
+        assert_contains(err, "This kernel does not report the hw queues of a SCSI host");
+        ck_assert_ptr_eq(strstr(strstr(err, "This kernel does not report") + 1, "This kernel does not report"), NULL);
         g_object_unref(tb);
 }
 END_TEST

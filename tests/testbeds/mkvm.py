@@ -66,8 +66,10 @@ KERNELS = {
                max_sectors_kb=1280, cap_sd="0", cap_removable="1", use_blk_mq="1"),
     "5.15": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
                  max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1"),
+    # nr_hw_queues (scsi_host) came in 5.10.
     "legacy": dict(sched=["noop", "deadline", "cfq"], mq=False, io_timeout=False,
-                   max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0"),
+                   max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0",
+                   nr_hw_queues=False),
 }
 
 # LUN tuple: (H:C:T:L, disk name, scheduler, size in sectors, [(partno, start, size)], hotplug)
@@ -223,7 +225,8 @@ def scsi_host(path, n, proc_name, cq, nq, cmd_per_lun, kern, sg=32):
     hp = f"{path}/host{n}"
     return [Dev(hp, "scsi", [("DEVTYPE", "scsi_host")]),
             Dev(f"{hp}/scsi_host/host{n}", "scsi_host", [], [
-                ("can_queue", str(cq)), ("nr_hw_queues", str(nq)), ("cmd_per_lun", str(cmd_per_lun)),
+                ("can_queue", str(cq))] + ([("nr_hw_queues", str(nq))] if KERNELS[kern].get("nr_hw_queues", True) else []) + [
+                ("cmd_per_lun", str(cmd_per_lun)),
                 ("host_busy", "0"), ("proc_name", proc_name), ("unique_id", str(n)),
                 ("sg_tablesize", str(sg)), ("eh_deadline", "off"), ("state", "running"),
                 ("use_blk_mq", KERNELS[kern]["use_blk_mq"]), ("prot_capabilities", "0"),

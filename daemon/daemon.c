@@ -465,8 +465,16 @@ static size_t count_controllers(const struct hvt_daemon *d) {
 
 void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
         size_t n_controllers = count_controllers(d), n_failed = 0, n_unsupported = 0, n_would = 0,
-               n_paused = 0;
+               n_paused = 0, full = size;
+        char notice[sizeof(d->config_error) + 48] = "";
         int off;
+
+        /* The notice of a refused configuration says that what runs is not what the file
+         * says: it survives whole, the figures before it give way if anything must. */
+        if (*d->config_error)
+                snprintf(notice, sizeof(notice), "; config error at %s, keeping previous", d->config_error);
+        if (strlen(notice) < size)
+                size -= strlen(notice);
 
         for (size_t i = 0; i < d->n_disks; i++) {
                 const struct hvt_tracked *t = d->disks[i];
@@ -500,9 +508,8 @@ void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size
                 if (*hwq)
                         off += snprintf(buf + off, size - (size_t) off, "; %s", hwq);
         }
-        if (*d->config_error && off > 0 && (size_t) off < size)
-                snprintf(buf + off, size - (size_t) off, "; config error at %s, keeping previous",
-                         d->config_error);
+        if (*notice && size < full)
+                (void) strncat(buf, notice, full - strlen(buf) - 1);
 }
 
 void hvt_daemon_update_status(struct hvt_daemon *d) {

@@ -62,7 +62,7 @@ struct hvt_daemon {
         bool any_failed;         /* for --once's exit code */
         bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
-        char status[256];        /* the STATUS= last sent, so that only changes are sent */
+        char status[1024];       /* the STATUS= last sent, so that only changes are sent */
         unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
 };
 

@@ -107,7 +107,7 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
 }
 
 static int run_once(struct hvt_daemon *d) {
-        char status[256];
+        char status[sizeof(d->status)];
         int r;
 
         r = hvt_daemon_enumerate(d);

@@ -196,6 +196,39 @@ START_TEST(test_bad_reload_keeps_running) {
 }
 END_TEST
 
+/* The notice of a refused configuration survives whole in STATUS, however long its path:
+ * it is what tells the operator that what runs is not what the file says. */
+START_TEST(test_config_error_notice_whole) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char name[201], *dir, *config, *notice;
+        struct hv_run run;
+
+        memset(name, 'd', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        dir = g_build_filename(g_get_tmp_dir(), name, NULL);
+        ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        config = g_build_filename(dir, "hvtuned.conf", NULL);
+        rewrite(config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert_int_eq(chmod(config, 0644), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        rewrite(config, "queue = { scheduler = \"none\"; };\n\nqueue = 1;\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        notice = g_strdup_printf("; config error at %s:3, keeping previous", config);
+        ck_assert_msg(g_str_has_suffix(run.status, notice), "STATUS \"%s\" does not end with \"%s\"", run.status,
+                      notice);
+        ck_assert_ptr_eq(strstr(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed"), run.status);
+        hvtuned_stop(&run);
+        unlink(config);
+        rmdir(dir);
+        g_free(notice);
+        g_free(config);
+        g_free(dir);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_sighup_burst) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -698,6 +731,7 @@ int main(void) {
         tcase_add_test(tc, test_change_flood_costs_reads);
         tcase_add_test(tc, test_kill9_between_scheduler_and_nr_requests);
         tcase_add_test(tc, test_nr_requests_goes_back_with_the_scheduler);
+        tcase_add_test(tc, test_config_error_notice_whole);
         tcase_add_test(tc, test_repair_budget);
         tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);

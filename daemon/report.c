@@ -55,7 +55,11 @@ static void format_result(const struct hvt_result *r, enum hvt_report_kind kind,
                 snprintf(buf, size, "%s -> %s (%s: the kernel kept %s)", r->from, r->to, what, r->kept);
                 break;
         case HVT_FAILED:
-                if (*r->from)
+                /* The attribute is fine: the record of its original is what failed. */
+                if (r->not_recorded)
+                        snprintf(buf, size, "%s -> %s (not written: the record of its original failed: %s)",
+                                 r->from, r->to, strerror(r->error));
+                else if (*r->from)
                         snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, what, strerror(r->error));
                 else
                         snprintf(buf, size, "%s (%s: %s)", r->to, what, strerror(r->error));

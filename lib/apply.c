@@ -239,8 +239,10 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
                 copy_value(res->from, first);
         if (!covered && res->outcome == HVT_WOULD_APPLY) {
                 r = before_late_write(res, first, before_write, userdata);
-                if (r < 0)
+                if (r < 0) {
                         result_error(res, r);
+                        res->not_recorded = true;
+                }
         }
 }
 
@@ -275,8 +277,10 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 if (!items[i].want)
                         continue;
                 if (r < 0) {
-                        if (res->outcome == HVT_WOULD_APPLY)
+                        if (res->outcome == HVT_WOULD_APPLY) {
                                 result_error(res, r);
+                                res->not_recorded = true;
+                        }
                         continue;
                 }
                 if (wrote && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))

@@ -30,6 +30,7 @@ struct hvt_result {
         char kept[HVT_VALUE_MAX];     /* clamped, or unchanged as clamped before: what the kernel keeps */
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
         bool knock_on;                /* written because the scheduler was, in the same pass */
+        bool not_recorded;            /* failed: not written, as its original could not be recorded */
 };
 
 struct hvt_apply {

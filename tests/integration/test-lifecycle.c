@@ -657,7 +657,8 @@ START_TEST(test_records_pruned_and_guarded) {
         err = hvtuned_stop(&run);
         assert_contains(err, "sda: cannot read the record of its original values (Is a directory): "
                              "not writing attributes that have none recorded\n");
-        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (failed: Is a directory)\n");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (not written: the record of its original "
+                             "failed: Is a directory)\n");
         g_object_unref(tb);
 }
 END_TEST

@@ -52,6 +52,23 @@ START_TEST(test_runtime_dir_not_only_hvtuned) {
 }
 END_TEST
 
+/* A runtime directory that refuses the record (read-only, full): the attribute is not
+ * written, and the line says the record failed, not the attribute. */
+START_TEST(test_record_refused_is_said) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *err;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", ".#sda=open-write:EROFS", 1), 0);
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 2);
+        unsetenv("HVTUNED_TEST_FAULTS");
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (not written: the record of its original "
+                             "failed: Read-only file system)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_azure_scheduler_only) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         GHashTable *before = snapshot_take();
@@ -361,6 +378,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_azure_scheduler_only);
         tcase_add_test(tc, test_runtime_dir_not_only_hvtuned);
+        tcase_add_test(tc, test_record_refused_is_said);
         tcase_add_test(tc, test_azure_issue_config);
         tcase_add_test(tc, test_dry_run);
         tcase_add_test(tc, test_gen1_ide_override);

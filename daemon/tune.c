@@ -135,7 +135,8 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
         struct hvt_plan p = {};
         struct hvt_apply a;
         unsigned failed = 0;
-        bool any = false, sched_failed = false;
+        const struct hvt_result *sched;
+        bool any = false, sched_failed;
 
         for (size_t i = 0; i < t->slots.n; i++) {
                 const struct hvt_slot *slot = &t->slots.slot[i];
@@ -149,9 +150,8 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
                 return 0;
 
         hvt_apply_disk(&t->disk, &p, d->apply_flags, NULL, NULL, &a);
-        for (size_t i = 0; i < a.n; i++)
-                if (a.results[i].attr == HVT_ATTR_SCHEDULER && a.results[i].outcome == HVT_FAILED)
-                        sched_failed = true;
+        sched = hvt_apply_find(&a, HVT_ATTR_SCHEDULER);
+        sched_failed = sched && sched->outcome == HVT_FAILED;
         for (size_t i = 0; i < a.n; i++) {
                 const struct hvt_result *r = &a.results[i];
                 struct hvt_slot *s = hvt_slot_get(&t->slots, r->attr);

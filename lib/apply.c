@@ -179,9 +179,9 @@ static void watch(int dirfd, struct hvt_result *res) {
         res->outcome = HVT_UNCHANGED;
 }
 
-static const struct hvt_result *find_scheduler(const struct hvt_apply *a) {
+const struct hvt_result *hvt_apply_find(const struct hvt_apply *a, enum hvt_attr_id id) {
         for (size_t i = 0; i < a->n; i++)
-                if (a->results[i].attr == HVT_ATTR_SCHEDULER)
+                if (a->results[i].attr == id)
                         return &a->results[i];
         return NULL;
 }
@@ -193,18 +193,19 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
                 return true;
         if (res->outcome != HVT_UNCHANGED || !hvt_attr_reset_by_scheduler(res->attr))
                 return false;
-        sched = find_scheduler(found);
+        sched = hvt_apply_find(found, HVT_ATTR_SCHEDULER);
         return sched && sched->outcome == HVT_WOULD_APPLY;
 }
 
 /* The scheduler waits while an attribute its switch resets could not be read: the switch
  * would lose that value for good. One the kernel does not have (unsupported) loses nothing. */
 static void hold_scheduler(struct hvt_apply *a) {
-        struct hvt_result *sched = (struct hvt_result *) find_scheduler(a);
+        /* The scheduler comes first (table order), when planned. */
+        struct hvt_result *sched = a->n > 0 && a->results[0].attr == HVT_ATTR_SCHEDULER ? &a->results[0] : NULL;
 
         if (!sched || sched->outcome != HVT_WOULD_APPLY)
                 return;
-        for (size_t i = 0; i < a->n; i++)
+        for (size_t i = 1; i < a->n; i++)
                 if (hvt_attr_reset_by_scheduler(a->results[i].attr) && a->results[i].outcome == HVT_FAILED)
                         return result_error(sched, -a->results[i].error);
 }
@@ -321,39 +322,39 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
         return dirs->fd[g];
 }
 
+/* One more item and its result; want NULL: watched. A directory that cannot be opened (the
+ * disk is going away) fails its attributes; the other group may still work. */
+static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_MAX], struct dirs *dirs,
+                     const struct hvt_disk *d, const struct hvt_plan *p, enum hvt_attr_id id,
+                     const struct hvt_setting *want) {
+        struct hvt_result *res = &all->results[all->n];
+
+        *res = (struct hvt_result) { .attr = id };
+        if (want)
+                copy_value(res->to, want->text);
+        items[all->n++] = (struct item) {
+                .dirfd = dirs_get(dirs, d, hvt_attr_get(id)->group),
+                .want = want,
+                .kept = p->kept[id],
+        };
+}
+
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
         struct item items[_HVT_ATTR_MAX];
         struct hvt_apply all = {};
-        size_t planned = 0;
+        size_t planned;
 
-        /* The planned attributes in table order, then those the scheduler's switch resets
-         * that the plan leaves alone: only watched. */
-        for (int watched = 0; watched <= 1; watched++) {
-                for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                        enum hvt_attr_id id = (enum hvt_attr_id) i;
-                        const struct hvt_setting *want = &p->want[i];
-                        struct hvt_result *res;
-
-                        if (watched ? want->set || !p->want[HVT_ATTR_SCHEDULER].set || !hvt_attr_reset_by_scheduler(id)
-                                    : !want->set)
-                                continue;
-                        res = &all.results[all.n];
-                        *res = (struct hvt_result) { .attr = id };
-                        if (!watched)
-                                copy_value(res->to, want->text);
-                        /* A directory that cannot be opened (the disk is going away) fails its
-                         * attributes; the other group may still work. */
-                        items[all.n++] = (struct item) {
-                                .dirfd = dirs_get(&dirs, d, hvt_attr_get(id)->group),
-                                .want = watched ? NULL : want,
-                                .kept = p->kept[i],
-                        };
-                }
-                if (!watched)
-                        planned = all.n;
-        }
+        /* The planned attributes in table order, then, when the plan has the scheduler, what
+         * its switch resets that the plan leaves alone: only watched. */
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (p->want[i].set)
+                        add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, &p->want[i]);
+        planned = all.n;
+        for (size_t i = 0; p->want[HVT_ATTR_SCHEDULER].set && i < _HVT_ATTR_MAX; i++)
+                if (!p->want[i].set && hvt_attr_reset_by_scheduler((enum hvt_attr_id) i))
+                        add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, NULL);
         apply_items(items, flags, before_write, userdata, &all);
         ret->n = planned;
         memcpy(ret->results, all.results, planned * sizeof(all.results[0]));

@@ -52,6 +52,9 @@ enum {
  * with just that one, only for an attribute a write changed that nothing said it would. */
 typedef int (*hvt_before_write_t)(const struct hvt_apply *found, void *userdata);
 
+/* The result of id, or NULL when the pass had none. */
+const struct hvt_result *hvt_apply_find(const struct hvt_apply *a, enum hvt_attr_id id);
+
 /* Whether the pass may change found->results[i]: it differs, or the scheduler differs and
  * resets it when written. */
 bool hvt_apply_may_write(const struct hvt_apply *found, size_t i);

@@ -83,11 +83,10 @@ static void want_sched(struct hvt_plan *p, const char *name) {
 }
 
 static const struct hvt_result *find(const struct hvt_apply *a, enum hvt_attr_id id) {
-        for (size_t i = 0; i < a->n; i++)
-                if (a->results[i].attr == id)
-                        return &a->results[i];
-        ck_abort_msg("no result for attribute %d", id);
-        return NULL;
+        const struct hvt_result *r = hvt_apply_find(a, id);
+
+        ck_assert_msg(r, "no result for attribute %d", id);
+        return r;
 }
 
 START_TEST(test_each_outcome) {

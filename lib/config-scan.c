@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the walk over a configuration file and the files it includes, before libconfig reads
- * them: refusing a file that someone other than root could have written (trust.c), and
- * finding integer literals that libconfig 1.5 would truncate to 32 bits.
+ * them: refusing a file that someone other than root could have written (trust.c), finding
+ * integer literals that libconfig 1.5 would truncate to 32 bits, and handing libconfig exactly
+ * the text that was checked.
+ *
+ * libconfig opens an included file by name, which would let anyone who can swap a name in
+ * between have another file parsed. So each file is read once, from the descriptor trust.c
+ * checked, and every @include in it is rewritten to name a sealed memfd holding the checked
+ * (and itself rewritten) text of the file it includes: /proc/self/fd/N opens that memfd, not
+ * a path. The rewrite keeps the line count, so libconfig's line numbers stay the file's.
  *
  * A small scanner for the part of libconfig's lexical grammar that matters here: comments
  * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
@@ -18,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "config-scan.h"
 #include "macro.h"
@@ -26,15 +34,47 @@
 
 /* Deeper than any sane configuration; stops an include loop. */
 #define INCLUDE_DEPTH_MAX 8
+/* More than any sane configuration; bounds the descriptors held open. */
+#define INCLUDES_MAX 64
+
+#define PROC_FD "/proc/self/fd/"
 
 struct scan {
         const char *path;
         const char *include_dir;
+        struct hvt_config_source *src;
         struct hvt_config_error *err;
         int line;
+        FILE *out;           /* the text as libconfig gets it */
+        const char *copied;  /* how far the file's text is in out */
 };
 
-static int scan_file(const char *path, const char *include_dir, int depth, struct hvt_config_error *err);
+static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len);
+static int include_file(struct scan *s, const char *path, int line, int depth);
+
+__attribute__((format(printf, 3, 4)))
+static int file_error(struct hvt_config_error *err, const char *path, const char *fmt, ...) {
+        va_list ap;
+
+        *err = (struct hvt_config_error) {};
+        (void) hvt_strscpy(err->file, sizeof(err->file), path);
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+        return -EPERM;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int line_error(struct scan *s, int line, int error, const char *fmt, ...) {
+        va_list ap;
+
+        *s->err = (struct hvt_config_error) { .line = line };
+        (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
+        va_start(ap, fmt);
+        vsnprintf(s->err->message, sizeof(s->err->message), fmt, ap);
+        va_end(ap);
+        return error;
+}
 
 static bool is_name_start(char c) {
         return isalpha((unsigned char) c) || c == '*';
@@ -101,11 +141,11 @@ static int scan_number(struct scan *s, const char **p) {
  * quote, and any other backslash is dropped. Read any other way, the scan would check one file
  * and libconfig parse another. */
 static int scan_include(struct scan *s, const char **p, int depth) {
-        const char *q = *p + strlen("@include");
+        const char *start = *p, *q = *p + strlen("@include");
         char name[PATH_MAX], full[PATH_MAX * 2];
+        int line = s->line, fd;
         bool fits = true;
         size_t n = 0;
-        int r;
 
         while (*q == ' ' || *q == '\t')
                 q++;
@@ -135,19 +175,26 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         /* Past the closing quote: taken for an opening one, it would hide what follows, up to
          * the next quote, from the scan. */
         *p = q + 1;
-        /* No file has a name that long: libconfig's error to report. */
         if (!fits)
-                return 0;
+                return line_error(s, line, -EINVAL, "an @include name longer than %zu bytes", sizeof(name) - 1);
 
-        /* libconfig 1.5 puts even an absolute name below the include directory, later versions
-         * take it as it is: both files are checked. */
-        if (name[0] == '/' || !s->include_dir) {
-                r = scan_file(name, s->include_dir, depth + 1, s->err);
-                if (r < 0 || !s->include_dir)
-                        return r;
-        }
-        snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
-        return scan_file(full, s->include_dir, depth + 1, s->err);
+        /* As libconfig 1.7 does; 1.5 put even an absolute name below the include directory. */
+        if (name[0] == '/' || !s->include_dir)
+                (void) hvt_strscpy(full, sizeof(full), name);
+        else
+                snprintf(full, sizeof(full), "%s/%s", s->include_dir, name);
+        fd = include_file(s, full, line, depth + 1);
+        if (fd < 0)
+                return fd;
+
+        /* The statement, newlines and all, becomes one naming the checked text; the newlines
+         * follow it, so that the lines after it keep their numbers. */
+        fwrite(s->copied, 1, (size_t) (start - s->copied), s->out);
+        fprintf(s->out, "@include \"" PROC_FD "%d\"", fd);
+        for (int i = line; i < s->line; i++)
+                fputc('\n', s->out);
+        s->copied = *p;
+        return 0;
 }
 
 static int scan_text(struct scan *s, const char *p, int depth) {
@@ -191,74 +238,151 @@ static int scan_text(struct scan *s, const char *p, int depth) {
         return 0;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int file_error(struct hvt_config_error *err, const char *path, const char *fmt, ...) {
-        va_list ap;
-
-        *err = (struct hvt_config_error) {};
-        (void) hvt_strscpy(err->file, sizeof(err->file), path);
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-        return -EPERM;
-}
-
 static int nul_error(struct scan *s, const char *text) {
         for (const char *p = text; *p; p++)
                 s->line += *p == '\n';
-        *s->err = (struct hvt_config_error) { .line = s->line };
-        (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
-        snprintf(s->err->message, sizeof(s->err->message), "a NUL byte: not a text file");
-        return -EINVAL;
+        return line_error(s, s->line, -EINVAL, "a NUL byte: not a text file");
 }
 
-/* Opens path for the scan, refusing it unless root alone could have written it. O_NONBLOCK:
- * a FIFO under the name must be refused, not waited on. */
-static int open_trusted(const char *path, struct hvt_config_error *err) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+/* Reads path (checked, see trust.h) and its includes, and returns its text as libconfig is to
+ * get it. parent is NULL for the main file. */
+static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct scan s = {
+                .path = path,
+                .line = 1,
+                .include_dir = parent ? parent->include_dir : NULL,
+                .src = parent ? parent->src : NULL,
+                .err = parent ? parent->err : NULL,
+        };
         char why[256];
+        int r;
+
+        fd = hvt_open_trusted(path, why, sizeof(why));
+        if (fd == -EPERM)
+                return file_error(s.err, path, "refused, %s", why);
+        if (fd < 0)
+                return fd;
+        r = hvt_read_fd(fd, &text);
+        if (r < 0)
+                return r;
+        /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
+         * the file); in an include name libconfig exits the process. */
+        if (strlen(text) != (size_t) r)
+                return nul_error(&s, text);
+
+        s.out = open_memstream(ret_text, ret_len);
+        if (!s.out)
+                return -ENOMEM;
+        s.copied = text;
+        r = scan_text(&s, text, depth);
+        if (r >= 0)
+                fputs(s.copied, s.out);
+        if (fclose(s.out) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                free(*ret_text);
+                *ret_text = NULL;
+        }
+        return r;
+}
+
+static int memfd_with(const char *text, size_t len) {
+        _cleanup_close_ int fd = memfd_create("hvtuned-include", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         int r;
 
         if (fd < 0)
                 return negative_errno();
-        r = hvt_file_trusted(fd, path, why, sizeof(why));
-        if (r == -EPERM)
-                return file_error(err, path, "refused, %s", why);
-        if (r < 0)
-                return r;
+        for (size_t done = 0; done < len; ) {
+                ssize_t n = write(fd, text + done, len - done);
+
+                if (n < 0 && errno != EINTR)
+                        return negative_errno();
+                done += n > 0 ? (size_t) n : 0;
+        }
+        /* Nothing changes it after the check, not even hvtuned. */
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+                return negative_errno();
         r = fd;
         fd = -EBADF;
         return r;
 }
 
-static int scan_file(const char *path, const char *include_dir, int depth, struct hvt_config_error *err) {
+/* The included file's checked text in a memfd, kept in s->src: its descriptor, or -errno with
+ * s->err set. */
+static int include_file(struct scan *s, const char *path, int line, int depth) {
+        struct hvt_config_source *src = s->src;
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        struct scan s = { .path = path, .include_dir = include_dir, .err = err, .line = 1 };
-        int r;
+        struct hvt_config_part *parts;
+        size_t len = 0;
+        int r, fd;
 
         /* libconfig's own limit is deeper, and files past this one would go unchecked. */
         if (depth > INCLUDE_DEPTH_MAX)
-                return file_error(err, path, "included more than %d levels deep (an include loop?)",
+                return file_error(s->err, path, "included more than %d levels deep (an include loop?)",
                                   INCLUDE_DEPTH_MAX);
-        fd = open_trusted(path, err);
-        if (fd == -EPERM)
-                return fd;
-        /* An include that cannot be opened is libconfig's error to report, in its own words. */
-        if (fd < 0)
-                return 0;
-        r = hvt_read_fd(fd, &text);
-        if (r == -ENOMEM)
-                return r;
+        if (src->n_parts >= INCLUDES_MAX)
+                return line_error(s, line, -EINVAL, "more than %d files included", INCLUDES_MAX);
+        /* An error in the included file, or deeper, is reported there; one opening it here. */
+        *s->err = (struct hvt_config_error) {};
+        r = scan_file(path, s, depth, &text, &len);
+        if (r < 0 && r != -ENOMEM && s->err->file[0] == '\0')
+                return line_error(s, line, -EINVAL, "cannot include %s: %s", path, strerror(-r));
         if (r < 0)
-                return 0;
-        /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
-         * the file); in an include name libconfig exits the process. */
-        if (strlen(text) != (size_t) r)
-                return nul_error(&s, text);
-        return scan_text(&s, text, depth);
+                return r;
+
+        parts = realloc(src->parts, (src->n_parts + 1) * sizeof(*parts));
+        if (!parts)
+                return -ENOMEM;
+        src->parts = parts;
+        fd = memfd_with(text, len);
+        if (fd < 0)
+                return fd;
+        parts[src->n_parts] = (struct hvt_config_part) { .fd = fd, .path = strdup(path) };
+        if (!parts[src->n_parts].path) {
+                close(fd);
+                return -ENOMEM;
+        }
+        src->n_parts++;
+        return fd;
 }
 
-int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_error *err) {
-        return scan_file(path, include_dir, 0, err);
+int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_source *ret,
+                    struct hvt_config_error *err) {
+        struct scan top = { .include_dir = include_dir, .src = ret, .err = err };
+        size_t len = 0;
+        int r;
+
+        *ret = (struct hvt_config_source) {};
+        r = scan_file(path, &top, 0, &ret->text, &len);
+        if (r < 0)
+                hvt_config_source_done(ret);
+        return r;
+}
+
+void hvt_config_source_done(struct hvt_config_source *src) {
+        for (size_t i = 0; i < src->n_parts; i++) {
+                close(src->parts[i].fd);
+                free(src->parts[i].path);
+        }
+        free(src->parts);
+        free(src->text);
+        *src = (struct hvt_config_source) {};
+}
+
+const char *hvt_config_source_name(const struct hvt_config_source *src, const char *name) {
+        char *end;
+        long fd;
+
+        if (!name || strncmp(name, PROC_FD, strlen(PROC_FD)) != 0)
+                return NULL;
+        errno = 0;
+        fd = strtol(name + strlen(PROC_FD), &end, 10);
+        if (errno != 0 || *end != '\0')
+                return NULL;
+        for (size_t i = 0; i < src->n_parts; i++)
+                if (src->parts[i].fd == fd)
+                        return src->parts[i].path;
+        return NULL;
 }

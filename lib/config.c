@@ -21,7 +21,7 @@
 
 struct loader {
         const char *path;
-        const char *dir;  /* of path: libconfig names included files relative to it */
+        const struct hvt_config_source *src;  /* what libconfig parsed: names its includes */
         struct hvt_config_error *err;
         /* Where device.timeout and queue.io_timeout were first set: they are one kernel
          * value (the request queue's rq_timeout), so a config may set only one of them. */
@@ -44,20 +44,16 @@ static void set_error(struct hvt_config_error *err, const char *file, int line, 
         vsnprintf(err->message, sizeof(err->message), fmt, ap);
 }
 
-/* libconfig names an included file as written in @include, relative to the include dir. */
-static const char *resolve_file(const struct loader *l, const char *file, char full[static PATH_MAX]) {
-        if (!file)
-                return l->path;
-        if (file[0] == '/' || strcmp(file, l->path) == 0)
-                return file;
-        snprintf(full, PATH_MAX, "%s/%s", l->dir, file);
-        return full;
+/* libconfig names the main file's text NULL, an included one by its memfd (config-scan.h). */
+static const char *resolve_file(const struct loader *l, const char *file) {
+        const char *name = hvt_config_source_name(l->src, file);
+
+        return name ? name : l->path;
 }
 
 __attribute__((format(printf, 4, 5)))
 static int fail(struct loader *l, const config_setting_t *s, const char *key, const char *fmt, ...) {
-        char full[PATH_MAX];
-        const char *file = resolve_file(l, s ? config_setting_source_file(s) : NULL, full);
+        const char *file = resolve_file(l, s ? config_setting_source_file(s) : NULL);
         va_list ap;
 
         va_start(ap, fmt);
@@ -127,13 +123,12 @@ static void key_join(char *buf, size_t size, const char *prefix, const char *nam
 static int check_timeout_pair(struct loader *l, const config_setting_t *s, const char *key,
                               enum hvt_attr_id id) {
         int mine = id == HVT_ATTR_TIMEOUT, other = !mine;
-        char full[PATH_MAX];
 
         if (l->timeout_at[other])
                 return fail(l, s, key,
                             "device.timeout and queue.io_timeout are the same kernel setting "
                             "(the request timeout), the other is set at %s:%d: set only one of them",
-                            resolve_file(l, config_setting_source_file(l->timeout_at[other]), full),
+                            resolve_file(l, config_setting_source_file(l->timeout_at[other])),
                             (int) config_setting_source_line(l->timeout_at[other]));
         if (!l->timeout_at[mine])
                 l->timeout_at[mine] = s;
@@ -453,23 +448,37 @@ static int io_error(struct hvt_config_error *err, const char *path, int error) {
         return -error;
 }
 
+/* Every setting comes from a text that was checked: the main file's, or a part's. libconfig
+ * 1.5 and config-scan.c agree on where an @include is (config-scan.c rewrites each one), and
+ * this holds them to it: an @include the scan missed would name a file nobody checked. */
+static int sources_checked(struct loader *l, const config_setting_t *s) {
+        const char *file = config_setting_source_file(s);
+
+        if (file && !hvt_config_source_name(l->src, file))
+                return fail(l, NULL, config_setting_name(s),
+                            "read from %s, which was not checked: refused", file);
+        for (int i = 0; i < config_setting_length(s); i++) {
+                int r = sources_checked(l, config_setting_get_elem(s, (unsigned) i));
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void config_source_donep(struct hvt_config_source *src) {
+        hvt_config_source_done(src);
+}
+
 int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
                     struct hvt_config_error *err) {
         _cleanup_(hvt_config_freep) struct hvt_config *c = NULL;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
+        _cleanup_(config_source_donep) struct hvt_config_source src = {};
         _cleanup_free_ char *dir = NULL;
         config_t storage;
-        struct loader l = { .path = path, .err = err };
-        struct stat st;
+        struct loader l = { .path = path, .src = &src, .err = err };
         int r;
-
-        if (stat(path, &st) < 0) {
-                if (errno == ENOENT && missing_ok)
-                        return hvt_config_new_default(ret);
-                return io_error(err, path, errno);
-        }
-        if (!S_ISREG(st.st_mode))
-                return io_error(err, path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
 
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -480,23 +489,30 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (!c->path || !dir)
                 return -ENOMEM;
 
-        config_init(&storage);
-        cfg = &storage;
-        /* A relative @include is found in the main file's directory (libconfig resolves every
-         * include, nested ones too, against this one directory). */
-        l.dir = dirname(dir);
-        config_set_include_dir(cfg, l.dir);
-        /* Before libconfig: a file someone else could have written is not even parsed. */
-        r = hvt_config_scan(path, l.dir, err);
+        /* Before libconfig: a file someone else could have written is not even parsed, and
+         * what libconfig parses is the text that was checked. A relative @include is found
+         * in the main file's directory (as libconfig would find every include, nested ones
+         * too, with the include directory hvtuned used to give it). */
+        *err = (struct hvt_config_error) {};
+        r = hvt_config_scan(path, dirname(dir), &src, err);
+        if (r == -ENOENT && missing_ok && !*err->file)
+                return hvt_config_new_default(ret);
+        if (r < 0 && r != -ENOMEM && !*err->file)
+                return io_error(err, path, -r);
         if (r < 0)
                 return r;
-        if (!config_read_file(cfg, path)) {
-                char full[PATH_MAX];
+
+        config_init(&storage);
+        cfg = &storage;
+        if (!config_read_string(cfg, src.text)) {
                 *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
-                (void) hvt_strscpy(err->file, sizeof(err->file), resolve_file(&l, config_error_file(cfg), full));
+                (void) hvt_strscpy(err->file, sizeof(err->file), resolve_file(&l, config_error_file(cfg)));
                 (void) hvt_strscpy(err->message, sizeof(err->message), config_error_text(cfg));
                 return -EINVAL;
         }
+        r = sources_checked(&l, config_root_setting(cfg));
+        if (r < 0)
+                return -EPERM;
         r = parse_root(&l, config_root_setting(cfg), c);
         if (r < 0)
                 return r;

@@ -2,8 +2,9 @@
 /* Owns: making one file slow to open, so that a test can act while a reload or the start-up
  * pass is under way.
  *
- * With HVTUNED_TEST_SLOW_OPEN=PATH in the environment, fopen() of PATH (libconfig reads the
- * configuration that way) sleeps half a second first, having created the file
+ * With HVTUNED_TEST_SLOW_OPEN=PATH in the environment, opening PATH for reading (hvtuned opens
+ * its configuration with openat() relative to the directory it checked, see lib/trust.c)
+ * sleeps half a second first, having created the file
  * $HVTUNED_TEST_SLOW_MARK if that is set (so that a test knows the daemon is in there: a raw
  * system call, which the write-log shim before this one does not see and umockdev does not
  * redirect); with HVTUNED_TEST_SLOW_ATTR=SUFFIX, so
@@ -25,8 +26,6 @@
 
 #define DELAY_USEC (500 * 1000)
 
-typedef FILE *(*fopen_fn)(const char *, const char *);
-
 static void maybe_wait(const char *path) {
         const char *slow = getenv("HVTUNED_TEST_SLOW_OPEN"), *mark = getenv("HVTUNED_TEST_SLOW_MARK");
         long fd;
@@ -41,38 +40,26 @@ static void maybe_wait(const char *path) {
         usleep(DELAY_USEC);
 }
 
-FILE *fopen(const char *path, const char *mode) {
-        static fopen_fn real;
-
-        if (!real)
-                real = (fopen_fn) dlsym(RTLD_NEXT, "fopen");
-        maybe_wait(path);
-        return real(path, mode);
-}
-
-FILE *fopen64(const char *path, const char *mode) {
-        static fopen_fn real;
-
-        if (!real)
-                real = (fopen_fn) dlsym(RTLD_NEXT, "fopen64");
-        maybe_wait(path);
-        return real(path, mode);
-}
-
-/* dirfd/name ends in /suffix. */
-static bool attr_matches(int dirfd, const char *name, const char *suffix) {
-        char link[64], path[4096];
-        size_t n, ls = strlen(suffix);
+/* The path of dirfd/name, false when dirfd has none. */
+static bool full_path(int dirfd, const char *name, char path[static 4096]) {
+        char link[64];
+        size_t n;
         ssize_t len;
 
         snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
-        len = readlink(link, path, sizeof(path) - 1);
+        len = readlink(link, path, 4095);
         if (len < 0)
                 return false;
         path[len] = '\0';
         n = strlen(path);
-        snprintf(path + n, sizeof(path) - n, "/%s", name);
-        n = strlen(path);
+        snprintf(path + n, 4096 - n, "%s%s", n > 1 ? "/" : "", name);
+        return true;
+}
+
+/* dirfd/name ends in /suffix. */
+static bool attr_matches(const char *path, const char *suffix) {
+        size_t n = strlen(path), ls = strlen(suffix);
+
         return n > ls && path[n - ls - 1] == '/' && strcmp(path + n - ls, suffix) == 0;
 }
 
@@ -80,9 +67,14 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 
 static int slow_openat(const char *symbol, int dirfd, const char *name, int flags, mode_t mode) {
         const char *slow = getenv("HVTUNED_TEST_SLOW_ATTR");
+        char path[4096];
 
-        if (slow && dirfd >= 0 && attr_matches(dirfd, name, slow))
-                usleep(DELAY_USEC);
+        /* O_PATH: the walk looking at a name, not opening it. */
+        if (dirfd >= 0 && !(flags & O_PATH) && full_path(dirfd, name, path)) {
+                maybe_wait(path);
+                if (slow && attr_matches(path, slow))
+                        usleep(DELAY_USEC);
+        }
         return ((openat_fn) dlsym(RTLD_NEXT, symbol))(dirfd, name, flags, mode);
 }
 

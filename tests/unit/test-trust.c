@@ -4,8 +4,12 @@
  * naming the file and why. Needs root (files owned by another user): exits 77 without it. */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -108,9 +112,8 @@ START_TEST(test_include) {
 END_TEST
 
 /* The file checked is the file libconfig reads: its include names have two escapes (\\ and
- * \"), drop any other backslash, and, in libconfig 1.5, put even an absolute name below the
- * include directory. A name read another way let libconfig parse a file nobody checked
- * (found by fuzz-config). */
+ * \"), drop any other backslash, and an absolute name is taken as it is. A name read another
+ * way let libconfig parse a file nobody checked (found by fuzz-config). */
 static void assert_include_checked(const char *written, const char *file) {
         char *inc = test_write_file(dir, file, "nr_requests = 64;\n");
         char *path = main_including(written);
@@ -130,7 +133,8 @@ START_TEST(test_include_names) {
         assert_include_checked("b\\\\ack.conf", "b\\ack.conf");
         assert_include_checked("d\\rop.conf", "drop.conf");
 
-        /* "/x/abs.conf" is read as it is, or as <include dir>//x/abs.conf: both are checked. */
+        /* "/x/abs.conf" is that file, never <include dir>//x/abs.conf (libconfig 1.5's
+         * reading, which hvtuned no longer lets it make). */
         inc = test_write_file(dir, "abs.conf", "nr_requests = 64;\n");
         snprintf(abs, sizeof(abs), "%s/abs.conf", dir);
         path = main_including(abs);
@@ -140,13 +144,11 @@ START_TEST(test_include_names) {
         snprintf(below, sizeof(below), "%s%s", dir, dir);
         ck_assert_int_eq(mkdir(below, 0755), 0);
         free(test_write_file(below, "abs.conf", "nr_requests = 64;\n"));
+        snprintf(below, sizeof(below), "%s/%s", dir, abs);
+        ck_assert_int_eq(chmod(below, 0666), 0);
         assert_loads(path);
         ck_assert_int_eq(chmod(inc, 0666), 0);
         assert_refused(path, inc, "writable by group or others (mode 0666)");
-        ck_assert_int_eq(chmod(inc, 0644), 0);
-        snprintf(below, sizeof(below), "%s/%s", dir, abs);
-        ck_assert_int_eq(chmod(below, 0666), 0);
-        assert_refused(path, below, "writable by group or others (mode 0666)");
         free(inc);
         free(path);
 }
@@ -162,8 +164,8 @@ START_TEST(test_directory) {
         path = test_write_file(sub, "d.conf", "queue = { nr_requests = 64; };\n");
         assert_loads(path);
         ck_assert_int_eq(chmod(sub, 0775), 0);
-        assert_refused(path, path, "its directory");
-        assert_refused(path, path, "is writable by group or others (mode 0775)");
+        assert_refused(path, path, "the directory");
+        assert_refused(path, path, "sub on its path is writable by group or others (mode 0775)");
         ck_assert_int_eq(chmod(sub, 01777), 0);
         assert_loads(path);
         ck_assert_int_eq(chmod(sub, 0755), 0);
@@ -183,12 +185,161 @@ START_TEST(test_symlink) {
         target = test_write_file(sub, "t.conf", "queue = { nr_requests = 64; };\n");
         snprintf(link, sizeof(link), "%s/link.conf", dir);
         ck_assert_int_eq(symlink(target, link), 0);
-        assert_refused(link, link, "its directory");
+        assert_refused(link, link, "open on its path is writable by group or others (mode 0777)");
         ck_assert_int_eq(chmod(sub, 0755), 0);
         assert_loads(link);
         ck_assert_int_eq(chmod(target, 0666), 0);
         assert_refused(link, link, "writable by group or others (mode 0666)");
         free(target);
+}
+END_TEST
+
+static char *path_in(const char *sub) {
+        char *p;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", dir, sub), 0);
+        return p;
+}
+
+/* Not only the file's own directory: every one above it could rename that one away. */
+START_TEST(test_ancestor) {
+        char *a = path_in("a"), *b = path_in("a/b"), *path;
+
+        ck_assert_int_eq(mkdir(a, 0755), 0);
+        ck_assert_int_eq(mkdir(b, 0755), 0);
+        path = test_write_file(b, "c.conf", "queue = { nr_requests = 64; };\n");
+        assert_loads(path);
+        ck_assert_int_eq(chmod(a, 0777), 0);
+        assert_refused(path, path, "/a on its path is writable by group or others (mode 0777)");
+        /* A relative name is walked from the working directory's own path. */
+        ck_assert_int_eq(chdir(b), 0);
+        assert_refused("c.conf", "c.conf", "/a on its path is writable by group or others");
+        ck_assert_int_eq(chmod(a, 0755), 0);
+        assert_loads("c.conf");
+        ck_assert_int_eq(chown(a, NOBODY, 0), 0);
+        assert_refused(path, path, "/a on its path is owned by uid 65534, not root");
+        free(path);
+        free(b);
+        free(a);
+}
+END_TEST
+
+/* x.conf -> ww/link -> real.conf: the directory of the middle link counts, and so does who
+ * owns a link in a sticky directory (its owner may replace it there). */
+START_TEST(test_symlink_hops) {
+        char *ww = path_in("ww"), *wlink = path_in("ww/link"), *x = path_in("x.conf");
+        char *real = test_write_file(dir, "real.conf", "queue = { nr_requests = 64; };\n");
+
+        ck_assert_int_eq(mkdir(ww, 0755), 0);
+        ck_assert_int_eq(symlink(real, wlink), 0);
+        ck_assert_int_eq(symlink("ww/link", x), 0);
+        assert_loads(x);
+        ck_assert_int_eq(chmod(ww, 0777), 0);
+        assert_refused(x, x, "/ww on its path is writable by group or others (mode 0777)");
+        ck_assert_int_eq(chmod(ww, 01777), 0);
+        assert_loads(x);
+        ck_assert_int_eq(lchown(wlink, NOBODY, NOBODY), 0);
+        assert_refused(x, x, "the symlink ");
+        assert_refused(x, x, "/ww/link on its path is owned by uid 65534, not root");
+
+        /* The same through an include. */
+        free(x);
+        x = main_including("ww/link");
+        ck_assert_int_eq(unlink(real), 0);
+        free(test_write_file(dir, "real.conf", "nr_requests = 64;\n"));
+        assert_refused(x, wlink, "/ww/link on its path is owned by uid 65534, not root");
+        ck_assert_int_eq(lchown(wlink, 0, 0), 0);
+        assert_loads(x);
+
+        /* A loop ends. */
+        ck_assert_int_eq(unlink(wlink), 0);
+        ck_assert_int_eq(symlink("link", wlink), 0);
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        ck_assert_int_eq(hvt_config_load(x, false, &c, &err), -EINVAL);
+        ck_assert_int_eq(err.line, 2);
+        ck_assert_msg(strstr(err.message, "cannot include") && strstr(err.message, "Too many levels of symbolic links"),
+                      "%s", err.message);
+        free(real);
+        free(x);
+        free(wlink);
+        free(ww);
+}
+END_TEST
+
+/* Swaps link between good and bad as fast as it can, until killed. */
+static void swap_forever(const char *link, const char *good, const char *bad) {
+        char *tmp;
+
+        ck_assert_int_ge(asprintf(&tmp, "%s.new", link), 0);
+        for (unsigned i = 0;; i++) {
+                (void) unlink(tmp);
+                if (symlink(i % 2 ? bad : good, tmp) < 0 || rename(tmp, link) < 0)
+                        _exit(EXIT_FAILURE);
+        }
+}
+
+/* Loads path over and over while a symlink on its way is swapped between a trusted file
+ * (nr_requests 64) and one anybody could have written (nr_requests 4). Each load must refuse
+ * or get 64: the file parsed is the file checked. */
+static void assert_race_safe(const char *path, const char *link, const char *good, const char *bad) {
+        unsigned loaded = 0, refused = 0;
+        struct timespec until;
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                swap_forever(link, good, bad);
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 2;
+        for (;;) {
+                struct hvt_config_error err = {};
+                struct hvt_config *c = NULL;
+                struct timespec now;
+                int r = hvt_config_load(path, false, &c, &err);
+
+                if (r == 0) {
+                        ck_assert_msg(c->settings[HVT_ATTR_NR_REQUESTS].num == 64,
+                                      "load %u parsed the file nobody checked (nr_requests %" PRIu64 ")",
+                                      loaded + refused, c->settings[HVT_ATTR_NR_REQUESTS].num);
+                        loaded++;
+                } else
+                        refused++;
+                hvt_config_free(c);
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (now.tv_sec > until.tv_sec ||
+                    (now.tv_sec == until.tv_sec && now.tv_nsec > until.tv_nsec))
+                        break;
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        /* Both files were seen, or the race was not run at all. */
+        ck_assert_uint_gt(loaded, 0);
+        ck_assert_uint_gt(refused, 0);
+}
+
+START_TEST(test_swap_race) {
+        char *good = test_write_file(dir, "good.conf", "queue = { nr_requests = 64; };\n");
+        char *bad = test_write_file(dir, "bad.conf", "queue = { nr_requests = 4; };\n");
+        char *link = path_in("cur.conf");
+        char *path;
+
+        ck_assert_int_eq(chmod(bad, 0666), 0);
+        ck_assert_int_eq(symlink(good, link), 0);
+        assert_race_safe(link, link, good, bad);
+
+        /* And an included file. */
+        free(good);
+        free(bad);
+        good = test_write_file(dir, "good.conf", "nr_requests = 64;\n");
+        bad = test_write_file(dir, "bad.conf", "nr_requests = 4;\n");
+        ck_assert_int_eq(chmod(bad, 0666), 0);
+        path = main_including("cur.conf");
+        assert_race_safe(path, link, good, bad);
+        free(path);
+        free(link);
+        free(bad);
+        free(good);
 }
 END_TEST
 
@@ -211,6 +362,10 @@ int main(void) {
         tcase_add_test(tc, test_include_names);
         tcase_add_test(tc, test_directory);
         tcase_add_test(tc, test_symlink);
+        tcase_add_test(tc, test_ancestor);
+        tcase_add_test(tc, test_symlink_hops);
+        tcase_add_test(tc, test_swap_race);
+        tcase_set_timeout(tc, 30);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

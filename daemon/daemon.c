@@ -16,6 +16,7 @@
 #include "messages.h"
 #include "notify.h"
 #include "report.h"
+#include "sysfs.h"
 #include "tune.h"
 
 #define STATE_DIR_DEFAULT "/run/hvtuned"
@@ -192,6 +193,27 @@ void hvt_daemon_forget(struct hvt_daemon *d, struct hvt_tracked *t) {
         forget(d, t, true);
 }
 
+/* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add after it:
+ * taken for a removal, it would cost the disk its record, and the add would record the tuned
+ * values as its originals. The kernel says whether it is gone: the same disk is still there
+ * while its directory shows the device number and diskseq hvtuned tracks. (A real removal's
+ * event reaches hvtuned through udevd, after its rules, long after the kernel removed the
+ * directory.) */
+static bool still_present(const struct hvt_tracked *t) {
+        _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
+        char dev[sizeof(t->disk.dev)], seq[32];
+        char *end;
+
+        if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
+                return false;
+        if (t->disk.diskseq == 0)
+                return true;
+        if (hvt_sysfs_read(fd, "diskseq", seq, sizeof(seq)) < 0)
+                return false;
+        errno = 0;
+        return strtoull(seq, &end, 10) == t->disk.diskseq && errno == 0 && *end == '\0';
+}
+
 /* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
 static int handle_lun(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
         struct hvt_tracked *t = find_lun(d, udev_device_get_syspath(dev));
@@ -216,7 +238,10 @@ int hvt_daemon_handle_device(struct hvt_daemon *d, struct udev_device *dev, cons
 
         t = hvt_index_find(&d->index, udev_device_get_syspath(dev));
         if (action && strcmp(action, "remove") == 0) {
-                if (t)
+                if (t && still_present(t))
+                        hvt_log_info(&d->log, "%s: a remove event, but the disk is still there: kept as it was",
+                                     t->disk.sysname);
+                else if (t)
                         forget(d, t, true);
                 else if (d->state_fd >= 0) {
                         /* A disk hvtuned had let go of (no longer Hyper-V's) may have a record. */

@@ -93,6 +93,14 @@ void testbed_add(UMockdevTestbed *tb, const char *file) {
         g_free(path);
 }
 
+void testbed_remove(UMockdevTestbed *tb, const char *syspath) {
+        struct uevent_device dev;
+
+        uevent_capture(syspath, &dev);
+        umockdev_testbed_remove_device(tb, syspath);
+        uevent_send_captured(&dev, "remove");
+}
+
 char *testbed_syspath(const char *sysname) {
         char *sys = sys_dir(), *link = g_build_filename(sys, "block", sysname, NULL);
         char real[PATH_MAX], *ret;

@@ -45,6 +45,11 @@ void testbed_add(UMockdevTestbed *tb, const char *file);
 
 /* "/sys/devices/.../block/sda" for "sda", as libudev names it. */
 char *testbed_syspath(const char *sysname);
+
+/* Takes the disk (and whatever is below it) out of the testbed, then sends its remove event,
+ * as udevd does after the kernel removed it: a remove for a disk still in the testbed is a
+ * spurious one, which hvtuned ignores. */
+void testbed_remove(UMockdevTestbed *tb, const char *syspath);
 /* Contents of /sys/block/<sysname>/<rel> (or of the LUN: rel "device/timeout"). */
 char *testbed_read(const char *sysname, const char *rel);
 

@@ -80,9 +80,8 @@ START_TEST(test_hotplug_add_change_remove) {
         ck_assert_str_eq(testbed_read("vda", "queue/scheduler"), "none [mq-deadline] kyber bfq \n");
 
         /* remove: the disk is forgotten. */
-        umockdev_testbed_uevent(tb, sdf, "remove");
+        testbed_remove(tb, sdf);
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
-        umockdev_testbed_remove_device(tb, sdf);
 
         err = hvtuned_stop(&run);
         assert_contains(err, "sdf: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
@@ -201,7 +200,7 @@ START_TEST(test_vm_as_daemon) {
         testbed_wait_value(vms[_i].lun_disk, "device/timeout", "300");
 
         added = testbed_syspath(vms[_i].added);
-        umockdev_testbed_uevent(tb, added, "remove");
+        testbed_remove(tb, added);
         hvtuned_wait_notify(&run, vms[_i].status_before);
 
         now = without_hyperv(snapshot_take());

@@ -371,7 +371,7 @@ START_TEST(test_pause_ends) {
         hvtuned_wait_notify(&run, "2 disks reverted too often, repairs paused");
 
         /* sdd goes while paused: its pause goes with it (no timer left to fire on it). */
-        uevent_send_blocking(testbed_syspath("sdd"), "remove", 1);
+        testbed_remove(tb, testbed_syspath("sdd"));
         hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
 
@@ -583,6 +583,30 @@ START_TEST(test_sigterm_restores) {
 }
 END_TEST
 
+/* A remove event for a disk that is still there (udevadm trigger --action=remove, then add)
+ * is no removal: its originals stay its true ones, not the values hvtuned gave it, and a stop
+ * puts them back. */
+START_TEST(test_spurious_remove_keeps_originals) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        uevent_send_blocking(testbed_syspath("sda"), "remove", 1);
+        uevent_send_blocking(testbed_syspath("sda"), "add", 1);
+        /* Events are handled in order: once sdb's drift is repaired, both were. */
+        testbed_sentinel(tb, "sdb");
+        ck_assert(record_exists("sda"));
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda: a remove event, but the disk is still there: kept as it was");
+        ck_assert_ptr_null(strstr(err, "sda: removed"));
+        assert_contains(err, "sda queue/scheduler: none -> mq-deadline (restored)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_no_restore_and_removed_records) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -599,7 +623,7 @@ START_TEST(test_no_restore_and_removed_records) {
         uevent_send_blocking(sdf, "change", 1);
         testbed_wait_value("sdf", "queue/scheduler", "none");
         ck_assert(record_exists("sdf"));
-        uevent_send_blocking(sdf, "remove", 1);
+        testbed_remove(tb, sdf);
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
         ck_assert(!record_exists("sdf"));
 
@@ -741,6 +765,7 @@ int main(void) {
         tcase_add_test(tc, test_clamped_not_rewritten);
         tcase_add_test(tc, test_sigterm_restores);
         tcase_add_test(tc, test_no_restore_and_removed_records);
+        tcase_add_test(tc, test_spurious_remove_keeps_originals);
         tcase_add_test(tc, test_records_pruned_and_guarded);
         tcase_add_test(tc, test_failed_restore_kept_and_quiet);
         tcase_add_test(tc, test_state_dump);

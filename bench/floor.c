@@ -141,7 +141,7 @@ static void replay(const struct op *o) {
         case 'G': (void) syscall(SYS_getdents64, real_fd(o->fd), buf, (size_t) count); break;
         case 'L': (void) !readlinkat(real_fd(o->dirfd), o->path, buf, 4096); break;
         case 'S': (void) fstatat(real_fd(o->dirfd), o->path, &st, (int) o->a); break;
-        case 'A': (void) faccessat(real_fd(o->dirfd), o->path, (int) o->a, (int) o->b); break;
+        case 'A': (void) !faccessat(real_fd(o->dirfd), o->path, (int) o->a, (int) o->b); break;
         case 'F': (void) fstatfs(real_fd(o->fd), &sfs); break;
         case 'N': (void) renameat(real_fd(o->dirfd), o->path, real_fd(o->newdirfd), o->path2); break;
         case 'U': (void) unlinkat(real_fd(o->dirfd), o->path, (int) o->a); break;

@@ -1,0 +1,96 @@
+#!/bin/bash
+# The package test: builds the .deb (dpkg-buildpackage) and the RPM (rpmbuild, with Debian's
+# rpm) from a copy of the source tree, holds them to lintian and rpmlint, then installs the
+# .deb with dpkg into a systemd-nspawn container running a real systemd (the host's root
+# under a throw-away overlay, so nothing reaches the host), runs the installed service on the
+# Azure testbed as the system test does, purges the package and checks that nothing is left.
+# Exits 77 without root or a tool it needs (tools/install-deps installs them all).
+# usage: run.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(realpath "$1") src=$(realpath "$2")
+
+if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn and dpkg inside it"; exit 77; fi
+for tool in dpkg-buildpackage dh lintian rpmbuild rpmlint systemd-nspawn umockdev-run; do
+        command -v "$tool" > /dev/null || { echo "SKIP: no $tool (tools/install-deps installs it)"; exit 77; }
+done
+if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q installed; then
+        echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
+fi
+
+work=$(mktemp -d /tmp/hvtuned-package.XXXXXX)
+cleanup() {
+        umount "$work/root" 2>/dev/null || true
+        umount "$work/ov" 2>/dev/null || true
+        rm -rf "$work"
+}
+trap cleanup EXIT
+version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+copy_source() {  # into $1: what a release tarball holds, no build trees
+        mkdir -p "$1"
+        (cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) | tar -C "$1" -xf -
+}
+
+# --- the .deb
+copy_source "$work/deb/hvtuned-$version"
+(cd "$work/deb/hvtuned-$version" && dpkg-buildpackage -us -uc -b) > "$work/deb.log" 2>&1 ||
+        { tail -40 "$work/deb.log"; echo "FAIL: dpkg-buildpackage"; exit 1; }
+deb=$work/deb/hvtuned_${version}_$(dpkg --print-architecture).deb
+[ -f "$deb" ] || { ls "$work/deb"; echo "FAIL: no $deb"; exit 1; }
+echo "ok: dpkg-buildpackage built $(basename "$deb")"
+if ! lintian --fail-on error,warning "$work/deb"/hvtuned_*.changes > "$work/lintian.txt" 2>&1; then
+        cat "$work/lintian.txt"; echo "FAIL: lintian"; exit 1
+fi
+echo "ok: lintian reports no error and no warning"
+
+# --- the RPM
+mkdir -p "$work/rpm/SOURCES"
+copy_source "$work/rpm/stage/hvtuned-$version"
+tar -C "$work/rpm/stage" -czf "$work/rpm/SOURCES/hvtuned-$version.tar.gz" "hvtuned-$version"
+# --nodeps: Debian's rpm has no database of the build dependencies, which apt installed.
+rpmbuild --define "_topdir $work/rpm" --nodeps -bb "$src/hvtuned.spec" > "$work/rpm.log" 2>&1 ||
+        { tail -40 "$work/rpm.log"; echo "FAIL: rpmbuild"; exit 1; }
+rpm=$(echo "$work"/rpm/RPMS/*/hvtuned-"$version"-*.rpm)
+[ -f "$rpm" ] || { echo "FAIL: rpmbuild made no package"; exit 1; }
+echo "ok: rpmbuild built $(basename "$rpm")"
+rpm -qlp "$rpm" > "$work/rpm-files.txt"
+for f in /usr/sbin/hvtuned /usr/lib/systemd/system/hvtuned.service /usr/lib/udev/rules.d/70-hvtuned.rules \
+         /usr/lib/systemd/catalog/hvtuned.catalog; do
+        grep -qx "$f" "$work/rpm-files.txt" || { cat "$work/rpm-files.txt"; echo "FAIL: the RPM lacks $f"; exit 1; }
+done
+rpm -qp --scripts "$rpm" > "$work/rpm-scripts.txt"
+grep -q "preset hvtuned.service" "$work/rpm-scripts.txt" || { echo "FAIL: the RPM's %post does not preset the unit"; exit 1; }
+rpmlint -r "$src/hvtuned.rpmlintrc" "$rpm" "$src/hvtuned.spec" > "$work/rpmlint.txt" 2>&1 || true
+grep -q " 0 errors" "$work/rpmlint.txt" || { cat "$work/rpmlint.txt"; echo "FAIL: rpmlint reports errors"; exit 1; }
+echo "ok: rpmlint reports no error ($(grep -o '[0-9]* warnings' "$work/rpmlint.txt"))"
+
+# --- install, run, purge, in a container with a real systemd
+mkdir -p "$work/pkg" "$work/out"
+cp "$deb" "$work/pkg/"
+cat > "$work/pkgtest.service" <<UNIT
+[Unit]
+Description=hvtuned package test
+[Service]
+Type=oneshot
+ExecStart=/opt/inside.sh
+UNIT
+# The container's root: the host's, under an overlay whose writes land on a tmpfs (nspawn's
+# own --volatile=overlay refuses the host's root directory).
+mkdir -p "$work/ov" "$work/root"
+mount -t tmpfs -o mode=0755 hvtuned-pkgtest "$work/ov"
+mkdir "$work/ov/upper" "$work/ov/work"
+mount -t overlay hvtuned-pkgtest -o "lowerdir=/,upperdir=$work/ov/upper,workdir=$work/ov/work" "$work/root"
+rc=0
+timeout 300 systemd-nspawn -D "$work/root" -b --register=no --keep-unit -M "hvtuned-pkgtest-$$" \
+        --bind-ro="$work/pkgtest.service:/etc/systemd/system/hvtuned-pkgtest.service" \
+        --bind-ro="$src/tests/package/inside.sh:/opt/inside.sh" \
+        --bind-ro="$work/pkg:/opt/pkg" --bind-ro="$build:/opt/build" --bind="$work/out:/opt/out" \
+        -- systemd.firstboot=off systemd.wants=hvtuned-pkgtest.service > "$work/nspawn.log" 2>&1 || rc=$?
+cat "$work/out/inside.log" 2>/dev/null || true
+result=$(cat "$work/out/result" 2>/dev/null || echo "no result (container exit status $rc)")
+if [ "$result" != PASS ]; then
+        echo "$result"
+        echo "--- container console:"; tail -40 "$work/nspawn.log"
+        echo "--- hvtuned's journal:"; cat "$work/out/journal.txt" 2>/dev/null || true
+        exit 1
+fi
+echo PASS

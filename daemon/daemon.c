@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "macro.h"
 #include "messages.h"
+#include "metrics-file.h"
 #include "notify.h"
 #include "report.h"
 #include "sysfs.h"
@@ -29,6 +30,8 @@ static void tracked_free(struct hvt_tracked *t) {
 }
 
 void hvt_daemon_done(struct hvt_daemon *d) {
+        /* Stopped: figures left behind would be read as a running hvtuned's. */
+        hvt_metrics_remove(d);
         for (size_t i = 0; i < d->n_disks; i++)
                 tracked_free(d->disks[i]);
         free(d->disks);
@@ -540,6 +543,7 @@ void hvt_daemon_format_status(const struct hvt_daemon *d, char *buf, size_t size
 void hvt_daemon_update_status(struct hvt_daemon *d) {
         char status[sizeof(d->status)];
 
+        hvt_metrics_update(d);
         hvt_daemon_format_status(d, status, sizeof(status));
         if (strcmp(status, d->status) == 0)
                 return;

@@ -41,6 +41,21 @@ struct hvt_tracked {
         sd_event_source *resume;        /* set while repairs are paused */
 };
 
+/* What happened since start, for the metrics file. */
+struct hvt_counters {
+        uint64_t repairs;           /* drift repairs */
+        uint64_t reloads, reload_failures;
+        uint64_t last_reload_usec;  /* CLOCK_REALTIME; 0: none yet */
+        bool last_reload_ok;
+};
+
+/* The metrics file as last written (metrics-file.h). */
+struct hvt_metrics_file {
+        char *path;      /* NULL: none written */
+        char *written;   /* its text */
+        int error;       /* the last write's, said once */
+};
+
 struct hvt_daemon {
         struct hvt_log log;
         const char *config_path;
@@ -64,6 +79,8 @@ struct hvt_daemon {
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
         char status[1024];       /* the STATUS= last sent, so that only changes are sent */
         unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
+        struct hvt_counters counters;
+        struct hvt_metrics_file metrics;
 };
 
 void hvt_daemon_done(struct hvt_daemon *d);

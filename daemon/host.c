@@ -178,6 +178,24 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                          cap_held(h) ? "" : ")");
 }
 
+void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
+        const struct hvt_host *h = &d->host;
+
+        for (size_t i = 0; i < h->n_controllers; i++) {
+                const struct hvt_controller *c = &h->controllers[i];
+
+                ret[i] = (struct hvt_metrics_controller) {
+                        .host = c->host,
+                        .controller = c->controller,
+                        .kind = c->kind,
+                        .nr_hw_queues = c->nr_hw_queues,
+                        .can_queue = c->can_queue,
+                        .bytes = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue),
+                        .capped_bytes = hvt_hwq_estimate_bytes(capped_queues(h, c), c->can_queue),
+                };
+        }
+}
+
 static void report_controller(struct hvt_daemon *d, const struct hvt_controller *c) {
         const struct hvt_host *h = &d->host;
         unsigned capped = capped_queues(h, c);

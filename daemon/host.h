@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "apply.h"
+#include "metrics.h"
 #include "controller.h"
 #include "state.h"
 
@@ -44,6 +45,10 @@ void hvt_host_restore(struct hvt_daemon *d);
 /* "hw queues: 1 controller over cap 4, ~69 MiB reclaimable at next boot", or "" when no cap
  * applies. */
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size);
+
+/* The figures of every controller (d->host.n_controllers of them) for the metrics file; the
+ * strings point into d->host.controllers. */
+void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret);
 
 /* Reads every storvsc controller into d->host.controllers. */
 int hvt_host_scan(struct hvt_daemon *d);

@@ -6,6 +6,7 @@
  * start-up enumeration, so a disk that appears during the walk is seen at least once. */
 #include <errno.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <systemd/sd-event.h>
@@ -16,6 +17,7 @@
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
+#include "metrics-file.h"
 #include "reload.h"
 #include "system.h"
 
@@ -104,6 +106,13 @@ static int setup_verify(struct hvt_daemon *d) {
 /* Reload: a good file is applied to every disk as a difference; a bad one keeps the running
  * configuration (and the disks their values), and STATUS says where the error is. SIGHUPs
  * that arrive meanwhile are one pending signal: a burst costs one more reload. */
+static uint64_t now_realtime_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
         char status[sizeof(d->status)];
@@ -116,6 +125,10 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         unsigned interval = d->config->verify_interval;
 
         r = hvt_daemon_load_config(d);
+        d->counters.reloads++;
+        d->counters.reload_failures += r < 0;
+        d->counters.last_reload_ok = r >= 0;
+        d->counters.last_reload_usec = now_realtime_usec();
         if (r >= 0) {
                 hvt_daemon_retune_all(d);
                 hvt_host_pass(d, true);
@@ -126,6 +139,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
         hvt_notify_ready(status);
+        hvt_metrics_update(d);
         (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads, d->config_error);
         return 0;
 }
@@ -229,6 +243,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         /* Before READY=1: systemctl start returns on it, and a reload right after needs the record. */
         (void) hvt_reload_mark(d->state_fd, 0, 0, "");
         hvt_notify_ready(status);
+        hvt_metrics_update(d);
 
         r = sd_event_loop(d->event);
         if (r < 0)

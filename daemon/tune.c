@@ -201,6 +201,7 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
         uint64_t now;
         int r;
 
+        d->counters.repairs += repairs;
         if (!d->event || sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (t->window_start == 0 || now - t->window_start >= window) {

@@ -376,6 +376,30 @@ static int parse_restore_on_stop(struct loader *l, const config_setting_t *s, st
         return 0;
 }
 
+/* The file node_exporter's textfile collector reads: it takes only *.prom names, and hvtuned
+ * writes its temporary file beside it, so a directory is named by an absolute path. */
+static int parse_metrics_file(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
+        int r = expect_type(l, s, "metrics_file", CONFIG_TYPE_STRING);
+        const char *v, *base;
+        char buf[192];
+
+        if (r < 0)
+                return r;
+        v = config_setting_get_string(s);
+        base = strrchr(v, '/');
+        if (v[0] != '/' || strlen(v) >= PATH_MAX - 16)
+                return fail(l, s, "metrics_file", "%s is not an absolute path", quote(v, buf));
+        if (strlen(base) <= strlen("/.prom") || strcmp(v + strlen(v) - 5, ".prom") != 0)
+                return fail(l, s, "metrics_file", "%s does not end in NAME.prom, the only files "
+                            "node_exporter's textfile collector reads", quote(v, buf));
+        for (const char *p = v; *p; p++)
+                if ((unsigned char) *p < ' ' || *p == 0x7f)
+                        return fail(l, s, "metrics_file", "%s holds a control character", quote(v, buf));
+        free(c->metrics_file);
+        c->metrics_file = strdup(v);
+        return c->metrics_file ? 0 : -ENOMEM;
+}
+
 static int parse_host(struct loader *l, const config_setting_t *g, struct hvt_host_config *h) {
         int r = expect_type(l, g, "host", CONFIG_TYPE_GROUP);
 
@@ -421,9 +445,11 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_verify_interval(l, s, c);
                 else if (strcmp(name, "restore_on_stop") == 0)
                         r = parse_restore_on_stop(l, s, c);
+                else if (strcmp(name, "metrics_file") == 0)
+                        r = parse_metrics_file(l, s, c);
                 else
                         r = fail(l, s, name, "unknown key (queue, device, host, override, "
-                                 "verify_interval, restore_on_stop)");
+                                 "verify_interval, restore_on_stop, metrics_file)");
                 if (r < 0)
                         return r;
         }
@@ -526,6 +552,7 @@ void hvt_config_free(struct hvt_config *c) {
         if (!c)
                 return;
         free(c->path);
+        free(c->metrics_file);
         free(c->overrides);
         free(c);
 }

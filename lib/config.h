@@ -49,6 +49,7 @@ struct hvt_config {
         char *path;  /* NULL for the built-in policy */
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
+        char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
         struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];
         struct hvt_override *overrides;

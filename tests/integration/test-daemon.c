@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "testutil.h"
@@ -321,12 +323,87 @@ START_TEST(test_bad_start) {
 }
 END_TEST
 
+/* Waits until the metrics file holds needle. */
+static char *wait_metrics(const char *path, const char *needle) {
+        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
+
+        for (int waited = 0;; waited += 10) {
+                char *text = NULL;
+
+                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
+                        return hv_keep(text);
+                ck_assert_msg(waited < limit_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, limit_ms,
+                              text ? text : "(no file)");
+                g_free(text);
+                usleep(10 * 1000);
+        }
+}
+
+/* metrics_file: node_exporter's textfile, written whole after the start-up pass with what
+ * STATUS says and more, rewritten on a repair and a reload, readable by node_exporter's
+ * user, gone when hvtuned stops. (tests/prometheus checks the format with promtool and real
+ * Prometheus.) */
+START_TEST(test_metrics_file) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX";
+        g_autofree char *prom = NULL, *text = NULL;
+        const char *args[3] = { "-c", NULL, NULL };
+        struct hv_run run;
+        struct stat st;
+        char *config, *m;
+        GDir *left;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = g_build_filename(dir, "hvtuned.prom", NULL);
+        text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", prom);
+        args[1] = config = config_write(text);
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
+
+        hvtuned_start(&run, args);
+        m = wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
+        assert_contains(m, "hvtuned_disks{result=\"failed\"} 0\n");
+        assert_contains(m, "hvtuned_attributes{result=\"applied\"} 2\n");
+        assert_contains(m, "hvtuned_attributes{result=\"unchanged\"} 2\n");
+        assert_contains(m, "hvtuned_attributes{result=\"failed\"} 0\n");
+        assert_contains(m, "hvtuned_hw_queue_cap 4\n");
+        assert_contains(m, "hvtuned_controller_hw_queues{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 32\n");
+        assert_contains(m, "hvtuned_controller_can_queue{host=\"host1\",controller=\"{f8b3781b-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 2534\n");
+        assert_contains(m, "hvtuned_controller_preallocated_bytes{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 10");
+        assert_contains(m, "# TYPE hvtuned_drift_repairs_total counter\nhvtuned_drift_repairs_total 0\n");
+        ck_assert_ptr_null(strstr(m, "hvtuned_config_last_reload_success"));
+        ck_assert_int_eq(stat(prom, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0644);
+
+        drift_and_wait(tb, "sdc");
+        wait_metrics(prom, "hvtuned_drift_repairs_total 1\n");
+
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        m = wait_metrics(prom, "hvtuned_config_reloads_total 1\n");
+        assert_contains(m, "hvtuned_config_reload_failures_total 0\n");
+        assert_contains(m, "hvtuned_config_last_reload_success 1\n");
+        assert_contains(m, "hvtuned_config_last_reload_timestamp_seconds 1");
+
+        hvtuned_stop(&run);
+        ck_assert_msg(!g_file_test(prom, G_FILE_TEST_EXISTS), "%s is left after stop", prom);
+        left = g_dir_open(dir, 0, NULL);
+        ck_assert_ptr_null(g_dir_read_name(left));  /* no temporary file either */
+        g_dir_close(left);
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        ck_assert_int_eq(rmdir(dir), 0);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("daemon");
         TCase *tc = tcase_create("notify");
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_ready_and_status);
+        tcase_add_test(tc, test_metrics_file);
         tcase_add_test(tc, test_hotplug_add_change_remove);
         tcase_add_test(tc, test_stops_matching);
         tcase_add_test(tc, test_reprobed_is_new);

@@ -173,12 +173,28 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, metrics_file)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
         load_bad("queue = \"none\";\n", 1, "queue", "expected a group");
         load_bad("queue = { timeout = 30; };\n", 1, "queue.timeout", "unknown key");
+}
+END_TEST
+
+START_TEST(test_metrics_file) {
+        struct hvt_config *c = load_ok("verify_interval = 5;\n");
+
+        ck_assert_ptr_null(c->metrics_file);
+        hvt_config_free(c);
+        c = load_ok("metrics_file = \"/var/lib/prometheus/node-exporter/hvtuned.prom\";\n");
+        ck_assert_str_eq(c->metrics_file, "/var/lib/prometheus/node-exporter/hvtuned.prom");
+        hvt_config_free(c);
+        load_bad("metrics_file = \"hvtuned.prom\";\n", 1, "metrics_file", "\"hvtuned.prom\" is not an absolute path");
+        load_bad("metrics_file = \"/var/lib/x/hvtuned.txt\";\n", 1, "metrics_file", "does not end in NAME.prom");
+        load_bad("metrics_file = \"/var/lib/x/.prom\";\n", 1, "metrics_file", "does not end in NAME.prom");
+        load_bad("metrics_file = \"/x/a\\nb.prom\";\n", 1, "metrics_file", "\"/x/a\\nb.prom\" holds a control character");
+        load_bad("metrics_file = 1;\n", 1, "metrics_file", "expected a string");
 }
 END_TEST
 
@@ -386,6 +402,7 @@ int main(void) {
         tcase_add_test(tc, test_bad_values);
         tcase_add_test(tc, test_bad_keys);
         tcase_add_test(tc, test_timeout_pair);
+        tcase_add_test(tc, test_metrics_file);
         tcase_add_test(tc, test_bad_overrides);
         tcase_add_test(tc, test_wide_literals);
         tcase_add_test(tc, test_top_level_options);

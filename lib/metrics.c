@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: hvtuned's figures as Prometheus text exposition (see metrics.h).
+ *
+ * Names follow Prometheus's conventions: the hvtuned_ prefix, base units (bytes, seconds),
+ * _total on counters, and one metric per quantity with what varies in labels. Counters count
+ * from the start of this hvtuned; Prometheus's rate() and increase() take restarts in their
+ * stride. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "metrics.h"
+
+static void header(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value as the exposition format quotes it: backslash, quote and newline escaped. */
+static void label_value(FILE *f, const char *v) {
+        for (; *v; v++) {
+                if (*v == '\\' || *v == '"')
+                        fputc('\\', f);
+                if (*v == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*v, f);
+        }
+}
+
+static void controller_labels(FILE *f, const struct hvt_metrics_controller *c) {
+        fprintf(f, "{host=\"host%u\",controller=\"", c->host);
+        label_value(f, c->controller);
+        fprintf(f, "\",kind=\"%s\"}", hvt_kind_to_string(c->kind));
+}
+
+static void per_controller(FILE *f, const struct hvt_metrics *m, const char *name, const char *help,
+                           uint64_t (*value)(const struct hvt_metrics_controller *c)) {
+        if (m->n_controllers == 0)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_controllers; i++) {
+                fputs(name, f);
+                controller_labels(f, &m->controllers[i]);
+                fprintf(f, " %" PRIu64 "\n", value(&m->controllers[i]));
+        }
+}
+
+static uint64_t hw_queues(const struct hvt_metrics_controller *c) { return c->nr_hw_queues; }
+static uint64_t can_queue(const struct hvt_metrics_controller *c) { return c->can_queue; }
+static uint64_t bytes(const struct hvt_metrics_controller *c) { return c->bytes; }
+static uint64_t capped_bytes(const struct hvt_metrics_controller *c) { return c->capped_bytes; }
+
+static void render(const struct hvt_metrics *m, FILE *f) {
+        header(f, "hvtuned_build_info", "gauge", "hvtuned's version, as a label; always 1.");
+        fputs("hvtuned_build_info{version=\"", f);
+        label_value(f, m->version);
+        fputs("\"} 1\n", f);
+
+        header(f, "hvtuned_disks", "gauge",
+               "Hyper-V disks hvtuned manages, by result: tuned (every managed attribute has its value "
+               "or is unsupported) or failed.");
+        fprintf(f, "hvtuned_disks{result=\"tuned\"} %u\n", m->disks_tuned);
+        fprintf(f, "hvtuned_disks{result=\"failed\"} %u\n", m->disks_failed);
+        header(f, "hvtuned_disks_repairs_paused", "gauge",
+               "Managed disks whose settings were reverted too often: repairs wait for the window to end.");
+        fprintf(f, "hvtuned_disks_repairs_paused %u\n", m->disks_paused);
+
+        header(f, "hvtuned_attributes", "gauge",
+               "Managed attributes of all managed disks, by the result of their last pass.");
+        for (int o = 0; o < _HVT_OUTCOME_MAX; o++)
+                if (o != HVT_WOULD_APPLY)
+                        fprintf(f, "hvtuned_attributes{result=\"%s\"} %u\n",
+                                hvt_outcome_to_string((enum hvt_outcome) o), m->attributes[o]);
+
+        header(f, "hvtuned_drift_repairs_total", "counter",
+               "Attributes written again after something else changed them.");
+        fprintf(f, "hvtuned_drift_repairs_total %" PRIu64 "\n", m->repairs);
+        header(f, "hvtuned_config_reloads_total", "counter", "Configuration reloads (SIGHUP).");
+        fprintf(f, "hvtuned_config_reloads_total %" PRIu64 "\n", m->reloads);
+        header(f, "hvtuned_config_reload_failures_total", "counter",
+               "Configuration reloads refused (the previous configuration kept running).");
+        fprintf(f, "hvtuned_config_reload_failures_total %" PRIu64 "\n", m->reload_failures);
+        if (m->last_reload_usec > 0) {
+                header(f, "hvtuned_config_last_reload_success", "gauge",
+                       "Whether the last configuration reload was taken (1) or refused (0).");
+                fprintf(f, "hvtuned_config_last_reload_success %d\n", m->last_reload_ok);
+                header(f, "hvtuned_config_last_reload_timestamp_seconds", "gauge",
+                       "When the last configuration reload happened, in seconds since the epoch.");
+                fprintf(f, "hvtuned_config_last_reload_timestamp_seconds %" PRIu64 ".%06" PRIu64 "\n",
+                        m->last_reload_usec / 1000000, m->last_reload_usec % 1000000);
+        }
+
+        header(f, "hvtuned_hw_queue_cap", "gauge",
+               "The cap on hw queues asked of storvsc for controllers probed from now on; 0: none.");
+        fprintf(f, "hvtuned_hw_queue_cap %u\n", m->cap);
+        per_controller(f, m, "hvtuned_controller_hw_queues", "A storvsc controller's hw queues.", hw_queues);
+        per_controller(f, m, "hvtuned_controller_can_queue",
+                       "A storvsc controller's requests per hw queue (the SCSI host's can_queue).", can_queue);
+        per_controller(f, m, "hvtuned_controller_preallocated_bytes",
+                       "Memory a storvsc controller's preallocated requests hold (hvtuned's estimate).", bytes);
+        per_controller(f, m, "hvtuned_controller_capped_preallocated_bytes",
+                       "What they would hold once the controller is probed under the cap (hvtuned's estimate).",
+                       capped_bytes);
+}
+
+int hvt_metrics_render(const struct hvt_metrics *m, char **ret) {
+        size_t len = 0;
+        FILE *f = open_memstream(ret, &len);
+
+        if (!f)
+                return -ENOMEM;
+        render(m, f);
+        if (fclose(f) != 0) {
+                free(*ret);
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}

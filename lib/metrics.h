@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: hvtuned's figures as Prometheus text exposition (version 0.0.4), for node_exporter's
+ * textfile collector: the names, labels, types and help of every metric. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apply.h"
+#include "disk.h"
+
+struct hvt_metrics_controller {
+        unsigned host;                  /* N of hostN */
+        const char *controller;         /* "{f8b3781b-...}" */
+        enum hvt_kind kind;
+        unsigned nr_hw_queues, can_queue;
+        uint64_t bytes;                 /* preallocated now (hwqueues.h's estimate) */
+        uint64_t capped_bytes;          /* preallocated once probed under the cap */
+};
+
+/* What a pass leaves, gathered by the daemon. */
+struct hvt_metrics {
+        const char *version;
+        unsigned disks_tuned, disks_failed, disks_paused;
+        unsigned attributes[_HVT_OUTCOME_MAX];  /* managed attributes by their last result */
+        uint64_t repairs;                       /* drift repairs since start */
+        uint64_t reloads, reload_failures;      /* since start */
+        uint64_t last_reload_usec;              /* CLOCK_REALTIME; 0: none yet */
+        bool last_reload_ok;
+        unsigned cap;                           /* the hw queue cap asked of storvsc; 0: none */
+        const struct hvt_metrics_controller *controllers;
+        size_t n_controllers;
+};
+
+/* The text of m, in *ret (malloc'd, NUL-terminated). */
+int hvt_metrics_render(const struct hvt_metrics *m, char **ret);

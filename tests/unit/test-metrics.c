@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The Prometheus text of lib/metrics.h: every metric with its HELP and TYPE, label values
+ * escaped as the exposition format wants, controller metrics only when there are
+ * controllers, the reload gauges only after a reload. (tests/prometheus checks the daemon's
+ * file with promtool and a real Prometheus.) */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "testutil.h"
+
+static char *render(const struct hvt_metrics *m) {
+        char *text = NULL;
+
+        ck_assert_int_eq(hvt_metrics_render(m, &text), 0);
+        ck_assert_ptr_nonnull(text);
+        return text;
+}
+
+static unsigned count(const char *text, const char *what) {
+        unsigned n = 0;
+
+        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+                n++;
+        return n;
+}
+
+START_TEST(test_every_metric_typed) {
+        struct hvt_metrics m = { .version = "1.2.3", .disks_tuned = 3, .disks_failed = 1, .repairs = 7,
+                                 .reloads = 2, .reload_failures = 1, .last_reload_usec = 1764790000123456,
+                                 .last_reload_ok = false, .cap = 4 };
+        char *text;
+
+        m.attributes[HVT_APPLIED] = 5;
+        m.attributes[HVT_WOULD_APPLY] = 9;
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_build_info{version=\"1.2.3\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_disks{result=\"tuned\"} 3\nhvtuned_disks{result=\"failed\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_attributes{result=\"applied\"} 5\n"));
+        /* A dry run's outcome is no state of a disk. */
+        ck_assert_ptr_null(strstr(text, "would"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_drift_repairs_total counter\nhvtuned_drift_repairs_total 7\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_config_last_reload_success 0\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_config_last_reload_timestamp_seconds 1764790000.123456\n"));
+        ck_assert_ptr_null(strstr(text, "hvtuned_controller_"));
+        /* One HELP and one TYPE per metric name. */
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        ck_assert_uint_eq(count(text, "# TYPE "), 10);
+        free(text);
+
+        m.last_reload_usec = 0;
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "last_reload"));
+        free(text);
+}
+END_TEST
+
+START_TEST(test_controllers_and_escaping) {
+        const struct hvt_metrics_controller c[] = {
+                { .host = 0, .controller = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
+                  .nr_hw_queues = 32, .can_queue = 2534, .bytes = 101294080, .capped_bytes = 12661760 },
+                { .host = 7, .controller = "a\"b\\c\nd", .kind = HVT_KIND_IDE, .nr_hw_queues = 1, .can_queue = 1,
+                  .bytes = 1, .capped_bytes = 1 },
+        };
+        struct hvt_metrics m = { .version = "v\"1", .controllers = c, .n_controllers = 2 };
+        char *text = render(&m);
+
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_build_info{version=\"v\\\"1\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text,
+                "hvtuned_controller_preallocated_bytes{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 101294080\n"
+                "hvtuned_controller_preallocated_bytes{host=\"host7\",controller=\"a\\\"b\\\\c\\nd\",kind=\"ide\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "kind=\"scsi\"} 12661760\n"));
+        ck_assert_uint_eq(count(text, "# TYPE hvtuned_controller_"), 4);
+        free(text);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("metrics");
+        TCase *tc = tcase_create("render");
+
+        tcase_add_test(tc, test_every_metric_typed);
+        tcase_add_test(tc, test_controllers_and_escaping);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "bootadvice.h"
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
@@ -238,8 +239,9 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
         _cleanup_free_ char *cmdline = NULL;
-        char f_cmd[96], f_fix[160], f_bytes[48], now[128], fix[256], s_bytes[32];
-        const char *fields[] = { f_cmd, f_fix, f_bytes, NULL };
+        char f_cmd[96], f_fix[160], f_bytes[48], f_boot[48], now[128], fix[384], s_bytes[32];
+        struct hvt_boot_facts facts;
+        const char *fields[] = { f_cmd, f_fix, f_bytes, f_boot, NULL };
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
         size_t n_over;
@@ -266,13 +268,9 @@ static void report_advice(struct hvt_daemon *d) {
                          CMDLINE, strerror(-r));
                 snprintf(f_cmd, sizeof(f_cmd), "HVTUNED_CMDLINE=?");
         }
-        if (module)
-                snprintf(fix, sizeof(fix), "put hv_storvsc.storvsc_max_hw_queues=%u on the kernel command line, or "
-                         "\"options hv_storvsc storvsc_max_hw_queues=%u\" in /etc/modprobe.d/ and rebuild the initramfs",
-                         h->target, h->target);
-        else
-                snprintf(fix, sizeof(fix), "put hv_storvsc.storvsc_max_hw_queues=%u on the kernel command line "
-                         "(storvsc is built into this kernel)", h->target);
+        hvt_boot_facts_read("", module, &facts);
+        hvt_boot_advice(&facts, h->target, fix, sizeof(fix));
+        snprintf(f_boot, sizeof(f_boot), "HVTUNED_BOOT=%s", hvt_boot_kind_to_string(hvt_boot_choose(&facts)));
         snprintf(f_fix, sizeof(f_fix), "HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", h->target);
         snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes);
         hvt_format_bytes(bytes, s_bytes, sizeof(s_bytes));

@@ -6,7 +6,8 @@
  * opens DIR/cmdline, DIR/mountinfo or DIR/swaps when the test wrote one, and an O_EXCL open
  * of /dev/NAME fails with EBUSY, as the kernel's bd_prepare_to_claim() answers, when NAME is a
  * line of DIR/busy (a disk someone else has claimed: mounted in another namespace, a mkfs
- * under way). Without it, or for any other path, nothing changes. Covers open(2) and
+ * under way); the files the boot advice looks at are DIR's (boot_files below) or absent.
+ * Without it, or for any other path, nothing changes. Covers open(2) and
  * openat(2) and their 64-bit names, which is how hvtuned opens them; not fopen(). Test code
  * only, preloaded into the daemon under test before umockdev's preload. */
 #undef _FILE_OFFSET_BITS
@@ -29,6 +30,18 @@ static const char *const replaced[][2] = {
         { "/proc/cmdline", "cmdline" },
         { "/proc/self/mountinfo", "mountinfo" },
         { "/proc/swaps", "swaps" },
+};
+
+/* What decides the boot advice (lib/bootadvice.c): under HVTUNED_TEST_HOST the machine has
+ * exactly the ones the test wrote, the others are absent, whatever this machine has. */
+static const char *const boot_files[][2] = {
+        { "/proc/sys/kernel/osrelease", "osrelease" },
+        { "/etc/kernel/cmdline", "kernel-cmdline" },
+        { "/usr/sbin/grubby", "grubby" },
+        { "/etc/default/grub", "default-grub" },
+        { "/usr/sbin/update-grub", "update-grub" },
+        { "/usr/sbin/update-initramfs", "update-initramfs" },
+        { "/usr/bin/dracut", "dracut" },
 };
 
 static bool busy(const char *dir, const char *name) {
@@ -58,6 +71,14 @@ static int redirect(const char *path, int flags, char out[static 4096]) {
                 if (strcmp(path, replaced[i][0]) == 0) {
                         snprintf(out, 4096, "%s/%s", dir, replaced[i][1]);
                         return access(out, F_OK) == 0;
+                }
+        for (size_t i = 0; i < sizeof(boot_files) / sizeof(boot_files[0]); i++)
+                if (strcmp(path, boot_files[i][0]) == 0) {
+                        snprintf(out, 4096, "%s/%s", dir, boot_files[i][1]);
+                        if (access(out, F_OK) == 0)
+                                return 1;
+                        errno = ENOENT;
+                        return -1;
                 }
         if ((flags & O_EXCL) && !(flags & O_CREAT) && strncmp(path, "/dev/", 5) == 0 && busy(dir, path + 5)) {
                 errno = EBUSY;

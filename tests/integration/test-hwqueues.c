@@ -209,6 +209,35 @@ START_TEST(test_cmdline_too_large) {
 }
 END_TEST
 
+/* The boot step for the machine in front of it: each platform's files, and only those, in
+ * HVTUNED_TEST_HOST (tests/emulate/host-files.c). (unit/bootadvice has every combination.) */
+static const char *const platforms[][4] = {
+        { "osrelease", "5.15.167.4-microsoft-standard-WSL2\n", "wsl",
+          "this is WSL, whose kernel command line Windows sets: under [wsl2] in %UserProfile%\\.wslconfig put kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=4" },
+        { "kernel-cmdline", "root=/dev/sda1\n", "kernel-cmdline",
+          "add hv_storvsc.storvsc_max_hw_queues=4 to /etc/kernel/cmdline and run kernel-install add" },
+        { "grubby", "", "grubby", "grubby --update-kernel=ALL --args=hv_storvsc.storvsc_max_hw_queues=4" },
+        { "update-initramfs", "", "modprobe",
+          "put \"options hv_storvsc storvsc_max_hw_queues=4\" in /etc/modprobe.d/hvtuned.conf and run update-initramfs -u" },
+};
+
+START_TEST(test_boot_advice_per_platform) {
+        const char *const *p = platforms[_i];
+        char *file, *err;
+        UMockdevTestbed *tb;
+
+        host_files(AZURE_CMDLINE, NULL, NULL, NULL);
+        file = g_build_filename(getenv("HVTUNED_TEST_HOST"), p[0], NULL);
+        ck_assert(g_file_set_contents(file, p[1], -1, NULL));
+        tb = testbed_load("azure-gen2");
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
+        assert_contains(err, hv_keep(g_strconcat("To cap them from boot: ", p[3], NULL)));
+        ck_assert_int_eq(unlink(file), 0);
+        g_free(file);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* A cap from the configuration, never above the present CPUs; 0 never touches. */
 START_TEST(test_configured_cap) {
         UMockdevTestbed *tb;
@@ -739,6 +768,7 @@ int main(void) {
         tcase_add_test(cap, test_wsl_capped);
         tcase_add_test(cap, test_azure_capped);
         tcase_add_test(cap, test_cmdline_too_large);
+        tcase_add_loop_test(cap, test_boot_advice_per_platform, 0, G_N_ELEMENTS(platforms));
         tcase_add_test(cap, test_configured_cap);
         tcase_add_test(cap, test_param_refuses);
         tcase_add_test(cap, test_daemon_status_reload_stop);

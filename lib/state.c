@@ -235,13 +235,16 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
         if (r < 0)
                 return r;
         r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        r = parse_record(buf, d, &o);
-        if (r < 0) {
+        if (r >= 0)
+                r = parse_record(buf, d, &o);
+        /* What cannot be read as a record (too long, no regular file) goes as a damaged one
+         * does; a directory (-EISDIR), which no save could replace, stays. */
+        if (r == -EBADMSG || r == -ESTALE) {
                 (void) unlink_record(dirfd, d);
                 return r == -ESTALE ? -ENOENT : r;
         }
+        if (r < 0)
+                return r;
         *ret = o;
         return 0;
 }

@@ -128,7 +128,9 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
         n = read(fd, buf, size - 1);
         if (n < 0)
                 return negative_errno();
-        if ((size_t) n == size - 1)
+        /* Too long, or with a NUL byte, which no text hvtuned writes holds: the C string
+         * before it could pass for the whole ("nr_requests=12" of "nr_requests=12\08"). */
+        if ((size_t) n == size - 1 || memchr(buf, '\0', (size_t) n))
                 return -EBADMSG;
         buf[n] = '\0';
         return 0;

@@ -205,6 +205,28 @@ START_TEST(test_unreadable_dropped) {
 }
 END_TEST
 
+/* A NUL byte is in no text hvtuned writes: the C string before it could pass for a whole record
+ * ("nr_requests=12" of "nr_requests=12\08"), so the record is damaged (found by fuzz-state). */
+START_TEST(test_nul_byte) {
+        static const char text[] = "# hvtuned: values before hvtuned first wrote them\n"
+                                   "syspath=/sys/block/sdi\ndev=8:128\ndiskseq=4\nqueue/nr_requests=12\0" "8\n";
+        struct hvt_disk d = disk("/sys/block/sdi", "8:128", 4);
+        struct hvt_originals back;
+        char path[PATH_MAX * 2], buf[256];
+        int fd = open_dir(), f;
+
+        snprintf(path, sizeof(path), "%s/sdi", dir);
+        f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_int_ge(f, 0);
+        ck_assert_int_eq(write(f, text, sizeof(text) - 1), (ssize_t) sizeof(text) - 1);
+        ck_assert_int_eq(close(f), 0);
+        ck_assert_int_eq(hvt_state_read(fd, "sdi", buf, sizeof(buf)), -EBADMSG);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdi"));
+        close(fd);
+}
+END_TEST
+
 static bool keep_sdd(const char *name, void *userdata) {
         (*(unsigned *) userdata)++;
         return strcmp(name, "sdd") == 0;
@@ -247,6 +269,7 @@ int main(void) {
         tcase_add_test(tc, test_prune);
         tcase_add_test(tc, test_limits_and_odd_files);
         tcase_add_test(tc, test_unreadable_dropped);
+        tcase_add_test(tc, test_nul_byte);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

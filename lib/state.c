@@ -201,13 +201,15 @@ static int unlink_record(int dirfd, const struct hvt_disk *d) {
         return 0;
 }
 
+/* Whether the record's first syspath line names another path. That line may be the file's
+ * first, as parse_line() reads it too. */
 static bool record_elsewhere(const char *buf, const char *syspath) {
-        const char *p = strstr(buf, "\nsyspath=");
+        const char *p = strncmp(buf, "syspath=", strlen("syspath=")) == 0 ? buf : strstr(buf, "\nsyspath=");
         size_t len = strlen(syspath);
 
         if (!p)
                 return false;
-        p += strlen("\nsyspath=");
+        p = strchr(p, '=') + 1;
         return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
 }
 

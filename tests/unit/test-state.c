@@ -227,6 +227,22 @@ START_TEST(test_nul_byte) {
 }
 END_TEST
 
+/* remove() reads a record's syspath as load() does, on any line: on the first one too, where a
+ * record without the header has it (found by fuzz-state). */
+START_TEST(test_remove_syspath_first) {
+        struct hvt_disk d = disk("/sys/devices/y/block/sdj", "8:144", 5);
+        int fd = open_dir();
+
+        free(test_write_file(dir, "sdj", "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(exists("sdj"));
+        free(test_write_file(dir, "sdj", "syspath=/sys/devices/y/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(!exists("sdj"));
+        close(fd);
+}
+END_TEST
+
 static bool keep_sdd(const char *name, void *userdata) {
         (*(unsigned *) userdata)++;
         return strcmp(name, "sdd") == 0;
@@ -270,6 +286,7 @@ int main(void) {
         tcase_add_test(tc, test_limits_and_odd_files);
         tcase_add_test(tc, test_unreadable_dropped);
         tcase_add_test(tc, test_nul_byte);
+        tcase_add_test(tc, test_remove_syspath_first);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: deciding whether a udev block device is a Hyper-V (storvsc) disk, and reading its
  * identity: controller, kind, H:C:T:L, vendor, model; and the same for a SCSI host: whether
- * it is a storvsc controller, with its queue figures.
+ * it is a storvsc controller, with its queue figures. All of it is a walk up the syspath
+ * string below a top directory, /sys/devices for udev's devices, any other for a test's tree
+ * (libudev takes no syspath outside /sys).
  *
  * The test is the VMBus ancestor bound to hv_storvsc, never vendor/model strings: "Msft
  * Virtual Disk" is also what other Microsoft products report. */
@@ -163,16 +165,36 @@ static bool is_scsi_lun(const char *dir) {
         return read_below(dir, "uevent", uevent, sizeof(uevent)) >= 0 && has_line(uevent, "DEVTYPE=scsi_device");
 }
 
-static int find_ancestors(const char *syspath, struct ancestors *a) {
-        const size_t top = strlen("/sys/devices");
+/* Whether syspath is a path below top made of names only: no empty, "." or ".." component
+ * could then take the walk up to top or above it. libudev's syspaths all are. */
+static bool below(const char *top, const char *syspath) {
+        size_t n = strlen(top);
+        const char *p = syspath + n;
+
+        if (strncmp(syspath, top, n) != 0 || *p != '/')
+                return false;
+        while (*p == '/') {
+                size_t len = strcspn(++p, "/");
+
+                if (len == 0 || (p[0] == '.' && (len == 1 || (len == 2 && p[1] == '.'))))
+                        return false;
+                p += len;
+        }
+        return true;
+}
+
+static int find_ancestors(const char *top, const char *syspath, struct ancestors *a) {
+        const size_t top_len = strlen(top);
         size_t len = strlen(syspath);
         const char *slash;
 
+        a->sdev = a->vmbus = 0;
+        if (!below(top, syspath))
+                return 0;  /* no device of top's: none of its ancestors either */
         if (len >= sizeof(a->path))
                 return -ENAMETOOLONG;
         memcpy(a->path, syspath, len + 1);
-        a->sdev = a->vmbus = 0;
-        while ((slash = memrchr(a->path, '/', len)) && (len = (size_t) (slash - a->path)) > top) {
+        while ((slash = memrchr(a->path, '/', len)) && (len = (size_t) (slash - a->path)) > top_len) {
                 char dir[PATH_MAX], uevent[PATH_MAX], subsystem[64];
                 struct stat st;
 
@@ -235,27 +257,28 @@ static int read_address(const char *sdev, struct hvt_disk *d) {
         return 0;
 }
 
-static void read_instance(struct udev_device *dev, struct hvt_disk *d) {
-        dev_t devnum = udev_device_get_devnum(dev);
+static void read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
         char seq[32];
 
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
-        if (read_below(udev_device_get_syspath(dev), "diskseq", seq, sizeof(seq)) < 0 ||
-            sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
+        if (read_below(syspath, "diskseq", seq, sizeof(seq)) < 0 || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
                 d->diskseq = 0;
 }
 
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
+        if (!streq_ptr(udev_device_get_subsystem(dev), "block") ||
+            !streq_ptr(udev_device_get_devtype(dev), "disk"))
+                return 0;
+        return hvt_classify_syspath("/sys/devices", udev_device_get_syspath(dev), udev_device_get_devnum(dev), ret);
+}
+
+int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret) {
         char vmbus[PATH_MAX], sdev[PATH_MAX];
         struct hvt_disk d = {};
         struct ancestors a;
         int r;
 
-        if (!streq_ptr(udev_device_get_subsystem(dev), "block") ||
-            !streq_ptr(udev_device_get_devtype(dev), "disk"))
-                return 0;
-
-        r = find_ancestors(udev_device_get_syspath(dev), &a);
+        r = find_ancestors(top, syspath, &a);
         if (r < 0)
                 return r;
         if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))
@@ -273,9 +296,9 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
         d.kind = read_kind(vmbus);
         read_stripped(sdev, "vendor", d.vendor, sizeof(d.vendor));
         read_stripped(sdev, "model", d.model, sizeof(d.model));
-        read_instance(dev, &d);
+        read_instance(syspath, devnum, &d);
 
-        d.syspath = strdup(udev_device_get_syspath(dev));
+        d.syspath = strdup(syspath);
         d.device_syspath = strdup(sdev);
         if (!d.syspath || !d.device_syspath) {
                 hvt_disk_done(&d);
@@ -307,21 +330,27 @@ static int read_uint_attr(const char *dir, const char *name, unsigned *ret) {
 }
 
 int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret) {
-        const char *syspath = udev_device_get_syspath(dev), *name = udev_device_get_sysname(dev);
+        if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
+                return 0;
+        return hvt_classify_controller_syspath("/sys/devices", udev_device_get_syspath(dev), ret);
+}
+
+int hvt_classify_controller_syspath(const char *top, const char *syspath, struct hvt_controller *ret) {
         struct hvt_controller c = {};
         char vmbus[PATH_MAX];
         struct ancestors a;
+        const char *name;
         int consumed = 0, r;
 
-        if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
-                return 0;
-        r = find_ancestors(syspath, &a);
+        r = find_ancestors(top, syspath, &a);
         if (r < 0)
                 return r;
         if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))
                 return 0;
 
-        if (!name || sscanf(name, "host%u%n", &c.host, &consumed) != 1 || name[consumed] != '\0')
+        /* udev's sysname, the last component: "hostN" has no '!', which udev would make a '/'. */
+        name = strrchr(syspath, '/') + 1;
+        if (sscanf(name, "host%u%n", &c.host, &consumed) != 1 || name[consumed] != '\0')
                 return -EBADMSG;
         r = read_controller(vmbus, c.controller);
         if (r < 0)

@@ -26,4 +26,7 @@ struct hvt_controller {
  * cannot be read: -ENOENT for a missing one, -EBADMSG for one that is not a number. */
 int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret);
 
+/* The same for the syspath of a scsi_host, walked as hvt_classify_syspath() walks a disk's. */
+int hvt_classify_controller_syspath(const char *top, const char *syspath, struct hvt_controller *ret);
+
 void hvt_controller_done(struct hvt_controller *c);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <libudev.h>
 
 /* "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}" as the kernel prints a VMBus device_id. */
@@ -44,6 +45,13 @@ int hvt_kind_from_string(const char *s);
  * it is anything else (partition, loop, virtio, NVMe, USB, dm, md, ...); -errno when it is a
  * Hyper-V disk whose description cannot be read. */
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret);
+
+/* What hvt_classify() does once udev has said that dev is a whole disk: the walk up its
+ * syspath, canonical as libudev gives it (real directories), to the nearest VMBus device below
+ * top (the daemon's top is "/sys/devices"; a test's tree lies where libudev does not go).
+ * Nothing at or above top is read, and a syspath with an empty, "." or ".." component is not
+ * walked (0). devnum is udev's device number of the disk. */
+int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret);
 
 void hvt_disk_done(struct hvt_disk *d);
 

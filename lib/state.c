@@ -128,7 +128,9 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
         n = read(fd, buf, size - 1);
         if (n < 0)
                 return negative_errno();
-        if ((size_t) n == size - 1)
+        /* Too long, or with a NUL byte, which no text hvtuned writes holds: the C string
+         * before it could pass for the whole ("nr_requests=12" of "nr_requests=12\08"). */
+        if ((size_t) n == size - 1 || memchr(buf, '\0', (size_t) n))
                 return -EBADMSG;
         buf[n] = '\0';
         return 0;
@@ -199,13 +201,15 @@ static int unlink_record(int dirfd, const struct hvt_disk *d) {
         return 0;
 }
 
+/* Whether the record's first syspath line names another path. That line may be the file's
+ * first, as parse_line() reads it too. */
 static bool record_elsewhere(const char *buf, const char *syspath) {
-        const char *p = strstr(buf, "\nsyspath=");
+        const char *p = strncmp(buf, "syspath=", strlen("syspath=")) == 0 ? buf : strstr(buf, "\nsyspath=");
         size_t len = strlen(syspath);
 
         if (!p)
                 return false;
-        p += strlen("\nsyspath=");
+        p = strchr(p, '=') + 1;
         return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
 }
 
@@ -235,13 +239,16 @@ int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *re
         if (r < 0)
                 return r;
         r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        r = parse_record(buf, d, &o);
-        if (r < 0) {
+        if (r >= 0)
+                r = parse_record(buf, d, &o);
+        /* What cannot be read as a record (too long, no regular file) goes as a damaged one
+         * does; a directory (-EISDIR), which no save could replace, stays. */
+        if (r == -EBADMSG || r == -ESTALE) {
                 (void) unlink_record(dirfd, d);
                 return r == -ESTALE ? -ENOENT : r;
         }
+        if (r < 0)
+                return r;
         *ret = o;
         return 0;
 }

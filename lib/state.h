@@ -31,8 +31,9 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
 
 /* The runtime directory's small files, records and the daemon's own (dot files, which
  * pruning leaves alone): written whole or not at all (a temporary, fsync, rename), read whole
- * into buf, NUL-terminated (-EBADMSG when it does not fit, or is no regular file: a FIFO
- * would block the open, a symbolic link is never followed; -EISDIR for a directory). */
+ * into buf, NUL-terminated (-EBADMSG when it does not fit, holds a NUL byte, or is no regular
+ * file: a FIFO would block the open, a symbolic link is never followed; -EISDIR for a
+ * directory). */
 int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Write fuzz-device seeds from umockdev testbeds: one record per Hyper-V disk (a block disk
-below a VMBus device bound to hv_storvsc), in the key=value format of fuzz-device.c.
+below a VMBus device bound to hv_storvsc), in the key=value format of fuzz-device.c. With
+--classify, fuzz-classify seeds instead: per whole disk and per SCSI host of the testbed, the
+sysfs directories on its path (uevent, subsystem and driver links, the attributes the
+classifier reads), in the line format of fuzz-classify.c.
 
-Usage: corpus-from-testbeds.py OUTDIR TESTBED...   (the testbeds of tests/testbeds/mkvm.py)
+Usage: corpus-from-testbeds.py [--classify] OUTDIR TESTBED...   (the testbeds of tests/testbeds/mkvm.py)
 """
 import os
 import re
@@ -51,12 +54,50 @@ def records(devs):
         yield m.group(3), "\n".join(lines) + "\n"
 
 
+CLASSIFY_ATTRS = ("device_id", "class_id", "vendor", "model", "diskseq", "nr_hw_queues", "can_queue")
+
+
+def escape(text):
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def tree(devs, syspath):
+    """The lines of fuzz-classify.c for the devices on syspath, and their links."""
+    lines = []
+    parts = syspath.split("/")
+    for i in range(2, len(parts) + 1):
+        path = "/".join(parts[:i])
+        dev = devs.get(path)
+        if dev is None:
+            continue
+        where = "sys" + path
+        uevent = "".join(f"{k}={v}\n" for k, v in dev["E"].items())
+        lines.append(f"file={where}/uevent={escape(uevent)}")
+        if "SUBSYSTEM" in dev["E"]:
+            up = "../" * (path.count("/") - 1)
+            lines.append(f"link={where}/subsystem={up}../bus/{dev['E']['SUBSYSTEM']}")
+        lines += [f"link={where}/{k}={v}" for k, v in dev["L"].items() if k == "driver"]
+        lines += [f"file={where}/{k}={escape(v + chr(10))}" for k, v in dev["A"].items() if k in CLASSIFY_ATTRS]
+    return lines
+
+
+def classify_seeds(devs):
+    for path, dev in devs.items():
+        e = dev["E"]
+        if e.get("SUBSYSTEM") == "block" and e.get("DEVTYPE") == "disk":
+            yield path.rsplit("/", 1)[1], "\n".join([f"disk=sys{path}"] + tree(devs, path)) + "\n"
+        elif e.get("SUBSYSTEM") == "scsi_host":
+            yield path.rsplit("/", 1)[1], "\n".join([f"host=sys{path}"] + tree(devs, path)) + "\n"
+
+
 def main():
-    outdir = sys.argv[1]
+    classify = sys.argv[1] == "--classify"
+    args = sys.argv[2:] if classify else sys.argv[1:]
+    outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
-    for testbed in sys.argv[2:]:
+    for testbed in args[1:]:
         name = os.path.basename(testbed).removesuffix(".umockdev")
-        for disk, text in records(devices(testbed)):
+        for disk, text in (classify_seeds if classify else records)(devices(testbed)):
             with open(os.path.join(outdir, f"{name}-{disk}"), "w", encoding="utf-8") as f:
                 f.write(text)
 

@@ -165,7 +165,80 @@ START_TEST(test_limits_and_odd_files) {
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(symlink("/etc/passwd", path), 0);
         ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
-        ck_assert_int_eq(unlink(path), 0);
+        close(fd);
+}
+END_TEST
+
+/* A record that cannot be read is dropped as a damaged one is (found by fuzz-state: it stayed,
+ * while the daemon said it was dropped): one byte past the limit, a FIFO, a link. */
+START_TEST(test_unreadable_dropped) {
+        char text[HVT_RECORD_MAX + 2], path[PATH_MAX * 2];
+        struct hvt_disk d = disk("/sys/block/sdh", "8:112", 3);
+        struct hvt_originals back;
+        int fd = open_dir();
+        size_t n;
+
+        n = (size_t) snprintf(text, sizeof(text), "syspath=/sys/block/sdh\ndev=8:112\ndiskseq=3\n");
+        memset(text + n, '#', sizeof(text) - n - 1);
+        text[HVT_RECORD_MAX] = '\n';
+        text[HVT_RECORD_MAX + 1] = '\0';
+        free(test_write_file(dir, "sdh", text));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdh"));
+
+        snprintf(path, sizeof(path), "%s/sdh", dir);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdh"));
+
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdh"));
+        ck_assert_int_eq(access("/etc/passwd", F_OK), 0);
+
+        /* A directory is no record, and no save can replace it: it stays. */
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EISDIR);
+        ck_assert(exists("sdh"));
+        ck_assert_int_eq(rmdir(path), 0);
+        close(fd);
+}
+END_TEST
+
+/* A NUL byte is in no text hvtuned writes: the C string before it could pass for a whole record
+ * ("nr_requests=12" of "nr_requests=12\08"), so the record is damaged (found by fuzz-state). */
+START_TEST(test_nul_byte) {
+        static const char text[] = "# hvtuned: values before hvtuned first wrote them\n"
+                                   "syspath=/sys/block/sdi\ndev=8:128\ndiskseq=4\nqueue/nr_requests=12\0" "8\n";
+        struct hvt_disk d = disk("/sys/block/sdi", "8:128", 4);
+        struct hvt_originals back;
+        char path[PATH_MAX * 2], buf[256];
+        int fd = open_dir(), f;
+
+        snprintf(path, sizeof(path), "%s/sdi", dir);
+        f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_int_ge(f, 0);
+        ck_assert_int_eq(write(f, text, sizeof(text) - 1), (ssize_t) sizeof(text) - 1);
+        ck_assert_int_eq(close(f), 0);
+        ck_assert_int_eq(hvt_state_read(fd, "sdi", buf, sizeof(buf)), -EBADMSG);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdi"));
+        close(fd);
+}
+END_TEST
+
+/* remove() reads a record's syspath as load() does, on any line: on the first one too, where a
+ * record without the header has it (found by fuzz-state). */
+START_TEST(test_remove_syspath_first) {
+        struct hvt_disk d = disk("/sys/devices/y/block/sdj", "8:144", 5);
+        int fd = open_dir();
+
+        free(test_write_file(dir, "sdj", "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(exists("sdj"));
+        free(test_write_file(dir, "sdj", "syspath=/sys/devices/y/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(!exists("sdj"));
         close(fd);
 }
 END_TEST
@@ -211,6 +284,9 @@ int main(void) {
         tcase_add_test(tc, test_damaged);
         tcase_add_test(tc, test_prune);
         tcase_add_test(tc, test_limits_and_odd_files);
+        tcase_add_test(tc, test_unreadable_dropped);
+        tcase_add_test(tc, test_nul_byte);
+        tcase_add_test(tc, test_remove_syspath_first);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the journal/stderr split and log levels.
+/* Owns: the journal/stderr split and log levels, and escaping what they carry.
  *
  * Journal detection follows systemd's contract: JOURNAL_STREAM names the device and inode of
- * the stream it connected to stderr, so a redirected stderr is never mistaken for journald. */
+ * the stream it connected to stderr, so a redirected stderr is never mistaken for journald.
+ *
+ * A message and its fields hold text hvtuned does not control (file names, what sysfs and the
+ * configuration say): every stderr line, MESSAGE and field value is escaped here, whole
+ * (lib/escape.h), and nowhere before. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,11 +18,41 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 #include "macro.h"
 
 /* MESSAGE, PRIORITY, MESSAGE_ID, ERRNO, and room for the caller's fields. */
 #define FIELDS_MAX 24
+/* A message is cut to this, before it is escaped. */
+#define MESSAGE_MAX 1024
+
+/* The escaped fields of one entry. */
+struct fields {
+        char *v[FIELDS_MAX];
+        size_t n;
+};
+
+static void fields_done(struct fields *f) {
+        for (size_t i = 0; i < f->n; i++)
+                free(f->v[i]);
+}
+
+/* Adds "NAME=" and value escaped. */
+static int fields_add(struct fields *f, const char *name, size_t name_len, const char *value) {
+        size_t n = hvt_escape(NULL, 0, value);
+        char *s;
+
+        if (f->n >= FIELDS_MAX)
+                return -E2BIG;
+        s = malloc(name_len + n + 1);
+        if (!s)
+                return -ENOMEM;
+        memcpy(s, name, name_len);
+        (void) hvt_escape(s + name_len, n + 1, value);
+        f->v[f->n++] = s;
+        return 0;
+}
 
 static bool stderr_is_journal(void) {
         const char *e = getenv("JOURNAL_STREAM");
@@ -39,40 +73,47 @@ void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
         };
 }
 
-static void send_journal(int prio, int error, const char *message_id, const char *const *fields,
-                         const char *message) {
+static int send_journal(int prio, int error, const char *message_id, const char *const *fields,
+                        const char *message) {
+        _cleanup_(fields_done) struct fields f = {};
         struct iovec iov[FIELDS_MAX];
-        char prio_field[16], errno_field[24];
-        _cleanup_free_ char *msg_field = NULL, *id_field = NULL;
-        size_t n = 0;
+        char number[24];
+        int r;
 
-        if (asprintf(&msg_field, "MESSAGE=%s", message) < 0) {
-                msg_field = NULL;
-                return;
-        }
-        iov[n++] = (struct iovec) { msg_field, strlen(msg_field) };
-        snprintf(prio_field, sizeof(prio_field), "PRIORITY=%d", prio);
-        iov[n++] = (struct iovec) { prio_field, strlen(prio_field) };
-        if (message_id) {
-                if (asprintf(&id_field, "MESSAGE_ID=%s", message_id) < 0) {
-                        id_field = NULL;
-                        return;
-                }
-                iov[n++] = (struct iovec) { id_field, strlen(id_field) };
-        }
-        if (error != 0) {
-                snprintf(errno_field, sizeof(errno_field), "ERRNO=%d", abs(error));
-                iov[n++] = (struct iovec) { errno_field, strlen(errno_field) };
-        }
-        for (size_t i = 0; fields && fields[i] && n < FIELDS_MAX; i++)
-                iov[n++] = (struct iovec) { (void *) fields[i], strlen(fields[i]) };
+        r = fields_add(&f, "MESSAGE=", strlen("MESSAGE="), message);
+        snprintf(number, sizeof(number), "%d", prio);
+        if (r >= 0)
+                r = fields_add(&f, "PRIORITY=", strlen("PRIORITY="), number);
+        if (r >= 0 && message_id)
+                r = fields_add(&f, "MESSAGE_ID=", strlen("MESSAGE_ID="), message_id);
+        snprintf(number, sizeof(number), "%d", abs(error));
+        if (r >= 0 && error != 0)
+                r = fields_add(&f, "ERRNO=", strlen("ERRNO="), number);
+        /* A field the caller gave without "=" is escaped whole: journald drops it. */
+        for (size_t i = 0; r >= 0 && fields && fields[i] && f.n < FIELDS_MAX; i++) {
+                const char *eq = strchr(fields[i], '=');
+                size_t name_len = eq ? (size_t) (eq - fields[i]) + 1 : 0;
 
-        (void) sd_journal_sendv(iov, (int) n);
+                r = fields_add(&f, fields[i], name_len, fields[i] + name_len);
+        }
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < f.n; i++)
+                iov[i] = (struct iovec) { f.v[i], strlen(f.v[i]) };
+        return sd_journal_sendv(iov, (int) f.n);
+}
+
+static void send_stderr(const char *message) {
+        char shown[HVT_ESCAPED_SIZE(MESSAGE_MAX)];
+
+        (void) hvt_escape(shown, sizeof(shown), message);
+        fprintf(stderr, "%s\n", shown);
 }
 
 int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
                    const char *const *fields, const char *fmt, ...) {
-        char message[1024];
+        char message[MESSAGE_MAX];
         va_list ap;
 
         if (prio <= log->max_level) {
@@ -86,9 +127,9 @@ int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *m
                 errno = saved;
 
                 if (log->journal)
-                        send_journal(prio, error, message_id, fields, message);
+                        (void) send_journal(prio, error, message_id, fields, message);
                 else
-                        fprintf(stderr, "%s\n", message);
+                        send_stderr(message);
         }
         return -abs(error);
 }

@@ -1,14 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the sd_notify messages hvtuned sends. Failures to notify are not errors of the
- * daemon: systemd may not be listening (a terminal, a container without it). */
+ * daemon: systemd may not be listening (a terminal, a container without it).
+ *
+ * STATUS holds text hvtuned does not control (a configuration file's name): escaped here
+ * (lib/escape.h), it can never start a line, which would be a key of its own. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
 
+#include "escape.h"
+#include "macro.h"
 #include "notify.h"
 
+/* state, then STATUS=status escaped. Out of memory, state alone. */
+static void notify_with_status(const char *state, const char *status) {
+        _cleanup_free_ char *shown = hvt_escape_dup(status);
+
+        if (shown)
+                (void) sd_notifyf(0, "%s\nSTATUS=%s", state, shown);
+        else
+                (void) sd_notify(0, state);
+}
+
 void hvt_notify_ready(const char *status) {
-        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+        notify_with_status("READY=1", status);
 }
 
 /* Type=notify-reload (systemd 253 and later) needs MONOTONIC_USEC with RELOADING=1 to tell
@@ -22,7 +38,10 @@ void hvt_notify_reloading(void) {
 }
 
 void hvt_notify_status(const char *status) {
-        (void) sd_notifyf(0, "STATUS=%s", status);
+        _cleanup_free_ char *shown = hvt_escape_dup(status);
+
+        if (shown)
+                (void) sd_notifyf(0, "STATUS=%s", shown);
 }
 
 /* Outside the event loop's own pings: before a step that may take long. */

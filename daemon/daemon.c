@@ -42,6 +42,7 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         sd_event_unref(d->event);
         udev_monitor_unref(d->monitor);
         udev_unref(d->udev);
+        hvt_log_done(&d->log);
 }
 
 int hvt_daemon_load_config(struct hvt_daemon *d) {

@@ -520,6 +520,50 @@ START_TEST(test_hostile_identity_escaped) {
 }
 END_TEST
 
+/* journald not listening yet: no socket at all, or the socket file of a journald that is
+ * gone (connection refused). Every entry lands on stderr, which is journald's stream, with
+ * the syslog prefix its stream protocol reads the priority from. */
+static const char *const unreachable[] = { "absent", "stale" };
+
+START_TEST(test_journal_unreachable) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err, **lines;
+        struct hv_run run;
+
+        /* A private /run: the host's journal socket out of reach. */
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"), 0);
+        ck_assert_int_eq(mkdir("/run/systemd", 0755), 0);
+        ck_assert_int_eq(mkdir(JOURNAL_DIR, 0755), 0);
+        if (strcmp(unreachable[_i], "stale") == 0) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+                int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+                close(fd);
+        }
+        hvtuned_log_to_journal(true);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", "0:0:0:1/queue_depth=write:EBUSY", 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        err = hvtuned_stop(&run);
+
+        assert_contains(err, "<6>sda: found Hyper-V scsi disk 0:0:0:0 on controller "
+                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        assert_contains(err, "<6>sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(err, "<3>sdb device/queue_depth: 2048 -> 254 (failed: Device or resource busy)\n");
+        assert_contains(err, "<6>Started: " STATUS_FAILED "\n");
+        assert_contains(err, "<6>sda queue/scheduler: none -> mq-deadline (restored)\n");
+        lines = g_strsplit(err, "\n", -1);
+        for (char **l = lines; *l && (**l || l[1]); l++)
+                ck_assert_msg(g_regex_match_simple("^<[0-7]>", *l, 0, 0), "no priority prefix: \"%s\"", *l);
+        g_strfreev(lines);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* The testbed answers single writes as the kernel does: the table test-loop.c checks on a
  * real loop device (tests/kernel-answers.h), on sdb's queue (none, on a storvsc host whose
  * can_queue is the tag depth). Nothing above counts if the emulation drifts. */
@@ -546,6 +590,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
         tcase_add_test(tc, test_once_exit_status);
         tcase_add_test(tc, test_hostile_identity_escaped);
+        tcase_add_loop_test(tc, test_journal_unreachable, 0, G_N_ELEMENTS(unreachable));
         tcase_set_timeout(emulated, 60);
         tcase_add_test(emulated, test_testbed_answers_like_the_kernel);
         suite_add_tcase(s, tc);

@@ -41,10 +41,12 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         if (d->state_fd >= 0)
                 close(d->state_fd);
         sd_event_source_unref(d->verify);
+        hvt_notify_done(&d->notify);
         /* The loop before the monitor: its sources still refer to the monitor's fd. */
         sd_event_unref(d->event);
         udev_monitor_unref(d->monitor);
         udev_unref(d->udev);
+        hvt_log_done(&d->log);
 }
 
 int hvt_daemon_load_config(struct hvt_daemon *d) {
@@ -548,5 +550,5 @@ void hvt_daemon_update_status(struct hvt_daemon *d) {
         if (strcmp(status, d->status) == 0)
                 return;
         memcpy(d->status, status, sizeof(status));
-        hvt_notify_status(status);
+        hvt_notify_status(&d->notify, status);
 }

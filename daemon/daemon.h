@@ -16,6 +16,7 @@
 #include "host.h"
 #include "index.h"
 #include "log.h"
+#include "notify.h"
 #include "policy.h"
 #include "slot.h"
 #include "state.h"
@@ -69,6 +70,7 @@ struct hvt_daemon {
         struct udev_monitor *monitor;
         sd_event *event;
         sd_event_source *verify;  /* verify_interval timer, NULL when 0 */
+        struct hvt_notify notify; /* the service manager's socket, the watchdog */
 
         struct hvt_host host;    /* the driver: hw queue cap, controllers */
         struct hvt_tracked **disks;

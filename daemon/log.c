@@ -1,24 +1,71 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the journal/stderr split and log levels.
+/* Owns: the journal/stderr split and log levels, the journal's native protocol, and escaping
+ * what they carry.
  *
  * Journal detection follows systemd's contract: JOURNAL_STREAM names the device and inode of
- * the stream it connected to stderr, so a redirected stderr is never mistaken for journald. */
+ * the stream it connected to stderr, so a redirected stderr is never mistaken for journald.
+ *
+ * Entries are sent to journald's socket here, not with sd_journal_sendv(): that one returns
+ * success when the socket does not exist ("fail silently if the journal is not available"),
+ * and an entry sent before journald listens would be lost without a trace. An entry the socket
+ * does not take goes to stderr instead, which is journald's stream, with its priority.
+ *
+ * A message and its fields hold text hvtuned does not control (file names, what sysfs and the
+ * configuration say): every stderr line, MESSAGE and field value is escaped here, whole
+ * (lib/escape.h), and nowhere before. Escaped, no value holds a newline, so every field is
+ * the protocol's plain "NAME=value\n". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <systemd/sd-journal.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 #include "macro.h"
 
-/* MESSAGE, PRIORITY, MESSAGE_ID, ERRNO, and room for the caller's fields. */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+/* MESSAGE, PRIORITY, MESSAGE_ID, ERRNO, SYSLOG_IDENTIFIER, and room for the caller's fields
+ * (the most, a disk's state dump, has 15). */
 #define FIELDS_MAX 24
+/* A message is cut to this, before it is escaped. An entry is then some 20 KiB at most, well
+ * within one datagram (the default send buffer takes about 200 KiB), so the memfd that
+ * sd_journal_sendv() passes for an entry too large for one is never needed. */
+#define MESSAGE_MAX 1024
+
+/* The escaped fields of one entry. */
+struct fields {
+        char *v[FIELDS_MAX];
+        size_t n;
+};
+
+static void fields_done(struct fields *f) {
+        for (size_t i = 0; i < f->n; i++)
+                free(f->v[i]);
+}
+
+/* Adds "NAME=", value escaped and "\n". */
+static int fields_add(struct fields *f, const char *name, size_t name_len, const char *value) {
+        size_t n = hvt_escape(NULL, 0, value);
+        char *s;
+
+        if (f->n >= FIELDS_MAX)
+                return -E2BIG;
+        s = malloc(name_len + n + 2);
+        if (!s)
+                return -ENOMEM;
+        memcpy(s, name, name_len);
+        (void) hvt_escape(s + name_len, n + 1, value);
+        memcpy(s + name_len + n, "\n", 2);
+        f->v[f->n++] = s;
+        return 0;
+}
 
 static bool stderr_is_journal(void) {
         const char *e = getenv("JOURNAL_STREAM");
@@ -36,43 +83,83 @@ void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
         *log = (struct hvt_log) {
                 .max_level = max_level,
                 .journal = allow_journal && stderr_is_journal(),
+                .journal_fd = -EBADF,
         };
+        /* Not connected: a journald that starts or restarts binds the path anew, and the next
+         * entry finds it. Blocking, as every journal client: journald reads. Failing, every
+         * entry goes to the stream. */
+        if (log->journal)
+                log->journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 }
 
-static void send_journal(int prio, int error, const char *message_id, const char *const *fields,
-                         const char *message) {
+void hvt_log_done(struct hvt_log *log) {
+        if (log->journal_fd >= 0)
+                close(log->journal_fd);
+        log->journal_fd = -EBADF;
+}
+
+static int send_journal(const struct hvt_log *log, int prio, int error, const char *message_id,
+                        const char *const *fields, const char *message) {
+        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+        _cleanup_(fields_done) struct fields f = {};
         struct iovec iov[FIELDS_MAX];
-        char prio_field[16], errno_field[24];
-        _cleanup_free_ char *msg_field = NULL, *id_field = NULL;
-        size_t n = 0;
+        struct msghdr mh = {
+                .msg_name = (void *) &sa,
+                .msg_namelen = sizeof(sa),
+                .msg_iov = iov,
+        };
+        char number[24];
+        int r;
 
-        if (asprintf(&msg_field, "MESSAGE=%s", message) < 0) {
-                msg_field = NULL;
-                return;
-        }
-        iov[n++] = (struct iovec) { msg_field, strlen(msg_field) };
-        snprintf(prio_field, sizeof(prio_field), "PRIORITY=%d", prio);
-        iov[n++] = (struct iovec) { prio_field, strlen(prio_field) };
-        if (message_id) {
-                if (asprintf(&id_field, "MESSAGE_ID=%s", message_id) < 0) {
-                        id_field = NULL;
-                        return;
-                }
-                iov[n++] = (struct iovec) { id_field, strlen(id_field) };
-        }
-        if (error != 0) {
-                snprintf(errno_field, sizeof(errno_field), "ERRNO=%d", abs(error));
-                iov[n++] = (struct iovec) { errno_field, strlen(errno_field) };
-        }
-        for (size_t i = 0; fields && fields[i] && n < FIELDS_MAX; i++)
-                iov[n++] = (struct iovec) { (void *) fields[i], strlen(fields[i]) };
+        if (log->journal_fd < 0)
+                return -EBADF;
+        r = fields_add(&f, "MESSAGE=", strlen("MESSAGE="), message);
+        snprintf(number, sizeof(number), "%d", prio);
+        if (r >= 0)
+                r = fields_add(&f, "PRIORITY=", strlen("PRIORITY="), number);
+        if (r >= 0 && message_id)
+                r = fields_add(&f, "MESSAGE_ID=", strlen("MESSAGE_ID="), message_id);
+        snprintf(number, sizeof(number), "%d", abs(error));
+        if (r >= 0 && error != 0)
+                r = fields_add(&f, "ERRNO=", strlen("ERRNO="), number);
+        /* As sd_journal_sendv() adds it: "hvtuned[PID]:" in journalctl's lines. */
+        if (r >= 0)
+                r = fields_add(&f, "SYSLOG_IDENTIFIER=", strlen("SYSLOG_IDENTIFIER="),
+                               program_invocation_short_name);
+        /* A field the caller gave without "=" is escaped whole: journald drops it. */
+        for (size_t i = 0; r >= 0 && fields && fields[i] && f.n < FIELDS_MAX; i++) {
+                const char *eq = strchr(fields[i], '=');
+                size_t name_len = eq ? (size_t) (eq - fields[i]) + 1 : 0;
 
-        (void) sd_journal_sendv(iov, (int) n);
+                r = fields_add(&f, fields[i], name_len, fields[i] + name_len);
+        }
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < f.n; i++)
+                iov[i] = (struct iovec) { f.v[i], strlen(f.v[i]) };
+        mh.msg_iovlen = f.n;
+        /* ENOENT (no journald yet), ECONNREFUSED (the socket of one that is gone), ... */
+        if (sendmsg(log->journal_fd, &mh, MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* One line; with prio >= 0 behind the syslog prefix "<prio>", which journald's stream
+ * protocol reads the priority from (SyslogLevelPrefix=, on by default). */
+static void send_stderr(int prio, const char *message) {
+        char shown[HVT_ESCAPED_SIZE(MESSAGE_MAX)];
+
+        (void) hvt_escape(shown, sizeof(shown), message);
+        if (prio >= 0)
+                fprintf(stderr, "<%d>%s\n", prio, shown);
+        else
+                fprintf(stderr, "%s\n", shown);
 }
 
 int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
                    const char *const *fields, const char *fmt, ...) {
-        char message[1024];
+        char message[MESSAGE_MAX];
         va_list ap;
 
         if (prio <= log->max_level) {
@@ -85,10 +172,13 @@ int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *m
                 va_end(ap);
                 errno = saved;
 
-                if (log->journal)
-                        send_journal(prio, error, message_id, fields, message);
-                else
-                        fprintf(stderr, "%s\n", message);
+                if (!log->journal)
+                        send_stderr(-1, message);
+                else if (send_journal(log, prio, error, message_id, fields, message) < 0)
+                        /* journald's socket not there or not listening yet (it starts, or
+                         * restarts): stderr is its stream, which it reads when it is back. The
+                         * entry keeps its priority, not its fields. */
+                        send_stderr(prio, message);
         }
         return -abs(error);
 }

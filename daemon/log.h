@@ -10,10 +10,14 @@
 struct hvt_log {
         int max_level;  /* LOG_INFO, or LOG_DEBUG with -v */
         bool journal;   /* stderr is connected to journald: send structured entries */
+        int journal_fd; /* to journald's socket, when journal; -EBADF if it could not be made */
 };
 
-/* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches). */
+/* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches).
+ * An entry journald's socket does not take (journald not listening yet) is then written to
+ * that stream, as "<prio>" and the message: never lost without a trace. */
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);
+void hvt_log_done(struct hvt_log *log);
 
 /* Logs message at prio with MESSAGE_ID and the extra fields (NULL-terminated array of
  * "FIELD=value", may be NULL). Returns -abs(error), or 0 when error is 0, so that callers

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: event sources and their handlers.
+/* Owns: event sources and their handlers (the notification socket's and the watchdog's are
+ * notify.c's).
  *
  * The monitor listens on the "udev" source, after rules ran: a handler on the kernel source
  * would race the distro rules that set their own scheduler. It is receiving before the
@@ -60,7 +61,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         struct hvt_daemon *d = userdata;
 
         hvt_log_debug(&d->log, "Received %s, exiting", strsignal((int) si->ssi_signo));
-        hvt_notify_stopping();
+        hvt_notify_stopping(&d->notify);
         if (!d->config->restore_on_stop)
                 hvt_log_debug(&d->log, "restore_on_stop = false: leaving the tuned values in place");
         else if (hvt_system_is_stopping())
@@ -119,7 +120,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         int r;
 
         (void) s, (void) si;
-        hvt_notify_reloading();
+        hvt_notify_reloading(&d->notify);
         d->reloads++;
         (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads - 1, d->config_error);
         unsigned interval = d->config->verify_interval;
@@ -138,7 +139,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         }
         hvt_daemon_format_status(d, status, sizeof(status));
         memcpy(d->status, status, sizeof(status));
-        hvt_notify_ready(status);
+        hvt_notify_ready(&d->notify, status);
         hvt_metrics_update(d);
         (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads, d->config_error);
         return 0;
@@ -220,10 +221,9 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = setup_signals(d);
         if (r < 0)
                 return r;
-        /* WatchdogSec= in the unit turns this on; without it no timer exists. */
-        r = sd_event_set_watchdog(d->event, true);
+        r = hvt_notify_open(&d->notify, d->event, &d->log);
         if (r < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the watchdog: %m");
+                return r;
         r = setup_monitor(d);
         if (r < 0)
                 return r;
@@ -242,7 +242,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         /* Before READY=1: systemctl start returns on it, and a reload right after needs the record. */
         (void) hvt_reload_mark(d->state_fd, 0, 0, "");
-        hvt_notify_ready(status);
+        hvt_notify_ready(&d->notify, status);
         hvt_metrics_update(d);
 
         r = sd_event_loop(d->event);

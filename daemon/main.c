@@ -120,7 +120,7 @@ static int run_once(struct hvt_daemon *d) {
 }
 
 int main(int argc, char *argv[]) {
-        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF };
+        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF, .notify = HVT_NOTIFY_NULL };
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
         pid_t pid = 0;
@@ -140,7 +140,9 @@ int main(int argc, char *argv[]) {
                 /* ExecReload= runs with the service's RUNTIME_DIRECTORY and stderr. */
                 hvt_log_init(&d.log, level, true);
                 hvt_daemon_state_path(dir, sizeof(dir));
-                return hvt_reload_request(&d.log, dir, pid) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+                r = hvt_reload_request(&d.log, dir, pid);
+                hvt_log_done(&d.log);
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
 
         d.once = mode != MODE_DAEMON;

@@ -258,7 +258,7 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
                 refuse(d, c, "cannot record it as pending in the runtime directory (%s)", strerror(-r));
                 return;
         }
-        hvt_notify_watchdog();  /* the unbind flushes every disk's cache */
+        hvt_notify_watchdog(&d->notify);  /* the unbind flushes every disk's cache */
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
         if (r < 0) {
                 pending_clear(d);
@@ -271,7 +271,7 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         claims_release(&claims);
         forget_disks(d, c);
 
-        hvt_notify_watchdog();
+        hvt_notify_watchdog(&d->notify);
         r = bind_controller(d, driver_fd, old.name);
         if (r < 0) {
                 (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED,

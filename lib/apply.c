@@ -34,28 +34,6 @@ static void copy_value(char dst[static HVT_VALUE_MAX], const char *src) {
         (void) hvt_strscpy(dst, HVT_VALUE_MAX, src);
 }
 
-/* Text the kernel showed that is no value, kept for the report: anything but printable ASCII
- * as \xNN, so that no escape sequence or newline reaches a terminal, a log line or a journal
- * field, and cut short only between whole characters. */
-static void copy_shown(char dst[static HVT_VALUE_MAX], const char *src) {
-        size_t n = 0;
-
-        for (const unsigned char *p = (const unsigned char *) src; *p; p++) {
-                char c[5];
-                int len;
-
-                if (*p >= 0x20 && *p < 0x7f && *p != '\\')
-                        len = snprintf(c, sizeof(c), "%c", *p);
-                else
-                        len = snprintf(c, sizeof(c), "\\x%02x", *p);
-                if (n + (size_t) len >= HVT_VALUE_MAX)
-                        break;
-                memcpy(dst + n, c, (size_t) len);
-                n += (size_t) len;
-        }
-        dst[n] = '\0';
-}
-
 /* A read that fails: a missing attribute is a kernel that lacks it, anything else a failure. */
 static void result_read_error(struct hvt_result *res, int r) {
         res->error = -r;
@@ -102,7 +80,7 @@ static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *wan
                 return result_read_error(res, r);
         r = parse_current(a, buf, now, &list);
         if (r < 0) {
-                copy_shown(res->from, buf);
+                copy_value(res->from, buf);  /* as read: the sinks escape it */
                 return result_error(res, r);
         }
         copy_value(res->from, now);
@@ -173,7 +151,7 @@ static void watch(int dirfd, struct hvt_result *res) {
                 return result_read_error(res, r);
         r = parse_current(a, buf, res->from, &list);
         if (r < 0) {
-                copy_shown(res->from, buf);
+                copy_value(res->from, buf);  /* as read: the sinks escape it */
                 return result_error(res, r);
         }
         res->outcome = HVT_UNCHANGED;

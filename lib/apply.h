@@ -25,7 +25,7 @@ struct hvt_result {
         enum hvt_outcome outcome;
         int error;                    /* positive errno for failed and unsupported, else 0 */
         char from[HVT_VALUE_MAX];     /* found before: the active name for the scheduler; what
-                                       * was shown, \xNN-escaped, when it was no value */
+                                       * was read, as it is and cut, when it was no value */
         char to[HVT_VALUE_MAX];       /* desired, as written */
         char kept[HVT_VALUE_MAX];     /* clamped, or unchanged as clamped before: what the kernel keeps */
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */

@@ -101,7 +101,7 @@ static int nul_escape_error(struct scan *s) {
         *s->err = (struct hvt_config_error) { .line = s->line };
         (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
         snprintf(s->err->message, sizeof(s->err->message),
-                 "a string with \\x00 in it: libconfig would end it there");
+                 "a string with a NUL escape (x00) in it: libconfig would end it there");
         return -EINVAL;
 }
 

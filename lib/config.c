@@ -62,25 +62,13 @@ static int fail(struct loader *l, const config_setting_t *s, const char *key, co
         return -EINVAL;
 }
 
-/* A string from the file as a message shows it: quoted, with what cannot be printed escaped
- * ("none\n"), and cut at 40 characters. A value is never echoed raw into the journal. */
-static const char *quote(const char *v, char buf[static 192]) {
-        size_t n = 0;
+/* "\"" + 40 bytes + "\"" and a NUL. */
+#define QUOTE_MAX 43
 
-        buf[n++] = '"';
-        for (size_t i = 0; v[i] && i < 40; i++) {
-                unsigned char c = (unsigned char) v[i];
-
-                if (c == '\n' || c == '\t' || c == '"' || c == '\\') {
-                        buf[n++] = '\\';
-                        buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : (char) c;
-                } else if (c < ' ' || c >= 0x7f)
-                        n += (size_t) sprintf(buf + n, "\\x%02x", c);
-                else
-                        buf[n++] = (char) c;
-        }
-        buf[n++] = '"';
-        buf[n] = '\0';
+/* A string from the file as a message shows it: quoted and cut at 40 bytes. What it holds is
+ * escaped where the message is sent (lib/escape.h), never here: it would be escaped twice. */
+static const char *quote(const char *v, char buf[static QUOTE_MAX]) {
+        snprintf(buf, QUOTE_MAX, "\"%.40s\"", v);
         return buf;
 }
 
@@ -142,7 +130,7 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
 
         if (a->kind == HVT_VALUE_SCHEDULER) {
                 const char *name;
-                char q[192];
+                char q[QUOTE_MAX];
 
                 r = expect_type(l, s, key, CONFIG_TYPE_STRING);
                 if (r < 0)
@@ -211,9 +199,12 @@ static int match_string(struct loader *l, const config_setting_t *s, const char 
         n = strlen(v);
         while (n > 0 && isspace((unsigned char) v[n - 1]))
                 n--;
-        if (n >= size)
-                return fail(l, s, key, "\"%.40s\" is longer than the SCSI field (%zu characters): "
-                            "it can never match", v, size - 1);
+        if (n >= size) {
+                char q[QUOTE_MAX];
+
+                return fail(l, s, key, "%s is longer than the SCSI field (%zu characters): it can never match",
+                            quote(v, q), size - 1);
+        }
         hvt_strip_copy(dst, size, v);
         return 0;
 }
@@ -235,7 +226,7 @@ static int parse_uint(struct loader *l, const config_setting_t *s, const char *k
 static int parse_match_key(struct loader *l, const config_setting_t *s, const char *key,
                            struct hvt_match *m) {
         const char *name = config_setting_name(s);
-        char q[192];
+        char q[QUOTE_MAX];
         long long v = 0;
         int r;
 

@@ -314,6 +314,27 @@ static char *slurp(const char *path) {
         return hv_keep(text);
 }
 
+pid_t hvtuned_spawn_notify(const char *const *args, const char *notify_path, const char *err_path) {
+        return spawn(args, notify_path, err_path, NULL);
+}
+
+int hvtuned_wait_exit(pid_t pid, int timeout_ms) {
+        for (int waited = 0; ; waited += 10) {
+                int status;
+                pid_t r = waitpid(pid, &status, WNOHANG);
+
+                ck_assert_int_ge(r, 0);
+                if (r == pid) {
+                        valgrind_check(pid);
+                        writes_check(runtime_dir());
+                        return status;
+                }
+                if (waited >= timeout_ms)
+                        return -1;
+                usleep(10 * 1000);
+        }
+}
+
 int hvtuned_run(const char *const *args, char **err) {
         char *out;
 

@@ -102,6 +102,13 @@ char *hvtuned_stop_wait(struct hv_run *run);
 /* Kills it with sig and checks that sig is what ended it. */
 void hvtuned_kill(struct hv_run *run, int sig);
 
+/* Starts hvtuned with NOTIFY_SOCKET naming notify_path, a socket the test binds and reads as
+ * it pleases (or never, as a service manager that is stuck), and stderr into err_path. */
+pid_t hvtuned_spawn_notify(const char *const *args, const char *notify_path, const char *err_path);
+/* Waits up to timeout_ms for pid to exit and checks what it wrote: its wait status, or -1
+ * when it is still running. */
+int hvtuned_wait_exit(pid_t pid, int timeout_ms);
+
 /* Every regular file under the testbed's /sys/devices: path -> content. */
 GHashTable *snapshot_take(void);
 /* The files whose value differs: like snapshot_diff(), but with trailing blanks ignored and a

@@ -3,10 +3,14 @@
  * after the start-up pass, STATUS kept current, hotplug add / change / remove handled after
  * READY, SIGHUP reload, and a clean SIGTERM with STOPPING=1. */
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -397,6 +401,101 @@ START_TEST(test_metrics_file) {
 }
 END_TEST
 
+/* The hvtuned of a test that must not outlive it: killed when the test exits, failed or not. */
+static pid_t stray;
+
+static void kill_stray(void) {
+        if (stray > 0)
+                (void) kill(stray, SIGKILL);
+}
+
+/* Receives the datagrams waiting on fd for up to timeout_ms, until one holding want comes after
+ * one holding before: true when it did. */
+static bool drain_until(int fd, const char *before, const char *want, int timeout_ms) {
+        bool seen_before = false;
+
+        for (int waited = 0; waited < timeout_ms; ) {
+                char buf[4096];
+                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+                if (n < 0) {
+                        usleep(10 * 1000);
+                        waited += 10;
+                        continue;
+                }
+                buf[n] = '\0';
+                if (seen_before && strstr(buf, want))
+                        return true;
+                if (strstr(buf, before))
+                        seen_before = true;
+        }
+        return false;
+}
+
+/* A service manager that does not read its notification socket, as PID 1 busy elsewhere: past
+ * net.unix.max_dgram_qlen datagrams the socket is full, and libsystemd's sd_notify() blocks
+ * on it. With a watchdog pinging every 10 ms, hvtuned serves its loop all the same: a drift
+ * is repaired, a reload applied, SIGTERM ends it. RELOADING=1 and READY=1 are not lost: they
+ * wait, in order, until the manager reads. That it waits is said once, not per ping. */
+START_TEST(test_manager_not_reading) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *err = NULL;
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX", *sdb = testbed_syspath("sdb");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd, probe, status, told = 0, timeout_ms = hvtuned_under_valgrind() ? 100000 : 10000;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/hvtuned-stuck.%d", getpid());
+        unlink(sa.sun_path);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_ge(probe, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_ge(status = mkstemp(err_path), 0);
+        close(status);
+
+        ck_assert_int_eq(setenv("WATCHDOG_USEC", "20000", 1), 0);
+        atexit(kill_stray);
+        stray = hvtuned_spawn_notify((const char *const[]) { "-v", "-c", config, NULL }, sa.sun_path, err_path);
+
+        /* The start-up pass is over (READY=1 follows it), the pings fill the socket, and
+         * the test's own datagrams whatever room is left: from here every send would block. */
+        testbed_wait_value("sda", "queue/scheduler", "none");
+        usleep(300 * 1000);
+        while (sendto(probe, "X=1", 3, MSG_DONTWAIT, (struct sockaddr *) &sa, sizeof(sa)) == 3)
+                ;
+        ck_assert_int_eq(errno, EAGAIN);
+
+        umockdev_testbed_set_attribute(tb, sdb, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        umockdev_testbed_uevent(tb, sdb, "change");
+        testbed_wait_value_for("sdb", "queue/scheduler", "none", timeout_ms);
+
+        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        ck_assert_int_eq(kill(stray, SIGHUP), 0);
+        testbed_wait_value_for("sdb", "queue/read_ahead_kb", "1024", timeout_ms);
+        ck_assert_msg(drain_until(fd, "RELOADING=1", "READY=1", timeout_ms),
+                      "no RELOADING=1, then READY=1, once the manager reads");
+
+        ck_assert_int_eq(kill(stray, SIGTERM), 0);
+        status = hvtuned_wait_exit(stray, timeout_ms);
+        ck_assert_msg(status != -1, "hvtuned did not exit within %d ms of SIGTERM", timeout_ms);
+        stray = 0;
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ck_assert(g_file_get_contents(err_path, &err, NULL, NULL));
+        for (const char *p = err; (p = strstr(p, "is not reading")); p++)
+                told++;
+        ck_assert_msg(told >= 1 && told <= 3, "told %d times that the manager is not reading:\n%s", told, err);
+
+        g_free(err);
+        close(probe);
+        close(fd);
+        unlink(sa.sun_path);
+        unlink(err_path);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("daemon");
         TCase *tc = tcase_create("notify");
@@ -412,6 +511,7 @@ int main(void) {
         tcase_add_test(tc, test_reload_waits);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
+        tcase_add_test(tc, test_manager_not_reading);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -111,7 +111,7 @@ static const struct fault_case {
           EBADMSG, "sda queue/read_ahead_kb: 4096 (failed: Bad message)", "128", STATUS_FAILED, SAME },
         /* Shown escaped: no escape sequence or newline gets into a line or a field. */
         { "read-escapes", "sdb/queue/nr_requests=read:escapes", "sdb", "queue/nr_requests", "failed", EBADMSG,
-          "sdb queue/nr_requests: \\x1b[2J128\\x0a256 -> 128 (failed: Bad message)", "2534", STATUS_FAILED, SAME },
+          "sdb queue/nr_requests: \\x1b[2J128\\n256 -> 128 (failed: Bad message)", "2534", STATUS_FAILED, SAME },
         { "read-empty", "1:0:0:1/timeout=read:empty", "sdd", "device/timeout", "failed", EBADMSG,
           "sdd device/timeout: 300 (failed: Bad message)", "180", STATUS_FAILED, SAME },
         /* Written, then reads back garbage: what the kernel holds is unknown, so failed. */
@@ -465,6 +465,105 @@ START_TEST(test_once_exit_status) {
 }
 END_TEST
 
+/* What a disk reports is text hvtuned does not control: a vendor and a model with ESC, CR and
+ * BEL reach the stderr line, the journal's MESSAGE and its fields escaped, never raw. */
+#define HOSTILE_VENDOR "Msft\033[2J"
+#define HOSTILE_MODEL "Virtual\rDisk\a"
+#define HOSTILE_SHOWN "(Msft\\x1b[2J Virtual\\x0dDisk\\x07)"
+
+static void assert_no_control(const char *what, const char *text) {
+        for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+                ck_assert_msg(*p >= 0x20 && *p != 0x7f, "%s holds the raw byte 0x%02x: \"%s\"", what, *p, text);
+}
+
+START_TEST(test_hostile_identity_escaped) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err, **lines;
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+        GPtrArray *found;
+
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "device/vendor", HOSTILE_VENDOR "\n");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "device/model", HOSTILE_MODEL "\n");
+
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--once", "-c", config, NULL }, &err), 0);
+        assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller "
+                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} " HOSTILE_SHOWN "\n");
+        lines = g_strsplit(err, "\n", -1);
+        for (char **l = lines; *l; l++)
+                assert_no_control("a line on stderr", *l);
+        g_strfreev(lines);
+
+        journal_start();
+        hvtuned_start(&run, args);
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_DISK_FOUND);
+        ck_assert_uint_eq(found->len, 4);
+        for (size_t i = 0; i < found->len; i++)
+                if (strcmp(field(found->pdata[i], "HVTUNED_DEVICE"), "sda") == 0)
+                        assert_contains(field(found->pdata[i], "MESSAGE"), HOSTILE_SHOWN);
+        g_ptr_array_unref(found);
+        hvtuned_stop(&run);
+        journal_sync();
+        g_mutex_lock(&journal_lock);
+        for (size_t i = 0; i < journal_entries->len; i++) {
+                GHashTableIter it;
+                gpointer name, value;
+
+                g_hash_table_iter_init(&it, journal_entries->pdata[i]);
+                while (g_hash_table_iter_next(&it, &name, &value))
+                        assert_no_control(name, value);
+        }
+        g_mutex_unlock(&journal_lock);
+        journal_stop();
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* journald not listening yet: no socket at all, or the socket file of a journald that is
+ * gone (connection refused). Every entry lands on stderr, which is journald's stream, with
+ * the syslog prefix its stream protocol reads the priority from. */
+static const char *const unreachable[] = { "absent", "stale" };
+
+START_TEST(test_journal_unreachable) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err, **lines;
+        struct hv_run run;
+
+        /* A private /run: the host's journal socket out of reach. */
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"), 0);
+        ck_assert_int_eq(mkdir("/run/systemd", 0755), 0);
+        ck_assert_int_eq(mkdir(JOURNAL_DIR, 0755), 0);
+        if (strcmp(unreachable[_i], "stale") == 0) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+                int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+                close(fd);
+        }
+        hvtuned_log_to_journal(true);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", "0:0:0:1/queue_depth=write:EBUSY", 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        err = hvtuned_stop(&run);
+
+        assert_contains(err, "<6>sda: found Hyper-V scsi disk 0:0:0:0 on controller "
+                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        assert_contains(err, "<6>sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(err, "<3>sdb device/queue_depth: 2048 -> 254 (failed: Device or resource busy)\n");
+        assert_contains(err, "<6>Started: " STATUS_FAILED "\n");
+        assert_contains(err, "<6>sda queue/scheduler: none -> mq-deadline (restored)\n");
+        lines = g_strsplit(err, "\n", -1);
+        for (char **l = lines; *l && (**l || l[1]); l++)
+                ck_assert_msg(g_regex_match_simple("^<[0-7]>", *l, 0, 0), "no priority prefix: \"%s\"", *l);
+        g_strfreev(lines);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* The testbed answers single writes as the kernel does: the table test-loop.c checks on a
  * real loop device (tests/kernel-answers.h), on sdb's queue (none, on a storvsc host whose
  * can_queue is the tag depth). Nothing above counts if the emulation drifts. */
@@ -490,6 +589,8 @@ int main(void) {
         tcase_add_loop_test(tc, test_fault, 0, G_N_ELEMENTS(cases));
         tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
         tcase_add_test(tc, test_once_exit_status);
+        tcase_add_test(tc, test_hostile_identity_escaped);
+        tcase_add_loop_test(tc, test_journal_unreachable, 0, G_N_ELEMENTS(unreachable));
         tcase_set_timeout(emulated, 60);
         tcase_add_test(emulated, test_testbed_answers_like_the_kernel);
         suite_add_tcase(s, tc);

@@ -229,6 +229,59 @@ START_TEST(test_config_error_notice_whole) {
 }
 END_TEST
 
+/* A file name is text hvtuned does not control. An included file named with newlines and a
+ * key of the protocol, and with a syntax error, is named in STATUS: escaped, it cannot add a
+ * line to the notification, nor a second STATUS. */
+START_TEST(test_config_error_name_adds_no_line) {
+        static const char name[] = "x\nWATCHDOG=trigger\nSTATUS=owned";
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char dir[] = "/tmp/hvtuned-names.XXXXXX", *config, *part, *main_text, *notice;
+        GHashTable *keys = g_hash_table_new(g_str_hash, g_str_equal);
+        const char *note;
+        struct hv_run run;
+        char **lines;
+
+        umask(022);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        config = g_build_filename(dir, "hvtuned.conf", NULL);
+        part = g_build_filename(dir, name, NULL);
+        rewrite(config, "queue = { scheduler = \"none\"; };\n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+
+        rewrite(part, "queue = ;\n");
+        /* libconfig reads the newlines inside the quotes as part of the name. */
+        main_text = g_strdup_printf("@include \"%s\"\n", name);
+        rewrite(config, main_text);
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        note = hvtuned_wait_notify(&run, "READY=1");
+
+        lines = g_strsplit(note, "\n", -1);
+        ck_assert_msg(g_strv_length(lines) == 2, "not two lines: \"%s\"", note);
+        for (char **l = lines; *l; l++) {
+                char *key = g_strndup(*l, strcspn(*l, "="));
+
+                ck_assert_msg(strchr(*l, '=') && !g_hash_table_contains(keys, key), "line \"%s\" of \"%s\"", *l,
+                              note);
+                ck_assert_str_ne(key, "WATCHDOG");
+                g_hash_table_add(keys, hv_keep(key));
+        }
+        notice = g_strdup_printf("; config error at %s/x\\nWATCHDOG=trigger\\nSTATUS=owned:1, keeping previous", dir);
+        ck_assert_msg(g_str_has_suffix(note, notice), "\"%s\" does not end with \"%s\"", note, notice);
+
+        hvtuned_stop(&run);
+        g_strfreev(lines);
+        g_hash_table_unref(keys);
+        unlink(part);
+        unlink(config);
+        rmdir(dir);
+        g_free(notice);
+        g_free(main_text);
+        g_free(part);
+        g_free(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_sighup_burst) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -757,6 +810,7 @@ int main(void) {
         tcase_add_test(tc, test_kill9_between_scheduler_and_nr_requests);
         tcase_add_test(tc, test_nr_requests_goes_back_with_the_scheduler);
         tcase_add_test(tc, test_config_error_notice_whole);
+        tcase_add_test(tc, test_config_error_name_adds_no_line);
         tcase_add_test(tc, test_repair_budget);
         tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);

@@ -234,6 +234,11 @@ static const struct {
         { "queue = { scheduler = \"../../x\"; };\n", ":1: queue.scheduler: \"../../x\" is not a scheduler name" },
         { "queue = { scheduler = \"\"; };\n", ":1: queue.scheduler: \"\" is not a scheduler name" },
         { "queue = { nr_requests = \"64\\n\"; };\n", ":1: queue.nr_requests: expected an integer, got a string" },
+        /* A match key's string is the file's text: shown escaped, an ESC or BEL never raw. */
+        { "override = ( { match = { vendor = \"\\x1b[2J\\x07Microsoft\"; }; queue = { nomerges = 1; }; } );\n",
+          ":1: override[0].match.vendor: \"\\x1b[2J\\x07Microsoft\" is longer than the SCSI field (8 characters)" },
+        { "override = ( { match = { model = \"Virtual\\x0dDisk, really long\"; }; queue = { nomerges = 1; }; } );\n",
+          ":1: override[0].match.model: \"Virtual\\x0dDisk, really long\" is longer than the SCSI field (16 characters)" },
 };
 
 START_TEST(test_bad_config_changes_nothing) {

@@ -236,7 +236,7 @@ START_TEST(test_wide_literals) {
         load_bad("queue = { nr_requests = 2147483648; };\n", 1, "", "does not fit in 32 bits");
         load_bad("# x\nqueue = { read_ahead_kb = 99999999999999999999L; };\n", 2, "", "is too large");
         /* libconfig's \x00 ends a string in C: "none\x00bfq" would load as "none". */
-        load_bad("queue = {\n scheduler = \"none\\x00bfq\";\n};\n", 2, "", "\\x00");
+        load_bad("queue = {\n scheduler = \"none\\x00bfq\";\n};\n", 2, "", "a NUL escape (x00)");
         hvt_config_free(load_ok("queue = { scheduler = \"none\"; }; # \"\\x00\" in a comment is no string\n"));
 
         /* Not integers of the configuration: comments, strings, names, floats; and L literals. */

@@ -81,9 +81,11 @@ const char *hvt_boot_kind_to_string(enum hvt_boot_kind k) {
 void hvt_boot_advice(const struct hvt_boot_facts *f, unsigned cap, char *buf, size_t size) {
         switch (hvt_boot_choose(f)) {
         case HVT_BOOT_WSL:
+                /* No backslash in the path: the log escapes one as two. */
                 snprintf(buf, size, "this is WSL, whose kernel command line Windows sets: under [wsl2] in "
-                         "%%UserProfile%%\\.wslconfig put kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=%u "
-                         "and run wsl --shutdown (remove the line to undo)", cap);
+                         "the .wslconfig of the Windows user's profile folder (%%UserProfile%%) put "
+                         "kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=%u and run wsl --shutdown "
+                         "(remove the line to undo)", cap);
                 break;
         case HVT_BOOT_KERNEL_CMDLINE:
                 snprintf(buf, size, "add hv_storvsc.storvsc_max_hw_queues=%u to /etc/kernel/cmdline and run "

@@ -213,7 +213,8 @@ END_TEST
  * HVTUNED_TEST_HOST (tests/emulate/host-files.c). (unit/bootadvice has every combination.) */
 static const char *const platforms[][4] = {
         { "osrelease", "5.15.167.4-microsoft-standard-WSL2\n", "wsl",
-          "this is WSL, whose kernel command line Windows sets: under [wsl2] in %UserProfile%\\.wslconfig put kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=4" },
+          "this is WSL, whose kernel command line Windows sets: under [wsl2] in the .wslconfig of the "
+          "Windows user's profile folder (%UserProfile%) put kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=4" },
         { "kernel-cmdline", "root=/dev/sda1\n", "kernel-cmdline",
           "add hv_storvsc.storvsc_max_hw_queues=4 to /etc/kernel/cmdline and run kernel-install add" },
         { "grubby", "", "grubby", "grubby --update-kernel=ALL --args=hv_storvsc.storvsc_max_hw_queues=4" },

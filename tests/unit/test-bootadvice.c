@@ -70,8 +70,9 @@ START_TEST(test_wsl) {
         /* WSL's own tools may be there too: nothing inside the guest sets its command line. */
         assert_advice((const char *const[]) { WSL_RELEASE, DEFAULT_GRUB, UPDATE_GRUB, NULL }, true, HVT_BOOT_WSL,
                       "this is WSL, whose kernel command line Windows sets: under [wsl2] in "
-                      "%UserProfile%\\.wslconfig put kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=4 "
-                      "and run wsl --shutdown (remove the line to undo)");
+                      "the .wslconfig of the Windows user's profile folder (%UserProfile%) put "
+                      "kernelCommandLine = hv_storvsc.storvsc_max_hw_queues=4 and run wsl --shutdown "
+                      "(remove the line to undo)");
         /* An Azure kernel is no WSL kernel. */
         assert_advice((const char *const[]) { "/proc/sys/kernel/osrelease", "6.8.0-1017-azure\n", NULL }, false,
                       HVT_BOOT_GENERIC, "put hv_storvsc.storvsc_max_hw_queues=4 on the kernel command line "

@@ -2,9 +2,10 @@
 /* Owns: the metrics file (see metrics-file.h).
  *
  * A reader must never see half a file: the text goes to a temporary file beside it, made with
- * O_EXCL (nothing in the directory is followed or overwritten in place) and named so that the
- * collector, which reads only *.prom, skips it, then is renamed over the file. It is made
- * readable by all: node_exporter runs as its own user, and the unit's UMask= is 0077. */
+ * O_EXCL|O_NOFOLLOW (nothing in the directory is followed or overwritten in place) and named so
+ * that the collector, which reads only *.prom, skips it, then is renamed over the file, both in
+ * the one directory opened and checked for the write. It is made readable by all:
+ * node_exporter runs as its own user, and the unit's UMask= is 0077. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,32 +51,80 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         hvt_host_metrics(d, ctrl);
 }
 
-static int write_whole(const char *path, const char *text) {
-        _cleanup_free_ char *tmp = NULL;
+/* The directory of path, opened once: the temporary file and the rename are both made in it,
+ * so nobody can point them elsewhere between the two by renaming a directory on the way. It
+ * must be root's (or ours) and not writable by others unless sticky, or anyone could put
+ * their own file under the name. */
+static int open_dir(const char *path, const char **ret_name) {
+        _cleanup_free_ char *dir = strdup(path);
         _cleanup_close_ int fd = -EBADF;
-        size_t len = strlen(text), done = 0;
-        int r = 0;
+        struct stat st;
+        char *slash;
+        int r;
 
-        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-                tmp = NULL;
+        if (!dir)
                 return -ENOMEM;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
+        slash = strrchr(dir, '/');
+        *slash = '\0';
+        *ret_name = path + (slash - dir) + 1;
+        fd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        while (r == 0 && done < len) {
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+            ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+                return -EPERM;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+static int write_all(int fd, const char *text) {
+        size_t len = strlen(text), done = 0;
+
+        while (done < len) {
                 ssize_t n = write(fd, text + done, len - done);
 
                 if (n < 0 && errno != EINTR)
-                        r = negative_errno();
+                        return negative_errno();
                 done += n > 0 ? (size_t) n : 0;
         }
+        return 0;
+}
+
+static int write_whole(const char *path, const char *text) {
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        char tmp[64];
+        const char *name;
+        int r;
+
+        dir_fd = open_dir(path, &name);
+        if (dir_fd < 0)
+                return dir_fd;
+        /* Not a .prom name: the collector must not read it half written. */
+        for (unsigned i = 0;; i++) {
+                struct timespec ts;
+
+                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+                snprintf(tmp, sizeof(tmp), ".hvtuned.%d.%lx.tmp", (int) getpid(), (unsigned long) ts.tv_nsec + i);
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd >= 0 || errno != EEXIST || i >= 16)
+                        break;
+        }
+        if (fd < 0)
+                return negative_errno();
+        r = write_all(fd, text);
+        /* The unit's UMask=0077 would hide it from node_exporter, another user. */
         if (r == 0 && fchmod(fd, 0644) < 0)
                 r = negative_errno();
-        if (r == 0 && rename(tmp, path) < 0)
+        /* After a crash, the old figures or the new, never an empty file. */
+        if (r == 0 && fsync(fd) < 0)
+                r = negative_errno();
+        if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
                 r = negative_errno();
         if (r < 0)
-                (void) unlink(tmp);
+                (void) unlinkat(dir_fd, tmp, 0);
         return r;
 }
 

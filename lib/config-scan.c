@@ -45,6 +45,7 @@ struct scan {
         struct hvt_config_source *src;
         struct hvt_config_error *err;
         int line;
+        const char *text;    /* the file's text */
         FILE *out;           /* the text as libconfig gets it */
         const char *copied;  /* how far the file's text is in out */
 };
@@ -147,12 +148,19 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         bool fits = true;
         size_t n = 0;
 
+        const char *b = start;
+        bool blank = *q == ' ' || *q == '\t';
+
         while (*q == ' ' || *q == '\t')
                 q++;
-        /* libconfig reports the syntax error; the scan goes on after the keyword, or it would
-         * find it again forever. */
-        if (*q != '"') {
-                *p = q;
+        /* libconfig includes only at the start of a line, blanks aside, with a blank before the
+         * quote (scanner.l: ^[ \t]*@include[ \t]+\"): anything else is its syntax error, and
+         * is left as written, or the rewrite would make it an include. The scan goes on after
+         * the keyword, or it would find it again forever. */
+        while (b > s->text && (b[-1] == ' ' || b[-1] == '\t'))
+                b--;
+        if (*q != '"' || !blank || (b > s->text && b[-1] != '\n')) {
+                *p = start + strlen("@include");
                 return 0;
         }
         for (q++; *q && *q != '"'; q++) {
@@ -272,6 +280,7 @@ static int scan_file(const char *path, struct scan *parent, int depth, char **re
         if (strlen(text) != (size_t) r)
                 return nul_error(&s, text);
 
+        s.text = text;
         s.out = open_memstream(ret_text, ret_len);
         if (!s.out)
                 return -ENOMEM;
@@ -338,7 +347,8 @@ static int include_file(struct scan *s, const char *path, int line, int depth) {
         src->parts = parts;
         fd = memfd_with(text, len);
         if (fd < 0)
-                return fd;
+                return line_error(s, line, fd, "cannot include %s: no memory file for its text: %s",
+                                  path, strerror(-fd));
         parts[src->n_parts] = (struct hvt_config_part) { .fd = fd, .path = strdup(path) };
         if (!parts[src->n_parts].path) {
                 close(fd);

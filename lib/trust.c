@@ -108,7 +108,8 @@ static int follow(struct walk *w, int link_fd, const char *name, const struct st
         if ((size_t) n >= sizeof(target))
                 return -ENAMETOOLONG;
         target[n] = '\0';
-        if (asprintf(&next, "%s/%s", target, rest) < 0)
+        /* No slash after the last name: one would ask for a directory there. */
+        if (asprintf(&next, "%s%s%s", target, *rest ? "/" : "", rest) < 0)
                 return -ENOMEM;
         free(*todo);
         *todo = next;
@@ -189,8 +190,9 @@ static int step(struct walk *w, char **todo, const char **p, unsigned *hops, int
                 *p = *todo;
                 return r;
         }
+        /* "file.conf/" is no file, as the kernel says. */
         if (!S_ISDIR(st.st_mode)) {
-                if (!last)
+                if (!last || **p == '/')
                         return -ENOTDIR;
                 *ret_fd = open_file(w, name, &st);
                 return *ret_fd < 0 ? *ret_fd : 1;
@@ -214,6 +216,12 @@ int hvt_open_trusted(const char *path, char *why, size_t size) {
         const char *p;
         int fd = -EBADF, r;
 
+        /* A refusal says why; an error that is EPERM of itself (an LSM, a seccomp filter)
+         * has no why of hvtuned's to print. */
+        if (size > 0)
+                snprintf(why, size, "not allowed to look at it");
+        if (!*path)
+                return -ENOENT;
         r = absolute(path, &todo);
         if (r < 0)
                 return r;

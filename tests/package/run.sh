@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn and dpkg 
 for tool in dpkg-buildpackage dh lintian rpmbuild rpmlint systemd-nspawn umockdev-run; do
         command -v "$tool" > /dev/null || { echo "SKIP: no $tool (tools/install-deps installs it)"; exit 77; }
 done
-if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q installed; then
+if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q 'ok installed'; then
         echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
 fi
 

@@ -7,6 +7,8 @@
 # own rule tests. Exits 77 when a tool is missing (tools/install-deps installs them).
 # usage: run.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+# The configuration it writes must be 0644 in a 0755 directory: hvtuned refuses others.
+umask 022
 build=$(realpath "$1") src=$(realpath "$2")
 for tool in promtool prometheus prometheus-node-exporter umockdev-run curl python3; do
         command -v "$tool" > /dev/null || { echo "SKIP: no $tool (tools/install-deps installs it)"; exit 77; }
@@ -53,7 +55,7 @@ chmod 0644 "$work/conf/hvtuned.conf"
 RUNTIME_DIRECTORY=$work/runtime umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
         sh -c 'LD_PRELOAD="$1:$LD_PRELOAD" exec "$2" -c "$3"' sh "$build/tests/emulate/hvtuned-sysfs-kernel.so" \
         "$build/daemon/hvtuned" "$work/conf/hvtuned.conf" > "$work/hvtuned.log" 2>&1 &
-hvtuned_pid=$!
+hvtuned_pid=$!  # umockdev-run's: it passes signals on to hvtuned and gives back its exit status
 pids+=("$hvtuned_pid")
 for _ in $(seq 200); do [ -s "$work/textfile/hvtuned.prom" ] && break; sleep 0.1; done
 [ -s "$work/textfile/hvtuned.prom" ] || fail "hvtuned wrote no metrics file"

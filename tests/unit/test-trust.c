@@ -154,6 +154,31 @@ START_TEST(test_include_names) {
 }
 END_TEST
 
+/* Only what libconfig takes for an include is one: at the start of a line, a blank before the
+ * quote. Anything else is libconfig's syntax error, never rewritten into an include. */
+START_TEST(test_include_as_libconfig_sees_it) {
+        char *inc = test_write_file(dir, "part.conf", "nr_requests = 64;\n");
+        char *path = test_write_file(dir, "main.conf", "queue = {\n  @include\"part.conf\"\n};\n");
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_int_eq(err.line, 2);
+        free(path);
+        path = test_write_file(dir, "main.conf", "queue = { nr_requests = 32; }; @include \"part.conf\"\n");
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_int_eq(err.line, 1);
+        ck_assert_ptr_null(strstr(err.message, "refused"));
+        /* "file/" is no file. */
+        free(path);
+        ck_assert_int_ge(asprintf(&path, "%s/", inc), 0);
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -ENOTDIR);
+        free(path);
+        free(inc);
+}
+END_TEST
+
 /* Whoever can write the directory can put another file under the name. A sticky directory
  * (/tmp) does not let them rename or remove root's file. */
 START_TEST(test_directory) {
@@ -363,6 +388,7 @@ int main(void) {
         tcase_add_test(tc, test_directory);
         tcase_add_test(tc, test_symlink);
         tcase_add_test(tc, test_ancestor);
+        tcase_add_test(tc, test_include_as_libconfig_sees_it);
         tcase_add_test(tc, test_symlink_hops);
         tcase_add_test(tc, test_swap_race);
         tcase_set_timeout(tc, 30);

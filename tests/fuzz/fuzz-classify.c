@@ -165,46 +165,6 @@ static void setup(void) {
                 abort();
 }
 
-/* Removes everything below dirfd without holding a directory stream across the recursion: a
- * tree may be hundreds of levels deep. */
-static void tree_empty(int dirfd) {
-        int fd = dup(dirfd);
-        DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-        char **names = NULL;
-        size_t n = 0;
-        struct dirent *de;
-
-        if (!dir)
-                abort();
-        rewinddir(dir);
-        while ((de = readdir(dir))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (de->d_type != DT_DIR) {
-                        if (unlinkat(dirfd, de->d_name, 0) < 0)
-                                abort();
-                        continue;
-                }
-                names = realloc(names, (n + 1) * sizeof(*names));
-                if (!names || !(names[n++] = strdup(de->d_name)))
-                        abort();
-        }
-        closedir(dir);
-        /* The directories, each emptied with no stream open here. */
-        for (size_t i = 0; i < n; i++) {
-                int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                if (sub < 0)
-                        abort();
-                tree_empty(sub);
-                close(sub);
-                if (unlinkat(dirfd, names[i], AT_REMOVEDIR) < 0)
-                        abort();
-                free(names[i]);
-        }
-        free(names);
-}
-
 /* PATH with NAME*N expanded, as a list of components. */
 struct path {
         char *comp[COMPONENTS_MAX];
@@ -844,6 +804,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 seen_clear();
                 free(in.host[i]);
         }
-        tree_empty(root_fd);
+        fuzz_empty_dir(root_fd);
         return 0;
 }

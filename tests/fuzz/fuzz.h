@@ -43,10 +43,14 @@ static inline char *fuzz_strndup(const uint8_t *data, size_t size) {
         return s;
 }
 
-/* Removes everything below dirfd, keeping dirfd's own directory. */
+/* Removes everything below dirfd, keeping dirfd's own directory. Subdirectories are emptied
+ * after the stream is closed, so that a deep tree (fuzz-classify makes 120 levels) holds one
+ * stream open at a time, not one per level. */
 static inline void fuzz_empty_dir(int dirfd) {
         int fd = dup(dirfd);
         DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+        char **names = NULL;
+        size_t n = 0;
         struct dirent *de;
 
         if (!dir)
@@ -57,19 +61,25 @@ static inline void fuzz_empty_dir(int dirfd) {
                         continue;
                 if (unlinkat(dirfd, de->d_name, 0) == 0)
                         continue;
-                if (errno == EISDIR) {
-                        int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                        if (sub < 0)
-                                abort();
-                        fuzz_empty_dir(sub);
-                        close(sub);
-                        if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
-                                abort();
-                } else
+                if (errno != EISDIR)
+                        abort();
+                names = realloc(names, (n + 1) * sizeof(*names));
+                if (!names || !(names[n++] = strdup(de->d_name)))
                         abort();
         }
         closedir(dir);
+        for (size_t i = 0; i < n; i++) {
+                int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (sub < 0)
+                        abort();
+                fuzz_empty_dir(sub);
+                close(sub);
+                if (unlinkat(dirfd, names[i], AT_REMOVEDIR) < 0)
+                        abort();
+                free(names[i]);
+        }
+        free(names);
 }
 
 static char fuzz_scratch_path[256];

@@ -10,6 +10,7 @@
 
 #include "dump.h"
 #include "messages.h"
+#include "status.h"
 
 #define STATE_FIELDS (_HVT_ATTR_MAX + 4)
 
@@ -66,12 +67,12 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
 }
 
 void hvt_dump_state(struct hvt_daemon *d) {
-        char status[sizeof(d->status)], f_n[32];
+        char status[sizeof(d->status_sent)], f_n[32];
         const char *fields[] = { f_n, NULL };
 
-        for (size_t i = 0; i < d->n_disks; i++)
-                dump_disk(d, d->disks[i]);
-        hvt_daemon_format_status(d, status, sizeof(status));
-        snprintf(f_n, sizeof(f_n), "HVTUNED_DISKS=%zu", d->n_disks);
+        for (size_t i = 0; i < d->disks.n; i++)
+                dump_disk(d, d->disks.v[i]);
+        hvt_status_format(d, status, sizeof(status));
+        snprintf(f_n, sizeof(f_n), "HVTUNED_DISKS=%zu", d->disks.n);
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_SUMMARY, fields, "State: %s", status);
 }

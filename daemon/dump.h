@@ -2,7 +2,7 @@
 /* Owns: the state dump on SIGUSR1. */
 #pragma once
 
-#include "daemon.h"
+#include "context.h"
 
 /* One entry per managed disk with, per attribute, its original, desired and current value
  * and last result; then a summary entry. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the hw queue cap, the controller report and the boot advice (see host.h).
+/* Owns: the driver as a whole (see host.h).
  *
  * storvsc reads storvsc_max_hw_queues only when it probes a controller, so writing it helps
  * every controller probed later (hot-added, re-probed) and none probed before: the report
@@ -12,13 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "bootadvice.h"
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
 #include "messages.h"
-#include "reprobe.h"
 #include "report.h"
 #include "sysfs.h"
 
@@ -27,100 +25,33 @@
 #define PARAM_DIR MODULE_DIR "/parameters"
 #define CMDLINE "/proc/cmdline"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
-
 /* The parameter is reported like a disk attribute, of a "device" named after the module. */
-static struct hvt_disk module_disk(struct hvt_host *h) {
-        (void) hvt_strscpy(h->module_syspath, sizeof(h->module_syspath), MODULE_DIR);
-        return (struct hvt_disk) { .syspath = h->module_syspath, .sysname = HVT_HOST_RECORD };
+static struct hvt_disk module_disk(void) {
+        return (struct hvt_disk) { .syspath = (char *) MODULE_DIR, .sysname = HVT_HOST_RECORD };
 }
 
 void hvt_host_done(struct hvt_host *h) {
-        for (size_t i = 0; i < h->n_controllers; i++)
-                hvt_controller_done(&h->controllers[i]);
-        free(h->controllers);
-        h->controllers = NULL;
-        h->n_controllers = 0;
+        hvt_controllers_done(&h->controllers);
 }
 
-void hvt_format_bytes(uint64_t bytes, char *buf, size_t size) {
-        if (bytes >= 1024ull * 1024 * 1024)
-                snprintf(buf, size, "%.1f GiB", (double) bytes / (1024.0 * 1024 * 1024));
-        else
-                snprintf(buf, size, "%.1f MiB", (double) bytes / (1024.0 * 1024));
-}
+static void unreadable(const char *sysname, int error, void *userdata) {
+        struct hvt_daemon *d = userdata;
 
-const struct hvt_controller *hvt_host_find(const struct hvt_daemon *d, const char *controller) {
-        for (size_t i = 0; i < d->host.n_controllers; i++)
-                if (strcmp(d->host.controllers[i].controller, controller) == 0)
-                        return &d->host.controllers[i];
-        return NULL;
-}
-
-/* A kernel before 5.10: the SCSI host has no nr_hw_queues to read. */
-static bool no_queue_count(struct udev_device *dev) {
-        char path[4096];
-
-        snprintf(path, sizeof(path), "%s/nr_hw_queues", udev_device_get_syspath(dev));
-        return access(path, F_OK) < 0 && errno == ENOENT;
+        if (error != -EOPNOTSUPP)
+                (void) hvt_log_errno(&d->log, LOG_WARNING, error, "%s: cannot read its storvsc queue figures: %m",
+                                     sysname);
+        else if (!d->host.no_figures_told) {
+                hvt_log_info(&d->log, "This kernel does not report the hw queues of a SCSI host "
+                             "(nr_hw_queues came in 5.10): no queue figures, no estimates");
+                d->host.no_figures_told = true;
+        }
 }
 
 int hvt_host_scan(struct hvt_daemon *d) {
-        _cleanup_(udev_enumerate_unrefp) struct udev_enumerate *e = NULL;
-        struct hvt_controller *list = NULL;
-        struct udev_list_entry *entry;
-        size_t n = 0;
-        bool oom = false;
-        int r;
+        int r = hvt_controllers_scan(d->udev, &d->host.controllers, unreadable, d);
 
-        e = udev_enumerate_new(d->udev);
-        if (!e)
-                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Cannot enumerate SCSI hosts: %m");
-        r = udev_enumerate_add_match_subsystem(e, "scsi_host");
-        if (r >= 0)
-                r = udev_enumerate_scan_devices(e);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate SCSI hosts: %m");
-
-        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
-                struct udev_device *dev = udev_device_new_from_syspath(d->udev, udev_list_entry_get_name(entry));
-                struct hvt_controller c, *p;
-
-                if (!dev)
-                        continue;
-                r = hvt_classify_controller(dev, &c);
-                oom = r == -ENOMEM;
-                if (r == -ENOENT && no_queue_count(dev)) {
-                        if (!d->host.no_figures_told)
-                                hvt_log_info(&d->log, "This kernel does not report the hw queues of a SCSI host "
-                                             "(nr_hw_queues came in 5.10): no queue figures, no estimates");
-                        d->host.no_figures_told = true;
-                } else if (r < 0 && !oom)
-                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "%s: cannot read its storvsc queue figures: %m",
-                                             udev_device_get_sysname(dev));
-                udev_device_unref(dev);
-                if (oom)
-                        break;
-                if (r <= 0)
-                        continue;
-                p = reallocarray(list, n + 1, sizeof(*list));
-                if (!p) {
-                        hvt_controller_done(&c);
-                        oom = true;
-                        break;
-                }
-                list = p;
-                list[n++] = c;
-        }
-        if (oom) {
-                for (size_t i = 0; i < n; i++)
-                        hvt_controller_done(&list[i]);
-                free(list);
-                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
-        }
-        hvt_host_done(&d->host);
-        d->host.controllers = list;
-        d->host.n_controllers = n;
         return 0;
 }
 
@@ -148,8 +79,8 @@ static uint64_t reclaimable(const struct hvt_host *h, size_t *n_over) {
         uint64_t bytes = 0;
 
         *n_over = 0;
-        for (size_t i = 0; i < h->n_controllers; i++) {
-                const struct hvt_controller *c = &h->controllers[i];
+        for (size_t i = 0; i < h->controllers.n; i++) {
+                const struct hvt_controller *c = &h->controllers.v[i];
 
                 if (!over_cap(h, c))
                         continue;
@@ -182,8 +113,8 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
         const struct hvt_host *h = &d->host;
 
-        for (size_t i = 0; i < h->n_controllers; i++) {
-                const struct hvt_controller *c = &h->controllers[i];
+        for (size_t i = 0; i < h->controllers.n; i++) {
+                const struct hvt_controller *c = &h->controllers.v[i];
 
                 ret[i] = (struct hvt_metrics_controller) {
                         .host = c->host,
@@ -302,7 +233,7 @@ static int read_present(struct hvt_daemon *d) {
 }
 
 static int save_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk(&d->host);
+        struct hvt_disk m = module_disk();
         int r;
 
         if (d->state_fd < 0)
@@ -332,7 +263,7 @@ static int record_original(const struct hvt_apply *found, void *userdata) {
 }
 
 static void load_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk(&d->host);
+        struct hvt_disk m = module_disk();
         int r;
 
         if (d->host.loaded || d->state_fd < 0)
@@ -345,7 +276,7 @@ static void load_original(struct hvt_daemon *d) {
 }
 
 static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_report_kind kind) {
-        struct hvt_disk m = module_disk(&d->host);
+        struct hvt_disk m = module_disk();
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
 
@@ -408,10 +339,9 @@ void hvt_host_restore(struct hvt_daemon *d) {
         (void) save_original(d);
 }
 
-void hvt_host_pass(struct hvt_daemon *d, bool reprobe) {
+void hvt_host_set_cap(struct hvt_daemon *d) {
         struct hvt_host *h = &d->host;
 
-        hvt_reprobe_resume(d);
         load_original(d);
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);
@@ -427,14 +357,11 @@ void hvt_host_pass(struct hvt_daemon *d, bool reprobe) {
                                       "(none by default) is what keeps it off");
         if (h->target == 0)
                 hvt_host_restore(d);  /* a cap dropped by a reload goes back to the original */
+}
 
-        if (hvt_host_scan(d) < 0)
-                return;
-        /* Re-probes first: the report and the advice are about what stays over the cap. */
-        if (reprobe && d->config->host.reprobe_idle_controllers)
-                hvt_reprobe_idle(d);
-        for (size_t i = 0; i < h->n_controllers; i++)
-                report_controller(d, &h->controllers[i]);
+void hvt_host_report(struct hvt_daemon *d) {
+        for (size_t i = 0; i < d->host.controllers.n; i++)
+                report_controller(d, &d->host.controllers.v[i]);
         report_advice(d);
 }
 
@@ -443,8 +370,8 @@ void hvt_host_handle_device(struct hvt_daemon *d, const char *syspath, const cha
 
         if (hvt_host_scan(d) < 0 || !added)
                 return;
-        for (size_t i = 0; i < d->host.n_controllers; i++) {
-                const struct hvt_controller *c = &d->host.controllers[i];
+        for (size_t i = 0; i < d->host.controllers.n; i++) {
+                const struct hvt_controller *c = &d->host.controllers.v[i];
                 char path[4096];
 
                 snprintf(path, sizeof(path), "%s/host%u/scsi_host/host%u", c->syspath, c->host, c->host);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the syspath index of index.h: linear probing, at most half full, removal by shifting
+/* Owns: the index of index.h: linear probing, at most half full, removal by shifting
  * the entries after the gap back (no tombstones, so lookups stay short after churn). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "index.h"
 
 /* FNV-1a: syspaths share long prefixes, and every byte counts. */
@@ -18,22 +17,18 @@ static size_t hash(const char *s) {
         return (size_t) h;
 }
 
-static const char *key(const struct hvt_tracked *t) {
-        return t->disk.syspath;
-}
-
-static void insert(struct hvt_index *x, struct hvt_tracked *t) {
-        size_t i = hash(key(t)) & (x->size - 1);
+static void insert(struct hvt_index *x, void *item) {
+        size_t i = hash(x->key(item)) & (x->size - 1);
 
         while (x->slot[i])
                 i = (i + 1) & (x->size - 1);
-        x->slot[i] = t;
+        x->slot[i] = item;
         x->n++;
 }
 
 static int grow(struct hvt_index *x) {
         size_t size = x->size ? 2 * x->size : 64;
-        struct hvt_index bigger = { .slot = calloc(size, sizeof(*x->slot)), .size = size };
+        struct hvt_index bigger = { .slot = calloc(size, sizeof(*x->slot)), .size = size, .key = x->key };
 
         if (!bigger.slot)
                 return -ENOMEM;
@@ -45,7 +40,7 @@ static int grow(struct hvt_index *x) {
         return 0;
 }
 
-int hvt_index_add(struct hvt_index *x, struct hvt_tracked *t) {
+int hvt_index_add(struct hvt_index *x, void *item) {
         int r;
 
         if (2 * (x->n + 1) > x->size) {
@@ -53,25 +48,26 @@ int hvt_index_add(struct hvt_index *x, struct hvt_tracked *t) {
                 if (r < 0)
                         return r;
         }
-        insert(x, t);
+        insert(x, item);
         return 0;
 }
 
-static size_t position(const struct hvt_index *x, const char *syspath, const struct hvt_tracked *t) {
-        for (size_t i = hash(syspath) & (x->size - 1); x->slot[i]; i = (i + 1) & (x->size - 1))
-                if (t ? x->slot[i] == t : strcmp(key(x->slot[i]), syspath) == 0)
+/* Where item is, or with item NULL the item of key. */
+static size_t position(const struct hvt_index *x, const char *key, const void *item) {
+        for (size_t i = hash(key) & (x->size - 1); x->slot[i]; i = (i + 1) & (x->size - 1))
+                if (item ? x->slot[i] == item : strcmp(x->key(x->slot[i]), key) == 0)
                         return i;
         return SIZE_MAX;
 }
 
-struct hvt_tracked *hvt_index_find(const struct hvt_index *x, const char *syspath) {
-        size_t i = x->size ? position(x, syspath, NULL) : SIZE_MAX;
+void *hvt_index_find(const struct hvt_index *x, const char *key) {
+        size_t i = x->size ? position(x, key, NULL) : SIZE_MAX;
 
         return i == SIZE_MAX ? NULL : x->slot[i];
 }
 
-void hvt_index_remove(struct hvt_index *x, const struct hvt_tracked *t) {
-        size_t mask = x->size - 1, gap = x->size ? position(x, key(t), t) : SIZE_MAX;
+void hvt_index_remove(struct hvt_index *x, const void *item) {
+        size_t mask = x->size - 1, gap = x->size ? position(x, x->key(item), item) : SIZE_MAX;
 
         if (gap == SIZE_MAX)
                 return;
@@ -79,7 +75,7 @@ void hvt_index_remove(struct hvt_index *x, const struct hvt_tracked *t) {
         x->n--;
         /* An entry after the gap whose home is not in (gap, its slot] moves into it. */
         for (size_t i = (gap + 1) & mask; x->slot[i]; i = (i + 1) & mask) {
-                size_t home = hash(key(x->slot[i])) & mask;
+                size_t home = hash(x->key(x->slot[i])) & mask;
 
                 if (((i - home) & mask) >= ((i - gap) & mask)) {
                         x->slot[gap] = x->slot[i];
@@ -91,5 +87,5 @@ void hvt_index_remove(struct hvt_index *x, const struct hvt_tracked *t) {
 
 void hvt_index_done(struct hvt_index *x) {
         free(x->slot);
-        *x = (struct hvt_index) {};
+        *x = (struct hvt_index) { .key = x->key };
 }

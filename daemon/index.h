@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: finding a managed disk by its syspath in constant time. Every uevent and every disk
- * of a walk asks; a scan of the table made a walk quadratic in disks. */
+/* Owns: finding an item by a string key in constant time. Every uevent and every disk of a
+ * walk asks for its disk by syspath; a scan of the table made a walk quadratic in disks. */
 #pragma once
 
 #include <stddef.h>
 
-struct hvt_tracked;
-
-/* Open addressing over the disks' syspaths (the table does not own the disks). */
+/* Open addressing over items that carry their own key, which key() reads: the table owns
+ * neither, and an item's key may be a new string of the same text at any time. */
 struct hvt_index {
-        struct hvt_tracked **slot;
+        void **slot;
         size_t size, n;   /* size: a power of two, or 0 */
+        const char *(*key)(const void *item);
 };
 
-int hvt_index_add(struct hvt_index *x, struct hvt_tracked *t);
-void hvt_index_remove(struct hvt_index *x, const struct hvt_tracked *t);
-struct hvt_tracked *hvt_index_find(const struct hvt_index *x, const char *syspath);
+int hvt_index_add(struct hvt_index *x, void *item);
+void hvt_index_remove(struct hvt_index *x, const void *item);
+void *hvt_index_find(const struct hvt_index *x, const char *key);
 void hvt_index_done(struct hvt_index *x);

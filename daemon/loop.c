@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: event sources and their handlers (the notification socket's and the watchdog's are
- * notify.c's).
+ * notify.c's, a paused disk's is tune.c's).
  *
  * The monitor listens on the "udev" source, after rules ran: a handler on the kernel source
  * would race the distro rules that set their own scheduler. It is receiving before the
@@ -13,13 +13,17 @@
 #include <systemd/sd-event.h>
 
 #include "dump.h"
+#include "enumerate.h"
 #include "host.h"
+#include "load.h"
 #include "loop.h"
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
-#include "metrics-file.h"
+#include "passes.h"
 #include "reload.h"
+#include "route.h"
+#include "status.h"
 #include "system.h"
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
@@ -27,10 +31,20 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_device *, udev_device_unref);
 
+/* SIGTERM or SIGINT waiting: blocked (hvt_loop_block_signals()), they wait for the loop, and
+ * a long walk over the disks ends early for them. */
+static bool stop_pending(void *userdata) {
+        sigset_t pending;
+
+        (void) userdata;
+        return sigpending(&pending) == 0 &&
+               (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 static void resync(struct hvt_daemon *d) {
         (void) hvt_log_struct(&d->log, LOG_WARNING, ENOBUFS, HVT_MESSAGE_RESYNC, NULL,
                               "Lost device events (receive buffer overrun), re-enumerating all disks");
-        (void) hvt_daemon_enumerate(d);
+        (void) hvt_enumerate(d, stop_pending, NULL);
         (void) hvt_host_scan(d);
 }
 
@@ -50,9 +64,16 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         }
                         break;  /* EAGAIN: drained */
                 }
-                (void) hvt_daemon_handle_device(d, dev, udev_device_get_action(dev));
+                (void) hvt_route_device(d, dev, udev_device_get_action(dev));
         }
-        hvt_daemon_update_status(d);
+        return 0;
+}
+
+/* After every iteration that dispatched anything: what the pass changed, said once for the
+ * whole batch of events. */
+static int on_post(sd_event_source *s, void *userdata) {
+        (void) s;
+        hvt_status_update(userdata);
         return 0;
 }
 
@@ -68,7 +89,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_RESTORE_SKIPPED, NULL,
                                       "The system is shutting down: not restoring original values");
         else
-                hvt_daemon_restore_all(d);
+                hvt_pass_restore(d);
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
@@ -76,8 +97,7 @@ static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         (void) usec;
-        hvt_daemon_verify_all(d);
-        hvt_daemon_update_status(d);
+        hvt_pass_verify(d);
         /* Relative to now, not to the last deadline: a slow pass never queues up passes. */
         (void) sd_event_source_set_time_relative(s, (uint64_t) d->config->verify_interval * 1000000);
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -116,7 +136,6 @@ static uint64_t now_realtime_usec(void) {
 
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
-        char status[sizeof(d->status)];
         int r;
 
         (void) s, (void) si;
@@ -125,22 +144,19 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads - 1, d->config_error);
         unsigned interval = d->config->verify_interval;
 
-        r = hvt_daemon_load_config(d);
+        r = hvt_load_config(d);
         d->counters.reloads++;
         d->counters.reload_failures += r < 0;
         d->counters.last_reload_ok = r >= 0;
         d->counters.last_reload_usec = now_realtime_usec();
         if (r >= 0) {
-                hvt_daemon_retune_all(d);
-                hvt_host_pass(d, true);
+                hvt_pass_retune(d);
+                hvt_pass_driver(d);
                 /* The same interval keeps its schedule: frequent reloads must not postpone it. */
                 if (d->config->verify_interval != interval)
                         (void) setup_verify(d);
         }
-        hvt_daemon_format_status(d, status, sizeof(status));
-        memcpy(d->status, status, sizeof(status));
-        hvt_notify_ready(&d->notify, status);
-        hvt_metrics_update(d);
+        hvt_status_ready(d);
         (void) hvt_reload_mark(d->state_fd, d->reloads, d->reloads, d->config_error);
         return 0;
 }
@@ -212,7 +228,7 @@ static int setup_signals(struct hvt_daemon *d) {
 }
 
 int hvt_loop_run(struct hvt_daemon *d) {
-        char status[sizeof(d->status)];
+        char status[sizeof(d->status_sent)];
         int r;
 
         r = sd_event_default(&d->event);
@@ -228,22 +244,24 @@ int hvt_loop_run(struct hvt_daemon *d) {
         if (r < 0)
                 return r;
 
-        r = hvt_daemon_enumerate(d);
+        r = sd_event_add_post(d->event, &d->status, on_post, d);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the status updates: %m");
+
+        r = hvt_enumerate(d, stop_pending, NULL);
         if (r < 0)
                 return r;
         /* Stopping already: the loop handles the signal first thing, restoring what was done. */
         if (r == 0)
-                hvt_host_pass(d, true);
+                hvt_pass_driver(d);
         r = setup_verify(d);
         if (r < 0)
                 return r;
-        hvt_daemon_format_status(d, status, sizeof(status));
-        memcpy(d->status, status, sizeof(status));
+        hvt_status_format(d, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         /* Before READY=1: systemctl start returns on it, and a reload right after needs the record. */
         (void) hvt_reload_mark(d->state_fd, 0, 0, "");
-        hvt_notify_ready(&d->notify, status);
-        hvt_metrics_update(d);
+        hvt_status_ready(d);
 
         r = sd_event_loop(d->event);
         if (r < 0)

@@ -2,7 +2,7 @@
 /* Owns: the sd-event loop of the running daemon: udev monitor, signals, timers. */
 #pragma once
 
-#include "daemon.h"
+#include "context.h"
 
 /* Blocks the signals the loop handles, so that one sent before the loop runs (while the
  * configuration loads) waits for it instead of killing the daemon. 0 or -errno. */

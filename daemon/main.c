@@ -7,9 +7,14 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "enumerate.h"
 #include "hvtuned-config.h"
+#include "load.h"
 #include "loop.h"
+#include "passes.h"
 #include "reload.h"
+#include "rundir.h"
+#include "status.h"
 
 /* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
 #define EXIT_CONFIG EXIT_FAILURE
@@ -107,14 +112,14 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
 }
 
 static int run_once(struct hvt_daemon *d) {
-        char status[sizeof(d->status)];
+        char status[sizeof(d->status_sent)];
         int r;
 
-        r = hvt_daemon_enumerate(d);
+        r = hvt_enumerate(d, NULL, NULL);
         if (r < 0)
                 return r;
-        hvt_host_pass(d, true);
-        hvt_daemon_format_status(d, status, sizeof(status));
+        hvt_pass_driver(d);
+        hvt_status_format(d, status, sizeof(status));
         hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run, nothing written)" : "");
         return 0;
 }
@@ -139,7 +144,7 @@ int main(int argc, char *argv[]) {
 
                 /* ExecReload= runs with the service's RUNTIME_DIRECTORY and stderr. */
                 hvt_log_init(&d.log, level, true);
-                hvt_daemon_state_path(dir, sizeof(dir));
+                hvt_rundir_path(dir, sizeof(dir));
                 r = hvt_reload_request(&d.log, dir, pid);
                 hvt_log_done(&d.log);
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
@@ -149,7 +154,7 @@ int main(int argc, char *argv[]) {
         /* --once and --check-config answer the person who ran them, on stderr. */
         hvt_log_init(&d.log, level, mode == MODE_DAEMON);
 
-        r = hvt_daemon_load_config(&d);
+        r = hvt_load_config(&d);
         if (mode == MODE_CHECK_CONFIG) {
                 if (r >= 0)
                         hvt_log_info(&d.log, "%s: valid", d.config->path ? d.config->path :
@@ -162,12 +167,12 @@ int main(int argc, char *argv[]) {
                 ret = EXIT_FAILURE;
         } else if (mode == MODE_ONCE) {
                 /* A dry run touches nothing, records included: originals stay in memory. */
-                r = d.apply_flags & HVT_APPLY_DRY_RUN ? 0 : hvt_daemon_open_state(&d);
+                r = d.apply_flags & HVT_APPLY_DRY_RUN ? 0 : hvt_rundir_open(&d);
                 if (r >= 0)
                         r = run_once(&d);
                 ret = r < 0 ? EXIT_FAILURE : d.any_failed ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
         } else {
-                r = hvt_daemon_open_state(&d);
+                r = hvt_rundir_open(&d);
                 if (r >= 0)
                         r = hvt_loop_run(&d);
                 ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "context.h"
+#include "host.h"
 #include "hvtuned-config.h"
 #include "macro.h"
 #include "metrics.h"
@@ -31,10 +32,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 .last_reload_ok = d->counters.last_reload_ok,
                 .cap = d->host.target,
                 .controllers = ctrl,
-                .n_controllers = d->host.n_controllers,
+                .n_controllers = d->host.controllers.n,
         };
-        for (size_t i = 0; i < d->n_disks; i++) {
-                const struct hvt_tracked *t = d->disks[i];
+        for (size_t i = 0; i < d->disks.n; i++) {
+                const struct hvt_tracked *t = d->disks.v[i];
 
                 if (t->n_failed > 0)
                         m->disks_failed++;
@@ -162,7 +163,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
                         return;
         }
 
-        ctrl = calloc(d->host.n_controllers + 1, sizeof(*ctrl));
+        ctrl = calloc(d->host.controllers.n + 1, sizeof(*ctrl));
         if (!ctrl)
                 return;
         gather(d, &m, ctrl);

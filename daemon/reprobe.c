@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
@@ -141,15 +140,13 @@ static bool claim_disks(struct hvt_daemon *d, const struct hvt_controller *c, co
         return true;
 }
 
-/* Disks of the controller are gone with the unbind: their records too. */
-static void forget_disks(struct hvt_daemon *d, const struct hvt_controller *c) {
-        for (size_t i = d->n_disks; i > 0; i--)
-                if (strcmp(d->disks[i - 1]->disk.controller, c->controller) == 0)
-                        hvt_daemon_forget(d, d->disks[i - 1]);
+void hvt_unbound_done(struct hvt_unbound *u) {
+        free(u->controller);
+        *u = (struct hvt_unbound) {};
 }
 
 static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
-        const struct hvt_controller *now = hvt_host_find(d, old->controller);
+        const struct hvt_controller *now = hvt_controllers_find(&d->host.controllers, old->controller);
         char f_bytes[64], s_bytes[32];
         struct fields f;
         uint64_t freed, after;
@@ -241,7 +238,8 @@ void hvt_reprobe_resume(struct hvt_daemon *d) {
         pending_clear(d);
 }
 
-static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_controller *c,
+/* Whether c was unbound (bound again or not). */
+static bool reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_controller *c,
                         const struct hvt_usage *u) {
         _cleanup_(claims_release) struct claims claims = {};
         struct hvt_controller old = *c;  /* c points into the list a rescan replaces */
@@ -250,13 +248,13 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
 
         old.syspath = NULL;
         if (!claim_disks(d, c, u, &claims))
-                return;
+                return false;
 
         /* Until the bind succeeds a crash would lose the controller: the next start binds it. */
         r = pending_save(d, c->name);
         if (r < 0) {
                 refuse(d, c, "cannot record it as pending in the runtime directory (%s)", strerror(-r));
-                return;
+                return false;
         }
         hvt_notify_watchdog(&d->notify);  /* the unbind flushes every disk's cache */
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
@@ -266,10 +264,9 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
                                       controller_fields(&f, c, NULL),
                                       "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
                                       c->host, c->controller);
-                return;
+                return false;
         }
         claims_release(&claims);
-        forget_disks(d, c);
 
         hvt_notify_watchdog(&d->notify);
         r = bind_controller(d, driver_fd, old.name);
@@ -279,33 +276,35 @@ static void reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
                                       "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
                                       "until: echo %s > %s/bind (hvtuned tries again at its next start)",
                                       old.controller, old.name, DRIVER_DIR);
-                return;
+                return true;
         }
         pending_clear(d);
         /* The SCSI host exists once bind returns (storvsc_probe adds it); its disks follow
          * as the asynchronous scan finds them, each with an add event. */
         if (hvt_host_scan(d) >= 0)
                 report_done(d, &old, old.nr_hw_queues);
+        return true;
 }
 
-void hvt_reprobe_idle(struct hvt_daemon *d) {
+int hvt_reprobe_idle(struct hvt_daemon *d, struct hvt_unbound *ret) {
         _cleanup_(hvt_usage_done) struct hvt_usage u = {};
         _cleanup_close_ int driver_fd = -EBADF;
         _cleanup_free_ char (*names)[HVT_GUID_STR_MAX] = NULL;
         size_t n = 0;
         int r;
 
+        *ret = (struct hvt_unbound) {};
         if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN)) {
                 hvt_log_info(&d->log, "Not re-probing controllers under --once or --dry-run: their disks come "
                              "back as new devices, which only the service tunes");
-                return;
+                return 0;
         }
         /* Names first: each re-probe reads the controllers anew. */
-        names = calloc(d->host.n_controllers + 1, sizeof(*names));
+        names = calloc(d->host.controllers.n + 1, sizeof(*names));
         if (!names)
-                return (void) hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
-        for (size_t i = 0; i < d->host.n_controllers; i++) {
-                const struct hvt_controller *c = &d->host.controllers[i];
+                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < d->host.controllers.n; i++) {
+                const struct hvt_controller *c = &d->host.controllers.v[i];
 
                 if (c->kind == HVT_KIND_IDE || d->host.target == 0 || c->nr_hw_queues <= d->host.target)
                         continue;
@@ -316,7 +315,7 @@ void hvt_reprobe_idle(struct hvt_daemon *d) {
                 memcpy(names[n++], c->controller, sizeof(*names));
         }
         if (n == 0)
-                return;
+                return 0;
 
         r = hvt_usage_load(&u);
         if (r >= 0) {
@@ -324,13 +323,17 @@ void hvt_reprobe_idle(struct hvt_daemon *d) {
                 r = driver_fd;
         }
         for (size_t i = 0; i < n; i++) {
-                const struct hvt_controller *c = hvt_host_find(d, names[i]);
+                const struct hvt_controller *c = hvt_controllers_find(&d->host.controllers, names[i]);
 
                 if (!c)
                         continue;
                 if (r < 0)
                         refuse(d, c, "cannot read the mounts, swaps or %s: %s", DRIVER_DIR, strerror(-r));
-                else
-                        reprobe_one(d, driver_fd, c, &u);
+                else if (reprobe_one(d, driver_fd, c, &u))
+                        /* In place: names[] is walked ahead of what it keeps. */
+                        memcpy(names[ret->n++], names[i], sizeof(*names));
         }
+        ret->controller = names;
+        names = NULL;
+        return 0;
 }

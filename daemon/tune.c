@@ -191,7 +191,6 @@ static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
         t->window_start = usec;
         t->repairs = 0;
         hvt_tune(t->daemon, t, HVT_TUNE_VERIFY);
-        hvt_daemon_update_status(t->daemon);
         return 0;
 }
 

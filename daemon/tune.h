@@ -4,7 +4,7 @@
  * repairs told apart and rate-limited. */
 #pragma once
 
-#include "daemon.h"
+#include "context.h"
 
 enum hvt_tune_reason {
         HVT_TUNE_FOUND,   /* new disk: first pass */

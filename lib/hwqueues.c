@@ -3,6 +3,7 @@
  * (storvsc_probe), lib/bitmap.c (cpulist format) and kernel/params.c (parse_args). */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,4 +206,11 @@ int hvt_cmdline_max_hw_queues(const char *cmdline, unsigned *ret) {
                 }
         }
         return found ? 1 : bad ? -EINVAL : 0;
+}
+
+void hvt_format_bytes(uint64_t bytes, char *buf, size_t size) {
+        if (bytes >= 1024ull * 1024 * 1024)
+                snprintf(buf, size, "%.1f GiB", (double) bytes / (1024.0 * 1024 * 1024));
+        else
+                snprintf(buf, size, "%.1f MiB", (double) bytes / (1024.0 * 1024));
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -41,6 +42,9 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present);
 
 /* Bytes that a controller's preallocated requests hold (the model above). */
 uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue);
+
+/* Those bytes as an operator reads them: "96.6 MiB", "1.2 GiB". */
+void hvt_format_bytes(uint64_t bytes, char *buf, size_t size);
 
 /* The value of hv_storvsc.storvsc_max_hw_queues on a kernel command line: 1 and *ret when
  * given (the last valid one counts, as the kernel parses them in order), 0 when absent,

@@ -129,7 +129,15 @@ static int first_holder(int dirfd, char *holder, size_t size) {
         return 0;
 }
 
-/* One block device directory: the disk or one of its partitions. */
+/* What check_one() found: the root filesystem outranks any other reason, as the one an
+ * operator must hear first. */
+enum use {
+        USE_NONE,
+        USE_OTHER,
+        USE_ROOT,
+};
+
+/* One block device directory: the disk or one of its partitions: an enum use, or -errno. */
 static int check_one(const struct hvt_usage *u, int dirfd, const char *name, char *why, size_t size) {
         char dev[DEV_MAX], where[256], holder[256];
         int r;
@@ -140,15 +148,16 @@ static int check_one(const struct hvt_usage *u, int dirfd, const char *name, cha
                 return r;
         }
         if (find_mount(u->mountinfo, dev, name, where, sizeof(where))) {
-                if (strcmp(where, "/") == 0)
+                if (strcmp(where, "/") == 0) {
                         snprintf(why, size, "%s holds the root filesystem", name);
-                else
-                        snprintf(why, size, "%s is mounted on %s", name, where);
-                return 1;
+                        return USE_ROOT;
+                }
+                snprintf(why, size, "%s is mounted on %s", name, where);
+                return USE_OTHER;
         }
         if (find_swap(u->swaps, name)) {
                 snprintf(why, size, "%s is in use as swap", name);
-                return 1;
+                return USE_OTHER;
         }
         r = first_holder(dirfd, holder, sizeof(holder));
         if (r < 0) {
@@ -157,9 +166,9 @@ static int check_one(const struct hvt_usage *u, int dirfd, const char *name, cha
         }
         if (r > 0) {
                 snprintf(why, size, "%s is held by %s", name, holder);
-                return 1;
+                return USE_OTHER;
         }
-        return 0;
+        return USE_NONE;
 }
 
 int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *why, size_t size) {
@@ -182,8 +191,8 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
                 return negative_errno();
         }
         r = check_one(u, fd, name, why, size);
-        if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
-                return r;
+        if (r < 0 || r == USE_ROOT)
+                return r < 0 ? r : 1;
         if (r > 0)
                 (void) hvt_strscpy(other, sizeof(other), why);
 
@@ -199,8 +208,8 @@ int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *w
                 if (pfd < 0 || hvt_sysfs_read(pfd, "partition", buf, sizeof(buf)) < 0)
                         continue;
                 r = check_one(u, pfd, de->d_name, why, size);
-                if (r < 0 || (r > 0 && strstr(why, "root filesystem")))
-                        return r;
+                if (r < 0 || r == USE_ROOT)
+                        return r < 0 ? r : 1;
                 if (r > 0 && !*other)
                         (void) hvt_strscpy(other, sizeof(other), why);
         }

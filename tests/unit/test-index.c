@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The syspath index of managed disks against a plain scan: after any sequence of adds and
+/* The index of managed disks by syspath against a plain scan: after any sequence of adds and
  * removes, every disk in the table is found, and no disk that left it is. Syspaths share
  * long prefixes, and the churn forces collisions and removals inside probe runs. */
 #include <check.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "disks.h"
 #include "index.h"
 #include "testutil.h"
 
@@ -27,8 +27,14 @@ static void check_all(const struct hvt_index *x) {
         ck_assert_uint_le(2 * x->n, x->size);
 }
 
+static const char *syspath_of(const void *item) {
+        const struct hvt_tracked *t = item;
+
+        return t->disk.syspath;
+}
+
 START_TEST(test_churn) {
-        struct hvt_index x = {};
+        struct hvt_index x = { .key = syspath_of };
 
         for (size_t i = 0; i < N; i++) {
                 char path[256];

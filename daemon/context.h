@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the daemon's context, the one place that holds running state: configuration, the
+ * managed disks, the storvsc driver's cap and controllers, the event sources. Only types:
+ * every module of daemon/ includes it, so it includes none of theirs but the leaves'. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libudev.h>
+#include <systemd/sd-event.h>
+
+#include "apply.h"
+#include "config.h"
+#include "controllers.h"
+#include "disks.h"
+#include "log.h"
+#include "notify.h"
+#include "state.h"
+
+/* A disk reverted more than this many times within the window is not fought: repairs pause
+ * until the window is over. A distro rule that re-applies its scheduler on every change
+ * event would otherwise make hvtuned and udev write in turns forever. */
+#define HVT_REPAIR_BURST 10
+#define HVT_REPAIR_WINDOW_S 60
+
+/* The hv_storvsc driver as a whole (host.c). */
+struct hvt_host {
+        bool loaded;                     /* the record of the original was looked for */
+        unsigned present;                /* CPUs present; 0 when unknown */
+        unsigned target;                 /* the cap asked of the parameter; 0: left alone */
+        struct hvt_result param_last;    /* the parameter's last result */
+        struct hvt_originals orig;       /* the parameter before hvtuned first wrote it */
+        struct hvt_controllers controllers;
+        bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
+};
+
+/* What happened since start, for the metrics file. */
+struct hvt_counters {
+        uint64_t repairs;           /* drift repairs */
+        uint64_t reloads, reload_failures;
+        uint64_t last_reload_usec;  /* CLOCK_REALTIME; 0: none yet */
+        bool last_reload_ok;
+};
+
+/* The metrics file as last written (metrics-file.h). */
+struct hvt_metrics_file {
+        char *path;      /* NULL: none written */
+        char *written;   /* its text */
+        int error;       /* the last write's, said once */
+};
+
+struct hvt_daemon {
+        struct hvt_log log;
+        const char *config_path;
+        bool config_explicit;    /* -c given: a missing file is an error */
+        struct hvt_config *config;
+        unsigned apply_flags;    /* HVT_APPLY_DRY_RUN */
+        bool once;               /* --once / --dry-run: one pass, no loop */
+        int state_fd;            /* the records of originals; -1 if unavailable */
+
+        struct udev *udev;
+        struct udev_monitor *monitor;
+        sd_event *event;
+        sd_event_source *verify;  /* verify_interval timer, NULL when 0 */
+        sd_event_source *status;  /* after each loop iteration: STATUS= and the metrics file */
+        struct hvt_notify notify; /* the service manager's socket, the watchdog */
+
+        struct hvt_host host;    /* the driver: hw queue cap, controllers */
+        struct hvt_disks disks;  /* the managed disks */
+        bool any_failed;         /* for --once's exit code */
+        bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */
+        char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */
+        char status_sent[1024];  /* the STATUS= last sent, so that only changes are sent */
+        unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
+        struct hvt_counters counters;
+        struct hvt_metrics_file metrics;
+};

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the table of managed disks, each with what hvtuned keeps of it, found by the syspath
+ * of its block device or of its SCSI LUN. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "disk.h"
+#include "index.h"
+#include "slot.h"
+
+struct hvt_daemon;
+
+/* A Hyper-V disk hvtuned manages. */
+struct hvt_tracked {
+        struct hvt_daemon *daemon;
+        struct hvt_disk disk;
+        struct hvt_slots slots;         /* per attribute: wanted, original, history */
+        int orig_error;                 /* < 0: the record exists but could not be read */
+        unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
+        bool seen;                      /* found by the enumeration under way */
+        uint64_t window_start;          /* CLOCK_MONOTONIC µs: drift rate limit */
+        unsigned repairs;
+        sd_event_source *resume;        /* set while repairs are paused */
+};
+
+struct hvt_disks {
+        struct hvt_tracked **v;
+        size_t n, allocated;
+        struct hvt_index index;         /* the disks by syspath */
+};
+
+/* A new entry for disk, which it takes over (*disk is emptied); NULL when out of memory,
+ * with *disk left as it was. */
+struct hvt_tracked *hvt_disks_add(struct hvt_disks *x, struct hvt_disk *disk);
+
+/* Takes t out of the table and frees it, ending a repair pause. */
+void hvt_disks_remove(struct hvt_disks *x, struct hvt_tracked *t);
+
+struct hvt_tracked *hvt_disks_find(const struct hvt_disks *x, const char *syspath);
+
+/* The managed disk of a SCSI LUN, by the LUN's syspath: a scan, as LUN events are rare. */
+struct hvt_tracked *hvt_disks_find_lun(const struct hvt_disks *x, const char *syspath);
+
+void hvt_disks_done(struct hvt_disks *x);

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the walk of enumerate.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "enumerate.h"
+#include "host.h"
+#include "macro.h"
+#include "route.h"
+#include "rundir.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_queue *, udev_queue_unref);
+
+/* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
+ * could not classify this time keeps its originals for the next. */
+static bool record_wanted(const char *sysname, void *userdata) {
+        DIR *class_block = userdata;
+
+        if (strcmp(sysname, HVT_HOST_RECORD) == 0)
+                return true;  /* the module parameter's: the driver pass owns it */
+        return faccessat(dirfd(class_block), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* The kernel's order of disk names: sdz before sdaa. */
+static int name_cmp(const void *a, const void *b) {
+        const char *x = *(const char *const *) a, *y = *(const char *const *) b;
+        size_t lx = strlen(x), ly = strlen(y);
+
+        return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+static void names_free(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* The names in /sys/class/block (disks and partitions), sorted. Not udev_enumerate: it makes
+ * and keeps a device, properties and all, for every block device at once, the largest
+ * allocation of a VM with thousands of LUNs; here there is one device at a time. */
+static int block_names(DIR *dir, char ***ret, size_t *n_ret) {
+        char **names = NULL;
+        size_t n = 0, size = 0;
+        struct dirent *de;
+
+        errno = 0;
+        while ((de = readdir(dir))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (n == size) {
+                        char **more = realloc(names, (size = size ? 2 * size : 64) * sizeof(*names));
+
+                        if (!more)
+                                goto oom;
+                        names = more;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n])
+                        goto oom;
+                n++;
+        }
+        if (errno != 0) {
+                int r = negative_errno();
+
+                names_free(names, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(names, n, sizeof(*names), name_cmp);
+        *ret = names;
+        *n_ret = n;
+        return 0;
+oom:
+        names_free(names, n);
+        return -ENOMEM;
+}
+
+/* A block device of the name that is a whole disk, or NULL. */
+static struct udev_device *disk_new(struct udev *udev, const char *name) {
+        struct udev_device *dev = udev_device_new_from_subsystem_sysname(udev, "block", name);
+        const char *devtype = dev ? udev_device_get_devtype(dev) : NULL;
+
+        if (devtype && strcmp(devtype, "disk") == 0)
+                return dev;
+        return udev_device_unref(dev);
+}
+
+/* Whether a walk leaves the disks udevd has not finished with to their "add" event, which
+ * comes once udevd ran their rules. Read before, a disk shows what the kernel made of it, not
+ * what the system's rules set up (a distro's bfq, an operator's nr_requests): recorded as the
+ * originals, those would be what a stop puts back, and the rules' values would be fought as
+ * drift. Without udevd (a container, a test tree: no udev database at all) no event will
+ * come, and a single pass has no loop to take one: there every disk is taken as it is. */
+static bool wait_for_udev(struct hvt_daemon *d) {
+        _cleanup_(udev_queue_unrefp) struct udev_queue *q = NULL;
+
+        if (d->once)
+                return false;
+        q = udev_queue_new(d->udev);
+        return q && udev_queue_get_udev_is_active(q) > 0;
+}
+
+/* Records of disks that went while hvtuned was not running. What is not hvtuned's stays,
+ * and is mentioned once. */
+static void prune_records(struct hvt_daemon *d, DIR *class_block) {
+        char path[4096];
+        int r;
+
+        if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
+                return;
+        r = hvt_state_prune(d->state_fd, record_wanted, class_block);
+        if (r <= 0 || d->foreign_told)
+                return;
+        hvt_rundir_path(path, sizeof(path));
+        hvt_log_info(&d->log, "%s holds %d file%s hvtuned did not write: left alone", path, r, r == 1 ? "" : "s");
+        d->foreign_told = true;
+}
+
+int hvt_enumerate(struct hvt_daemon *d, hvt_stop_t stop, void *userdata) {
+        _cleanup_(closedirp) DIR *dir = NULL;
+        char **names = NULL;
+        size_t n = 0;
+        bool wait = wait_for_udev(d);
+        int r;
+
+        dir = opendir("/sys/class/block");
+        r = dir ? block_names(dir, &names, &n) : negative_errno();
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot list /sys/class/block: %m");
+
+        for (size_t i = 0; i < d->disks.n; i++)
+                d->disks.v[i]->seen = false;
+        for (size_t i = 0; i < n; i++) {
+                struct udev_device *dev;
+
+                /* A stop is not held up by the rest of a long walk. What was not walked is
+                 * neither forgotten nor pruned: its records may hold a crashed run's originals. */
+                if (stop && stop(userdata)) {
+                        hvt_log_debug(&d->log, "Stop requested: ending the walk over the disks early");
+                        names_free(names, n);
+                        return 1;
+                }
+                dev = disk_new(d->udev, names[i]);
+                if (!dev)
+                        continue;  /* a partition, or gone since the listing */
+                if (wait && !udev_device_get_is_initialized(dev)) {
+                        hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", names[i]);
+                        udev_device_unref(dev);
+                        continue;
+                }
+                (void) hvt_route_device(d, dev, NULL);
+                udev_device_unref(dev);
+        }
+        names_free(names, n);
+        /* Whatever was not found again went away while events were lost. Backwards, since a
+         * removal moves the last entry into the freed slot. */
+        for (size_t i = d->disks.n; i > 0; i--)
+                if (!d->disks.v[i - 1]->seen)
+                        hvt_route_forget(d, d->disks.v[i - 1], true);
+        prune_records(d, dir);
+        return 0;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the routing of route.h, and telling a disk that is gone from one that is not. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "macro.h"
+#include "messages.h"
+#include "report.h"
+#include "route.h"
+#include "sysfs.h"
+#include "tune.h"
+
+/* Takes ownership of disk, and loads the originals a previous run recorded for it. */
+static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
+        struct hvt_tracked *t = hvt_disks_add(&d->disks, disk);
+        struct hvt_originals o;
+        int r;
+
+        if (!t)
+                return NULL;
+        t->daemon = d;
+        if (d->state_fd < 0)
+                return t;
+        r = hvt_state_load(d->state_fd, &t->disk, &o);
+        if (r >= 0 && hvt_slots_set_originals(&t->slots, &o) < 0)
+                r = -ENOMEM;
+        if (r == -EBADMSG)
+                (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                      "%s: the record of its original values is damaged and was "
+                                      "dropped", t->disk.sysname);
+        else if (r >= 0)
+                hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
+        else if (r != -ENOENT) {
+                t->orig_error = r;
+                (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                      "%s: cannot read the record of its original values (%m): "
+                                      "not writing attributes that have none recorded",
+                                      t->disk.sysname);
+        }
+        return t;
+}
+
+/* A disk that is gone takes its record with it: a disk added again is a new disk. */
+void hvt_route_forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed) {
+        if (removed) {
+                hvt_report_disk_removed(&d->log, &t->disk);
+                if (d->state_fd >= 0)
+                        (void) hvt_state_remove(d->state_fd, &t->disk);
+        } else
+                hvt_report_disk_released(&d->log, &t->disk);
+        hvt_disks_remove(&d->disks, t);
+}
+
+/* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add after it:
+ * taken for a removal, it would cost the disk its record, and the add would record the tuned
+ * values as its originals. The kernel says whether it is gone: the same disk is still there
+ * while its directory shows the device number and diskseq hvtuned tracks. (A real removal's
+ * event reaches hvtuned through udevd, after its rules, long after the kernel removed the
+ * directory.) */
+static bool still_present(const struct hvt_tracked *t) {
+        _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
+        char dev[sizeof(t->disk.dev)], seq[32];
+        char *end;
+
+        if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
+                return false;
+        if (t->disk.diskseq == 0)
+                return true;
+        if (hvt_sysfs_read(fd, "diskseq", seq, sizeof(seq)) < 0)
+                return false;
+        errno = 0;
+        return strtoull(seq, &end, 10) == t->disk.diskseq && errno == 0 && *end == '\0';
+}
+
+static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct hvt_tracked *t) {
+        if (t && still_present(t))
+                hvt_log_info(&d->log, "%s: a remove event, but the disk is still there: kept as it was",
+                             t->disk.sysname);
+        else if (t)
+                hvt_route_forget(d, t, true);
+        else if (d->state_fd >= 0) {
+                /* A disk hvtuned had let go of (no longer Hyper-V's) may have a record. */
+                struct hvt_disk gone = { .syspath = (char *) udev_device_get_syspath(dev),
+                                         .sysname = udev_device_get_sysname(dev) };
+                (void) hvt_state_remove(d->state_fd, &gone);
+        }
+}
+
+static int route_disk(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        struct hvt_tracked *t = hvt_disks_find(&d->disks, udev_device_get_syspath(dev));
+        struct hvt_disk disk;
+        int r;
+
+        if (action && strcmp(action, "remove") == 0) {
+                route_remove(d, dev, t);
+                return 0;
+        }
+
+        if (t)
+                t->seen = true;
+        r = hvt_classify(dev, &disk);
+        if (r < 0) {
+                /* A Hyper-V disk left untuned is a failure, as much as a failed attribute. */
+                d->any_failed = true;
+                return hvt_report_disk_unreadable(&d->log, udev_device_get_sysname(dev), r);
+        }
+        if (r == 0) {
+                if (t)
+                        hvt_route_forget(d, t, false);
+                return 0;
+        }
+
+        /* Another disk at the same path (a LUN re-probed): a new disk, with no history. */
+        if (t && (strcmp(t->disk.dev, disk.dev) != 0 || t->disk.diskseq != disk.diskseq)) {
+                hvt_route_forget(d, t, true);
+                t = NULL;
+        }
+        if (t) {
+                /* Same instance: vendor or model may read differently after a rescan. */
+                hvt_disk_done(&t->disk);
+                t->disk = disk;
+                hvt_tune(d, t, HVT_TUNE_EVENT);
+                return 0;
+        }
+
+        t = track(d, &disk);
+        if (!t) {
+                hvt_disk_done(&disk);
+                return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
+        }
+        t->seen = true;
+        hvt_report_disk_found(&d->log, &t->disk);
+        hvt_tune(d, t, HVT_TUNE_FOUND);
+        return 0;
+}
+
+int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        const char *subsystem = udev_device_get_subsystem(dev);
+
+        /* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
+        if (subsystem && strcmp(subsystem, "scsi") == 0) {
+                struct hvt_tracked *t = hvt_disks_find_lun(&d->disks, udev_device_get_syspath(dev));
+
+                if (t && action && strcmp(action, "change") == 0)
+                        hvt_tune(d, t, HVT_TUNE_EVENT);
+                return 0;
+        }
+        if (subsystem && strcmp(subsystem, "scsi_host") == 0) {
+                hvt_host_handle_device(d, udev_device_get_syspath(dev), action);
+                return 0;
+        }
+        return route_disk(d, dev, action);
+}

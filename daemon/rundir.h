@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the runtime directory of records (originals, the reload handshake, a pending
+ * re-probe): where it is, and holding it as the one hvtuned that may. */
+#pragma once
+
+#include <stddef.h>
+
+#include "context.h"
+
+/* $RUNTIME_DIRECTORY (set by systemd's RuntimeDirectory=) or /run/hvtuned. */
+void hvt_rundir_path(char *buf, size_t size);
+
+/* Opens and locks it into d->state_fd. Without it hvtuned keeps originals in memory only
+ * (logged, 0); -EWOULDBLOCK (logged) when another hvtuned holds it. */
+int hvt_rundir_open(struct hvt_daemon *d);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the status of status.h, made from the context each time (a figure kept up to date by
+ * every pass would be one more thing to get wrong). */
+#include <stdio.h>
+#include <string.h>
+
+#include "host.h"
+#include "macro.h"
+#include "metrics-file.h"
+#include "status.h"
+
+/* Controllers with a managed disk. A controller holds up to 64 LUNs: the disks are compared
+ * with the few controllers found so far, not with each other (quadratic in disks, and the
+ * status is made after every batch of events). */
+static size_t count_controllers(const struct hvt_disks *x) {
+        _cleanup_free_ const char **seen = NULL;
+        size_t n = 0;
+
+        seen = malloc(x->n * sizeof(*seen));
+        for (size_t i = 0; i < x->n; i++) {
+                const char *c = x->v[i]->disk.controller;
+                size_t j = seen ? n : i;
+
+                /* Disks of a controller mostly come one after another: newest first. Out of
+                 * memory, with each earlier disk instead. */
+                while (j > 0 && strcmp(seen ? seen[j - 1] : x->v[j - 1]->disk.controller, c) != 0)
+                        j--;
+                if (j == 0 && seen)
+                        seen[n] = c;
+                n += j == 0;
+        }
+        return n;
+}
+
+void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
+        const struct hvt_disks *x = &d->disks;
+        size_t n_controllers = count_controllers(x), n_failed = 0, n_unsupported = 0, n_would = 0,
+               n_paused = 0, full = size;
+        char notice[sizeof(d->config_error) + 48] = "";
+        int off;
+
+        /* The notice of a refused configuration says that what runs is not what the file
+         * says: it survives whole, the figures before it give way if anything must. */
+        if (*d->config_error)
+                snprintf(notice, sizeof(notice), "; config error at %s, keeping previous", d->config_error);
+        if (strlen(notice) < size)
+                size -= strlen(notice);
+
+        for (size_t i = 0; i < x->n; i++) {
+                const struct hvt_tracked *t = x->v[i];
+
+                n_failed += t->n_failed > 0;
+                n_unsupported += t->n_unsupported;
+                n_would += t->n_would_apply > 0;
+                n_paused += t->resume != NULL;
+        }
+
+        /* "tuned": every managed attribute has its value, or this kernel lacks it (counted
+         * apart as unsupported). A dry run tunes nothing: it says what would change. */
+        if (d->apply_flags & HVT_APPLY_DRY_RUN)
+                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu would change, %zu failed",
+                               x->n, x->n == 1 ? "" : "s", n_controllers,
+                               n_controllers == 1 ? "" : "s", n_would, n_failed);
+        else
+                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu tuned, %zu failed",
+                               x->n, x->n == 1 ? "" : "s", n_controllers,
+                               n_controllers == 1 ? "" : "s", x->n - n_failed, n_failed);
+        if (n_unsupported > 0 && off > 0 && (size_t) off < size)
+                off += snprintf(buf + off, size - (size_t) off, ", %zu setting%s unsupported",
+                                n_unsupported, n_unsupported == 1 ? "" : "s");
+        if (n_paused > 0 && off > 0 && (size_t) off < size)
+                off += snprintf(buf + off, size - (size_t) off, "; %zu disk%s reverted too often, repairs paused",
+                                n_paused, n_paused == 1 ? "" : "s");
+        if (off > 0 && (size_t) off < size) {
+                char hwq[160];
+
+                hvt_host_format_status(d, hwq, sizeof(hwq));
+                if (*hwq)
+                        off += snprintf(buf + off, size - (size_t) off, "; %s", hwq);
+        }
+        if (*notice && size < full)
+                (void) strncat(buf, notice, full - strlen(buf) - 1);
+}
+
+void hvt_status_update(struct hvt_daemon *d) {
+        char status[sizeof(d->status_sent)];
+
+        hvt_metrics_update(d);
+        hvt_status_format(d, status, sizeof(status));
+        if (strcmp(status, d->status_sent) == 0)
+                return;
+        memcpy(d->status_sent, status, sizeof(status));
+        hvt_notify_status(&d->notify, status);
+}
+
+void hvt_status_ready(struct hvt_daemon *d) {
+        hvt_status_format(d, d->status_sent, sizeof(d->status_sent));
+        hvt_notify_ready(&d->notify, d->status_sent);
+        hvt_metrics_update(d);
+}

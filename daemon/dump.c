@@ -9,17 +9,18 @@
 #include <string.h>
 
 #include "dump.h"
+#include "log-subject.h"
 #include "messages.h"
 #include "status.h"
 
-#define STATE_FIELDS (_HVT_ATTR_MAX + 4)
+#define STATE_FIELDS (_HVT_ATTR_DISK_MAX + 1)
 
 static const char *value_or(const struct hvt_setting *s, const char *none) {
         return s->set ? s->text : none;
 }
 
 static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
-        char state[_HVT_ATTR_MAX][200], f_dev[64], f_ctrl[64], message[1024];
+        char state[_HVT_ATTR_DISK_MAX][200], message[1024];
         const char *fields[STATE_FIELDS] = {};
         struct hvt_apply now;
         struct hvt_plan plan = {};
@@ -33,10 +34,6 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
         }
         hvt_apply_disk(&t->disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &now);
 
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", t->disk.sysname);
-        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", t->disk.controller);
-        fields[n++] = f_dev;
-        fields[n++] = f_ctrl;
         off = (size_t) snprintf(message, sizeof(message), "%s:", t->disk.sysname);
 
         for (size_t i = 0; i < now.n; i++) {
@@ -63,16 +60,15 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
         }
         if (now.n == 0)
                 snprintf(message + off, sizeof(message) - off, " nothing managed");
-        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_DISK, fields, "%s", message);
+        (void) hvt_log_disk(&d->log, &t->disk, LOG_INFO, 0, HVT_MESSAGE_STATE_DISK, fields, "%s", message);
 }
 
 void hvt_dump_state(struct hvt_daemon *d) {
-        char status[sizeof(d->status_sent)], f_n[32];
-        const char *fields[] = { f_n, NULL };
+        char status[sizeof(d->status_sent)];
 
         for (size_t i = 0; i < d->disks.n; i++)
                 dump_disk(d, d->disks.v[i]);
         hvt_status_format(d, status, sizeof(status));
-        snprintf(f_n, sizeof(f_n), "HVTUNED_DISKS=%zu", d->disks.n);
-        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_SUMMARY, fields, "State: %s", status);
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STATE_SUMMARY,
+                              HVT_FIELDS(HVT_FIELD("HVTUNED_DISKS=%zu", d->disks.n)), "State: %s", status);
 }

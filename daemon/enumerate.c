@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "enumerate.h"
-#include "host.h"
 #include "macro.h"
 #include "route.h"
 #include "rundir.h"
@@ -21,7 +20,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_queue *, udev_queue_unref);
 static bool record_wanted(const char *sysname, void *userdata) {
         DIR *class_block = userdata;
 
-        if (strcmp(sysname, HVT_HOST_RECORD) == 0)
+        if (strcmp(sysname, HVT_DRIVER_NAME) == 0)
                 return true;  /* the module parameter's: the driver pass owns it */
         return faccessat(dirfd(class_block), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }

@@ -16,19 +16,15 @@
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
+#include "log-subject.h"
 #include "messages.h"
 #include "report.h"
 #include "sysfs.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
-#define MODULE_DIR "/sys/module/hv_storvsc"
+#define MODULE_DIR HVT_DRIVER_SYSPATH
 #define PARAM_DIR MODULE_DIR "/parameters"
 #define CMDLINE "/proc/cmdline"
-
-/* The parameter is reported like a disk attribute, of a "device" named after the module. */
-static struct hvt_disk module_disk(void) {
-        return (struct hvt_disk) { .syspath = (char *) MODULE_DIR, .sysname = HVT_HOST_RECORD };
-}
 
 void hvt_host_done(struct hvt_host *h) {
         hvt_controllers_done(&h->controllers);
@@ -133,21 +129,10 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         unsigned capped = capped_queues(h, c);
         uint64_t now = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue);
         uint64_t then = hvt_hwq_estimate_bytes(capped, c->can_queue);
-        char f_ctrl[64], f_host[32], f_kind[32], f_q[32], f_cq[32], f_est[48], f_cap[48], f_over[32];
-        const char *fields[] = { f_ctrl, f_host, f_kind, f_q, f_cq, f_est, f_cap, f_over, NULL };
         char s_now[32], s_then[32], tail[192];
 
-        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", c->controller);
-        snprintf(f_host, sizeof(f_host), "HVTUNED_HOST=host%u", c->host);
-        snprintf(f_kind, sizeof(f_kind), "HVTUNED_KIND=%s", hvt_kind_to_string(c->kind));
-        snprintf(f_q, sizeof(f_q), "HVTUNED_HW_QUEUES=%u", c->nr_hw_queues);
-        snprintf(f_cq, sizeof(f_cq), "HVTUNED_CAN_QUEUE=%u", c->can_queue);
-        snprintf(f_est, sizeof(f_est), "HVTUNED_EST_BYTES=%" PRIu64, now);
-        snprintf(f_cap, sizeof(f_cap), "HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then);
-        snprintf(f_over, sizeof(f_over), "HVTUNED_OVER_CAP=%s", over_cap(h, c) ? "yes" : "no");
         hvt_format_bytes(now, s_now, sizeof(s_now));
         hvt_format_bytes(then, s_then, sizeof(s_then));
-
         if (over_cap(h, c) && h->param_last.outcome == HVT_UNSUPPORTED)
                 snprintf(tail, sizeof(tail), "over the cap of %u, which this kernel's storvsc cannot apply",
                          h->target);
@@ -160,19 +145,24 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                 snprintf(tail, sizeof(tail), "no cap applies");
         else
                 snprintf(tail, sizeof(tail), "within the cap of %u", h->target);
-        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_CONTROLLER, fields,
-                              "host%u (controller %s, %s): %u hw queue%s x %u requests, ~%s preallocated; %s",
-                              c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
-                              c->nr_hw_queues == 1 ? "" : "s", c->can_queue, s_now, tail);
+        (void) hvt_log_controller(&d->log, c, LOG_INFO, 0, HVT_MESSAGE_CONTROLLER,
+                                  HVT_FIELDS(HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
+                                             HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_hw_queues),
+                                             HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
+                                             HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now),
+                                             HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then),
+                                             HVT_FIELD("HVTUNED_OVER_CAP=%s", over_cap(h, c) ? "yes" : "no")),
+                                  "host%u (controller %s, %s): %u hw queue%s x %u requests, ~%s preallocated; %s",
+                                  c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
+                                  c->nr_hw_queues == 1 ? "" : "s", c->can_queue, s_now, tail);
 }
 
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
         _cleanup_free_ char *cmdline = NULL;
-        char f_cmd[96], f_fix[160], f_bytes[48], f_boot[48], now[128], fix[384], s_bytes[32];
+        char cmd[64], now[128], fix[384], s_bytes[32];
         struct hvt_boot_facts facts;
-        const char *fields[] = { f_cmd, f_fix, f_bytes, f_boot, NULL };
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
         size_t n_over;
@@ -190,22 +180,24 @@ static void report_advice(struct hvt_daemon *d) {
         if (r > 0) {
                 snprintf(now, sizeof(now), "the kernel command line has hv_storvsc.storvsc_max_hw_queues=%u%s",
                          value, value > h->present ? ", more than the present CPUs, which the kernel ignores" : "");
-                snprintf(f_cmd, sizeof(f_cmd), "HVTUNED_CMDLINE=hv_storvsc.storvsc_max_hw_queues=%u", value);
+                snprintf(cmd, sizeof(cmd), "hv_storvsc.storvsc_max_hw_queues=%u", value);
         } else if (r == 0) {
                 snprintf(now, sizeof(now), "the kernel command line does not set hv_storvsc.storvsc_max_hw_queues");
-                snprintf(f_cmd, sizeof(f_cmd), "HVTUNED_CMDLINE=");
+                cmd[0] = '\0';
         } else {
                 snprintf(now, sizeof(now), "%s cannot be read or sets hv_storvsc.storvsc_max_hw_queues to no number (%s)",
                          CMDLINE, strerror(-r));
-                snprintf(f_cmd, sizeof(f_cmd), "HVTUNED_CMDLINE=?");
+                (void) hvt_strscpy(cmd, sizeof(cmd), "?");
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, h->target, fix, sizeof(fix));
-        snprintf(f_boot, sizeof(f_boot), "HVTUNED_BOOT=%s", hvt_boot_kind_to_string(hvt_boot_choose(&facts)));
-        snprintf(f_fix, sizeof(f_fix), "HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", h->target);
-        snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes);
         hvt_format_bytes(bytes, s_bytes, sizeof(s_bytes));
-        (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE, fields,
+        (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE,
+                              HVT_FIELDS(HVT_FIELD("HVTUNED_CMDLINE=%s", cmd),
+                                         HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", h->target),
+                                         HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes),
+                                         HVT_FIELD("HVTUNED_BOOT=%s",
+                                                   hvt_boot_kind_to_string(hvt_boot_choose(&facts)))),
                               "%zu controller%s probed before the cap keep%s %s queues %s (~%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",
@@ -233,15 +225,15 @@ static int read_present(struct hvt_daemon *d) {
 }
 
 static int save_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk();
+        struct hvt_subject driver = hvt_subject_driver();
         int r;
 
         if (d->state_fd < 0)
                 return 0;
-        r = hvt_state_save(d->state_fd, &m, &d->host.orig);
+        r = hvt_state_save(d->state_fd, &driver, &d->host.orig);
         if (r < 0)
-                (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                      "%s: cannot write the record of its original value: %m", HVT_HOST_RECORD);
+                (void) hvt_log_subject(&d->log, &driver, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                       "%s: cannot write the record of its original value: %m", driver.name);
         return r;
 }
 
@@ -263,20 +255,20 @@ static int record_original(const struct hvt_apply *found, void *userdata) {
 }
 
 static void load_original(struct hvt_daemon *d) {
-        struct hvt_disk m = module_disk();
+        struct hvt_subject driver = hvt_subject_driver();
         int r;
 
         if (d->host.loaded || d->state_fd < 0)
                 return;
         d->host.loaded = true;
-        r = hvt_state_load(d->state_fd, &m, &d->host.orig);
+        r = hvt_state_load(d->state_fd, &driver, &d->host.orig);
         if (r < 0 && r != -ENOENT)
-                (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                      "%s: cannot read the record of its original value (%m)", HVT_HOST_RECORD);
+                (void) hvt_log_subject(&d->log, &driver, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                       "%s: cannot read the record of its original value (%m)", driver.name);
 }
 
 static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_report_kind kind) {
-        struct hvt_disk m = module_disk();
+        struct hvt_subject driver = hvt_subject_driver();
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
 
@@ -284,7 +276,7 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
         if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
             last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
-        hvt_report_result(&d->log, &m, r, kind, flags);
+        hvt_report_result(&d->log, &driver, r, kind, flags);
         d->host.param_last = *r;
         if (r->outcome == HVT_FAILED)
                 d->any_failed = true;

@@ -10,9 +10,6 @@
 #include "context.h"
 #include "metrics.h"
 
-/* The record of the parameter's original sits beside the disks', under this name. */
-#define HVT_HOST_RECORD "hv_storvsc"
-
 void hvt_host_done(struct hvt_host *h);
 
 /* At start and after a reload: the cap on the parameter (its original recorded before the

@@ -15,9 +15,6 @@ int hvt_load_config(struct hvt_daemon *d) {
 
         r = hvt_config_load(d->config_path, !d->config_explicit, &c, &err);
         if (r < 0) {
-                char f_file[300], f_line[32];
-                const char *fields[] = { f_file, f_line, NULL };
-
                 if (r == -ENOMEM) {
                         (void) hvt_strscpy(d->config_error, sizeof(d->config_error), d->config_path);
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Out of memory loading configuration");
@@ -27,9 +24,10 @@ int hvt_load_config(struct hvt_daemon *d) {
                         snprintf(d->config_error, sizeof(d->config_error), "%s:%d", err.file, err.line);
                 else
                         (void) hvt_strscpy(d->config_error, sizeof(d->config_error), err.file);
-                snprintf(f_file, sizeof(f_file), "HVTUNED_CONFIG_FILE=%s", err.file);
-                snprintf(f_line, sizeof(f_line), "HVTUNED_CONFIG_LINE=%d", err.line);
-                return hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_CONFIG_ERROR, fields, "%s", text);
+                return hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_CONFIG_ERROR,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_CONFIG_FILE=%s", err.file),
+                                                 HVT_FIELD("HVTUNED_CONFIG_LINE=%d", err.line)),
+                                      "%s", text);
         }
 
         hvt_log_debug(&d->log, "Loaded configuration from %s", c->path ? c->path : "built-in defaults");

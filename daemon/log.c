@@ -157,19 +157,16 @@ static void send_stderr(int prio, const char *message) {
                 fprintf(stderr, "%s\n", shown);
 }
 
-int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
-                   const char *const *fields, const char *fmt, ...) {
+int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *message_id,
+                    const char *const *fields, const char *fmt, va_list ap) {
         char message[MESSAGE_MAX];
-        va_list ap;
 
         if (prio <= log->max_level) {
                 int saved = errno;
 
                 /* %m means the error being reported, not whatever errno is now. */
                 errno = abs(error);
-                va_start(ap, fmt);
                 vsnprintf(message, sizeof(message), fmt, ap);
-                va_end(ap);
                 errno = saved;
 
                 if (!log->journal)
@@ -181,4 +178,24 @@ int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *m
                         send_stderr(prio, message);
         }
         return -abs(error);
+}
+
+int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
+                   const char *const *fields, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = hvt_log_structv(log, prio, error, message_id, fields, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+const char *hvt_field_format(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        return buf;
 }

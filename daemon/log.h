@@ -3,6 +3,7 @@
  * a list of extra "FIELD=value" strings. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <syslog.h>
@@ -25,6 +26,19 @@ void hvt_log_done(struct hvt_log *log);
 int hvt_log_struct(const struct hvt_log *log, int prio, int error, const char *message_id,
                    const char *const *fields, const char *fmt, ...)
         __attribute__((format(printf, 6, 7)));
+int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *message_id,
+                    const char *const *fields, const char *fmt, va_list ap)
+        __attribute__((format(printf, 6, 0)));
+
+/* The extra fields of one entry, each made where it is used and checked by the compiler like
+ * any printf: HVT_FIELDS(HVT_FIELD("HVTUNED_HW_QUEUES=%u", n), HVT_FIELD("HVTUNED_KIND=%s", k)).
+ * A field's text lives until the end of the statement's block, and is cut to HVT_FIELD_MAX;
+ * the sinks escape it. */
+#define HVT_FIELD_MAX 512
+#define HVT_FIELD(...) hvt_field_format((char[HVT_FIELD_MAX]) {}, HVT_FIELD_MAX, __VA_ARGS__)
+#define HVT_FIELDS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+const char *hvt_field_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define hvt_log_errno(log, prio, error, ...) hvt_log_struct((log), (prio), (error), NULL, NULL, __VA_ARGS__)
 #define hvt_log_info(log, ...) (void) hvt_log_struct((log), LOG_INFO, 0, NULL, NULL, __VA_ARGS__)

@@ -7,12 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log-subject.h"
 #include "messages.h"
 #include "report.h"
-
-/* HVTUNED_DEVICE, HVTUNED_CONTROLLER, HVTUNED_ATTR, HVTUNED_FROM, HVTUNED_TO, HVTUNED_RESULT,
- * HVTUNED_ACTION, HVTUNED_KEPT or HVTUNED_OFFERED, and the terminating NULL. */
-#define RESULT_FIELDS 9
 
 static const struct {
         int prio;
@@ -87,66 +84,42 @@ static const char *message_id(const struct hvt_result *r, enum hvt_report_kind k
         return outcome_log[r->outcome].message_id;
 }
 
-void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
+void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_report_kind kind, unsigned flags) {
         char attr[48], text[256];
-        char f_dev[64], f_ctrl[64], f_attr[64], f_from[64], f_to[64], f_result[48], f_action[32], f_extra[128];
-        const char *fields[RESULT_FIELDS] = {};
-        size_t n = 0;
         int prio = outcome_log[r->outcome].prio;
 
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO))
                 prio = LOG_INFO;
         if (flags & HVT_REPORT_REPEATED)
                 prio = LOG_DEBUG;
+        /* Before the fields are made: most results are unchanged ones, at debug. */
         if (prio > log->max_level)
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
         format_result(r, kind, text, sizeof(text));
-
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
-        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
-        snprintf(f_attr, sizeof(f_attr), "HVTUNED_ATTR=%s", attr);
-        snprintf(f_from, sizeof(f_from), "HVTUNED_FROM=%s", r->from);
-        snprintf(f_to, sizeof(f_to), "HVTUNED_TO=%s", r->to);
-        snprintf(f_result, sizeof(f_result), "HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome));
-        snprintf(f_action, sizeof(f_action), "HVTUNED_ACTION=%s", action_names[kind]);
-        fields[n++] = f_dev;
-        if (*disk->controller)  /* the module parameter belongs to none */
-                fields[n++] = f_ctrl;
-        fields[n++] = f_attr;
-        fields[n++] = f_from;
-        fields[n++] = f_to;
-        fields[n++] = f_result;
-        fields[n++] = f_action;
-        if (*r->kept) {
-                snprintf(f_extra, sizeof(f_extra), "HVTUNED_KEPT=%s", r->kept);
-                fields[n++] = f_extra;
-        } else if (*r->offered) {
-                snprintf(f_extra, sizeof(f_extra), "HVTUNED_OFFERED=%s", r->offered);
-                fields[n++] = f_extra;
-        }
-
-        (void) hvt_log_struct(log, prio, r->error, message_id(r, kind), fields, "%s %s: %s",
-                              disk->sysname, attr, text);
+        (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, kind),
+                               HVT_FIELDS(HVT_FIELD("HVTUNED_ATTR=%s", attr),
+                                          HVT_FIELD("HVTUNED_FROM=%s", r->from),
+                                          HVT_FIELD("HVTUNED_TO=%s", r->to),
+                                          HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
+                                          HVT_FIELD("HVTUNED_ACTION=%s", action_names[kind]),
+                                          *r->kept ? HVT_FIELD("HVTUNED_KEPT=%s", r->kept) :
+                                          *r->offered ? HVT_FIELD("HVTUNED_OFFERED=%s", r->offered) : NULL),
+                               "%s %s: %s", subject->name, attr, text);
 }
 
 static void report_disk(const struct hvt_log *log, const struct hvt_disk *disk, int prio,
                         const char *message_id, const char *what) {
-        char f_dev[64], f_ctrl[64], f_addr[64], f_kind[32];
-        const char *fields[] = { f_dev, f_ctrl, f_addr, f_kind, NULL };
-
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
-        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
-        snprintf(f_addr, sizeof(f_addr), "HVTUNED_SCSI_ADDRESS=%u:%u:%u:%" PRIu64, disk->host,
-                 disk->channel, disk->target, disk->lun);
-        snprintf(f_kind, sizeof(f_kind), "HVTUNED_KIND=%s", hvt_kind_to_string(disk->kind));
-        (void) hvt_log_struct(log, prio, 0, message_id, fields,
-                              "%s: %s Hyper-V %s disk %u:%u:%u:%" PRIu64 " on controller %s (%s %s)",
-                              disk->sysname, what, hvt_kind_to_string(disk->kind), disk->host,
-                              disk->channel, disk->target, disk->lun, disk->controller,
-                              disk->vendor, disk->model);
+        (void) hvt_log_disk(log, disk, prio, 0, message_id,
+                            HVT_FIELDS(HVT_FIELD("HVTUNED_SCSI_ADDRESS=%u:%u:%u:%" PRIu64, disk->host,
+                                                 disk->channel, disk->target, disk->lun),
+                                       HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(disk->kind))),
+                            "%s: %s Hyper-V %s disk %u:%u:%u:%" PRIu64 " on controller %s (%s %s)",
+                            disk->sysname, what, hvt_kind_to_string(disk->kind), disk->host,
+                            disk->channel, disk->target, disk->lun, disk->controller,
+                            disk->vendor, disk->model);
 }
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk) {
@@ -162,23 +135,15 @@ void hvt_report_disk_released(const struct hvt_log *log, const struct hvt_disk *
 }
 
 int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, int error) {
-        char f_dev[64];
-        const char *fields[] = { f_dev, NULL };
-
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", sysname);
-        return hvt_log_struct(log, LOG_ERR, error, HVT_MESSAGE_DISK_UNREADABLE, fields,
+        return hvt_log_struct(log, LOG_ERR, error, HVT_MESSAGE_DISK_UNREADABLE,
+                              HVT_FIELDS(HVT_FIELD("HVTUNED_DEVICE=%s", sysname)),
                               "%s: cannot read its Hyper-V identity: %m", sysname);
 }
 
 void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
                              unsigned window_s, unsigned pause_s) {
-        char f_dev[64], f_ctrl[64], f_n[48];
-        const char *fields[] = { f_dev, f_ctrl, f_n, NULL };
-
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
-        snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
-        snprintf(f_n, sizeof(f_n), "HVTUNED_REPAIRS=%u", repairs);
-        (void) hvt_log_struct(log, LOG_WARNING, 0, HVT_MESSAGE_DRIFT_PAUSED, fields,
-                              "%s: reverted %u times within %u s: something keeps changing it back; "
-                              "not repairing it for %u s", disk->sysname, repairs, window_s, pause_s);
+        (void) hvt_log_disk(log, disk, LOG_WARNING, 0, HVT_MESSAGE_DRIFT_PAUSED,
+                            HVT_FIELDS(HVT_FIELD("HVTUNED_REPAIRS=%u", repairs)),
+                            "%s: reverted %u times within %u s: something keeps changing it back; "
+                            "not repairing it for %u s", disk->sysname, repairs, window_s, pause_s);
 }

@@ -6,6 +6,7 @@
 #include "apply.h"
 #include "disk.h"
 #include "log.h"
+#include "subject.h"
 
 /* Why an attribute was looked at; it picks the wording and the MESSAGE_ID. */
 enum hvt_report_kind {
@@ -19,7 +20,8 @@ enum {
         HVT_REPORT_REPEATED       = 1 << 1,  /* the same failure as last time: debug only */
 };
 
-void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
+/* One attribute's result, of a disk or of the driver. */
+void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_report_kind kind, unsigned flags);
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);

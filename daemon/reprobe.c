@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "log-subject.h"
 #include "hwqueues.h"
 #include "macro.h"
 #include "messages.h"
@@ -48,35 +49,17 @@ static void claims_release(struct claims *c) {
         c->n = 0;
 }
 
-/* The journal fields of an entry about one controller, with one more (or NULL). */
-struct fields {
-        char ctrl[64], host[32];
-        const char *list[4];
-};
-
-static const char *const *controller_fields(struct fields *f, const struct hvt_controller *c, const char *extra) {
-        snprintf(f->ctrl, sizeof(f->ctrl), "HVTUNED_CONTROLLER=%s", c->controller);
-        snprintf(f->host, sizeof(f->host), "HVTUNED_HOST=host%u", c->host);
-        f->list[0] = f->ctrl;
-        f->list[1] = f->host;
-        f->list[2] = extra;
-        f->list[3] = NULL;
-        return f->list;
-}
-
 __attribute__((format(printf, 3, 4)))
 static void refuse(struct hvt_daemon *d, const struct hvt_controller *c, const char *fmt, ...) {
-        char f_why[300], why[256];
-        struct fields f;
+        char why[256];
         va_list ap;
 
         va_start(ap, fmt);
         vsnprintf(why, sizeof(why), fmt, ap);
         va_end(ap);
-        snprintf(f_why, sizeof(f_why), "HVTUNED_REASON=%s", why);
-        (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_REPROBE_REFUSED,
-                              controller_fields(&f, c, f_why),
-                              "host%u (controller %s): not re-probing: %s", c->host, c->controller, why);
+        (void) hvt_log_controller(&d->log, c, LOG_NOTICE, 0, HVT_MESSAGE_REPROBE_REFUSED,
+                                  HVT_FIELDS(HVT_FIELD("HVTUNED_REASON=%s", why)),
+                                  "host%u (controller %s): not re-probing: %s", c->host, c->controller, why);
 }
 
 /* Checks every disk below the controller and claims each; false (logged) on the first
@@ -147,34 +130,30 @@ void hvt_unbound_done(struct hvt_unbound *u) {
 
 static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
         const struct hvt_controller *now = hvt_controllers_find(&d->host.controllers, old->controller);
-        char f_bytes[64], s_bytes[32];
-        struct fields f;
+        char s_bytes[32];
         uint64_t freed, after;
 
         if (!now) {
-                (void) hvt_log_struct(&d->log, LOG_ERR, ENODEV, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(&f, old, NULL),
-                                      "Controller %s was bound again but has no SCSI host: its disks are gone",
-                                      old->controller);
+                (void) hvt_log_controller(&d->log, old, LOG_ERR, ENODEV, HVT_MESSAGE_REPROBE_FAILED, NULL,
+                                          "Controller %s was bound again but has no SCSI host: its disks are gone",
+                                          old->controller);
                 return;
         }
         if (now->nr_hw_queues > d->host.target) {
-                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(&f, now, NULL),
-                                      "host%u (controller %s) was re-probed but has %u hw queues, not %u",
-                                      now->host, now->controller, now->nr_hw_queues, d->host.target);
+                (void) hvt_log_controller(&d->log, now, LOG_WARNING, 0, HVT_MESSAGE_REPROBE_FAILED, NULL,
+                                          "host%u (controller %s) was re-probed but has %u hw queues, not %u",
+                                          now->host, now->controller, now->nr_hw_queues, d->host.target);
                 return;
         }
         /* can_queue follows the online CPUs, which may have changed since the last probe. */
         freed = hvt_hwq_estimate_bytes(before, old->can_queue);
         after = hvt_hwq_estimate_bytes(now->nr_hw_queues, now->can_queue);
         freed = freed > after ? freed - after : 0;
-        snprintf(f_bytes, sizeof(f_bytes), "HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed);
         hvt_format_bytes(freed, s_bytes, sizeof(s_bytes));
-        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
-                              controller_fields(&f, now, f_bytes),
-                              "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
-                              now->host, now->controller, before, now->nr_hw_queues, s_bytes);
+        (void) hvt_log_controller(&d->log, now, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
+                                  HVT_FIELDS(HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed)),
+                                  "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
+                                  now->host, now->controller, before, now->nr_hw_queues, s_bytes);
 }
 
 /* The controller between unbind and bind, in the runtime directory. */
@@ -243,7 +222,6 @@ static bool reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
                         const struct hvt_usage *u) {
         _cleanup_(claims_release) struct claims claims = {};
         struct hvt_controller old = *c;  /* c points into the list a rescan replaces */
-        struct fields f;
         int r;
 
         old.syspath = NULL;
@@ -260,10 +238,9 @@ static bool reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         r = hvt_sysfs_write(driver_fd, HVT_ATTR_DRIVER_UNBIND, c->name);
         if (r < 0) {
                 pending_clear(d);
-                (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(&f, c, NULL),
-                                      "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
-                                      c->host, c->controller);
+                (void) hvt_log_controller(&d->log, c, LOG_ERR, r, HVT_MESSAGE_REPROBE_FAILED, NULL,
+                                          "host%u (controller %s): cannot unbind it from hv_storvsc (%m): left as it was",
+                                          c->host, c->controller);
                 return false;
         }
         claims_release(&claims);
@@ -271,11 +248,10 @@ static bool reprobe_one(struct hvt_daemon *d, int driver_fd, const struct hvt_co
         hvt_notify_watchdog(&d->notify);
         r = bind_controller(d, driver_fd, old.name);
         if (r < 0) {
-                (void) hvt_log_struct(&d->log, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED,
-                                      controller_fields(&f, &old, NULL),
-                                      "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
-                                      "until: echo %s > %s/bind (hvtuned tries again at its next start)",
-                                      old.controller, old.name, DRIVER_DIR);
+                (void) hvt_log_controller(&d->log, &old, LOG_CRIT, r, HVT_MESSAGE_REPROBE_FAILED, NULL,
+                                          "Controller %s: cannot bind it to hv_storvsc again (%m): its disks are gone "
+                                          "until: echo %s > %s/bind (hvtuned tries again at its next start)",
+                                          old.controller, old.name, DRIVER_DIR);
                 return true;
         }
         pending_clear(d);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "log-subject.h"
 #include "macro.h"
 #include "messages.h"
 #include "report.h"
@@ -16,6 +17,7 @@
 /* Takes ownership of disk, and loads the originals a previous run recorded for it. */
 static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
         struct hvt_tracked *t = hvt_disks_add(&d->disks, disk);
+        struct hvt_subject s;
         struct hvt_originals o;
         int r;
 
@@ -24,21 +26,21 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
         t->daemon = d;
         if (d->state_fd < 0)
                 return t;
-        r = hvt_state_load(d->state_fd, &t->disk, &o);
+        s = hvt_subject_disk(&t->disk);
+        r = hvt_state_load(d->state_fd, &s, &o);
         if (r >= 0 && hvt_slots_set_originals(&t->slots, &o) < 0)
                 r = -ENOMEM;
         if (r == -EBADMSG)
-                (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                      "%s: the record of its original values is damaged and was "
-                                      "dropped", t->disk.sysname);
+                (void) hvt_log_disk(&d->log, &t->disk, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                    "%s: the record of its original values is damaged and was dropped",
+                                    t->disk.sysname);
         else if (r >= 0)
                 hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
         else if (r != -ENOENT) {
                 t->orig_error = r;
-                (void) hvt_log_struct(&d->log, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                      "%s: cannot read the record of its original values (%m): "
-                                      "not writing attributes that have none recorded",
-                                      t->disk.sysname);
+                (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
+                                    "%s: cannot read the record of its original values (%m): "
+                                    "not writing attributes that have none recorded", t->disk.sysname);
         }
         return t;
 }
@@ -46,9 +48,11 @@ static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
 /* A disk that is gone takes its record with it: a disk added again is a new disk. */
 void hvt_route_forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed) {
         if (removed) {
+                struct hvt_subject s = hvt_subject_disk(&t->disk);
+
                 hvt_report_disk_removed(&d->log, &t->disk);
                 if (d->state_fd >= 0)
-                        (void) hvt_state_remove(d->state_fd, &t->disk);
+                        (void) hvt_state_remove(d->state_fd, &s);
         } else
                 hvt_report_disk_released(&d->log, &t->disk);
         hvt_disks_remove(&d->disks, t);
@@ -83,8 +87,9 @@ static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct h
                 hvt_route_forget(d, t, true);
         else if (d->state_fd >= 0) {
                 /* A disk hvtuned had let go of (no longer Hyper-V's) may have a record. */
-                struct hvt_disk gone = { .syspath = (char *) udev_device_get_syspath(dev),
-                                         .sysname = udev_device_get_sysname(dev) };
+                struct hvt_subject gone = { .name = udev_device_get_sysname(dev),
+                                            .syspath = udev_device_get_syspath(dev) };
+
                 (void) hvt_state_remove(d->state_fd, &gone);
         }
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "log-subject.h"
 #include "messages.h"
 #include "report.h"
 #include "tune.h"
@@ -20,22 +21,19 @@ struct hook {
 };
 
 static void report_state_error(struct hvt_daemon *d, struct hvt_tracked *t, int error, const char *what) {
-        char f_dev[64];
-        const char *fields[] = { f_dev, NULL };
-
-        snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", t->disk.sysname);
-        (void) hvt_log_struct(&d->log, LOG_ERR, error, HVT_MESSAGE_STATE_ERROR, fields,
-                              "%s: cannot %s the record of its original values: %m", t->disk.sysname, what);
+        (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, error, HVT_MESSAGE_STATE_ERROR, NULL,
+                            "%s: cannot %s the record of its original values: %m", t->disk.sysname, what);
 }
 
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_subject s = hvt_subject_disk(&t->disk);
         struct hvt_originals o;
         int r;
 
         if (d->state_fd < 0)
                 return 0;
         hvt_slots_originals(&t->slots, &o);
-        r = hvt_state_save(d->state_fd, &t->disk, &o);
+        r = hvt_state_save(d->state_fd, &s, &o);
         if (r < 0)
                 report_state_error(d, t, r, "write");
         return r;
@@ -45,12 +43,13 @@ static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
  * and writing now would overwrite it with whatever is there, perhaps hvtuned's own earlier
  * values. Each pass that writes tries again. */
 static int reload_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_subject s = hvt_subject_disk(&t->disk);
         struct hvt_originals o;
         int r;
 
         if (t->orig_error >= 0)
                 return 0;
-        r = hvt_state_load(d->state_fd, &t->disk, &o);
+        r = hvt_state_load(d->state_fd, &s, &o);
         if (r >= 0)
                 r = hvt_slots_set_originals(&t->slots, &o);
         if (r < 0 && r != -ENOENT && r != -EBADMSG) {
@@ -136,6 +135,7 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
         struct hvt_apply a;
         unsigned failed = 0;
         const struct hvt_result *sched;
+        struct hvt_subject subject = hvt_subject_disk(&t->disk);
         bool any = false, sched_failed;
 
         for (size_t i = 0; i < t->slots.n; i++) {
@@ -156,7 +156,7 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const bool 
                 const struct hvt_result *r = &a.results[i];
                 struct hvt_slot *s = hvt_slot_get(&t->slots, r->attr);
 
-                hvt_report_result(&d->log, &t->disk, r, HVT_REPORT_RESTORE, report_flags(d, r, s));
+                hvt_report_result(&d->log, &subject, r, HVT_REPORT_RESTORE, report_flags(d, r, s));
                 if (r->outcome == HVT_FAILED) {
                         keep_last(&s->last, r);
                         failed++;
@@ -254,6 +254,7 @@ static int carry_over(struct hvt_tracked *t, struct hvt_plan *plan, bool unmanag
 
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
         struct hook hook = { d, t };
+        struct hvt_subject subject = hvt_subject_disk(&t->disk);
         bool unmanaged[_HVT_ATTR_MAX];
         struct hvt_plan plan;
         struct hvt_apply a;
@@ -293,7 +294,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 }
                 if (r.attr == HVT_ATTR_SCHEDULER)
                         sched_kind = kind;
-                hvt_report_result(&d->log, &t->disk, &r, kind, report_flags(d, &r, s));
+                hvt_report_result(&d->log, &subject, &r, kind, report_flags(d, &r, s));
 
                 keep_last(&s->last, &r);
                 s->settled = s->settled || wrote || r.outcome == HVT_UNCHANGED;

@@ -32,25 +32,25 @@ int hvt_state_open(const char *path) {
 }
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
-static int record_name(const struct hvt_disk *d) {
-        if (!*d->sysname || strchr(d->sysname, '/') || d->sysname[0] == '.')
+static int record_name(const struct hvt_subject *s) {
+        if (!*s->name || strchr(s->name, '/') || s->name[0] == '.')
                 return -EINVAL;
         return 0;
 }
 
-static int format_record(const struct hvt_disk *d, const struct hvt_originals *o, char *buf, size_t size) {
+static int format_record(const struct hvt_subject *s, const struct hvt_originals *o, char *buf, size_t size) {
         size_t off;
         int n;
 
-        n = snprintf(buf, size, HEADER "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", d->syspath, d->dev,
-                     d->diskseq);
+        n = snprintf(buf, size, HEADER "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", s->syspath, s->dev,
+                     s->diskseq);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         off = (size_t) n;
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 char attr[48];
 
-                if (!o->value[i].set)
+                if (!o->value[i].set || !hvt_subject_has(s, (enum hvt_attr_id) i))
                         continue;
                 (void) hvt_attr_format_path((enum hvt_attr_id) i, attr, sizeof(attr));
                 n = snprintf(buf + off, size - off, "%s=%s\n", attr, o->value[i].text);
@@ -61,9 +61,9 @@ static int format_record(const struct hvt_disk *d, const struct hvt_originals *o
         return (int) off;
 }
 
-static bool any_recorded(const struct hvt_originals *o) {
+static bool any_recorded(const struct hvt_subject *s, const struct hvt_originals *o) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
-                if (o->value[i].set)
+                if (o->value[i].set && hvt_subject_has(s, (enum hvt_attr_id) i))
                         return true;
         return false;
 }
@@ -93,19 +93,19 @@ int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
         return 0;
 }
 
-int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o) {
+int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
         char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
         int len, r;
 
-        r = record_name(d);
+        r = record_name(s);
         if (r < 0)
                 return r;
-        if (!any_recorded(o))
-                return hvt_state_remove(dirfd, d);
-        len = format_record(d, o, buf, sizeof(buf));
+        if (!any_recorded(s, o))
+                return hvt_state_remove(dirfd, s);
+        len = format_record(s, o, buf, sizeof(buf));
         if (len < 0)
                 return len;
-        return hvt_state_write(dirfd, d->sysname, buf, (size_t) len);
+        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
 }
 
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
@@ -136,8 +136,8 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
         return 0;
 }
 
-/* One "key=value" line: the instance keys must match d, the rest are originals. */
-static int parse_line(char *line, const struct hvt_disk *d, struct hvt_originals *o, unsigned *identity) {
+/* One "key=value" line: the instance keys must match s, the rest are originals. */
+static int parse_line(char *line, const struct hvt_subject *s, struct hvt_originals *o, unsigned *identity) {
         char *eq = strchr(line, '='), *key = line, *value;
         char seq[24];
 
@@ -148,15 +148,15 @@ static int parse_line(char *line, const struct hvt_disk *d, struct hvt_originals
 
         if (strcmp(key, "syspath") == 0) {
                 *identity |= 1;
-                return strcmp(value, d->syspath) == 0 ? 0 : -ESTALE;
+                return strcmp(value, s->syspath) == 0 ? 0 : -ESTALE;
         }
         if (strcmp(key, "dev") == 0) {
                 *identity |= 2;
-                return strcmp(value, d->dev) == 0 ? 0 : -ESTALE;
+                return strcmp(value, s->dev) == 0 ? 0 : -ESTALE;
         }
         if (strcmp(key, "diskseq") == 0) {
                 *identity |= 4;
-                snprintf(seq, sizeof(seq), "%" PRIu64, d->diskseq);
+                snprintf(seq, sizeof(seq), "%" PRIu64, s->diskseq);
                 return strcmp(value, seq) == 0 ? 0 : -ESTALE;
         }
 
@@ -173,13 +173,17 @@ static int parse_line(char *line, const struct hvt_disk *d, struct hvt_originals
          * the others are still true. A value that is not one is damage. */
         if (id < 0)
                 return 0;
+        /* Another subject's attribute (a disk's record with the driver's parameter, or the
+         * reverse) is no original of this one, and hvtuned never writes it there. */
+        if (!hvt_subject_has(s, (enum hvt_attr_id) id))
+                return -EBADMSG;
         if (hvt_setting_from_kernel(&o->value[id], (enum hvt_attr_id) id, value) < 0)
                 return -EBADMSG;
         return 0;
 }
 
 /* 0, -ESTALE (another instance's record) or -EBADMSG. */
-static int parse_record(char *buf, const struct hvt_disk *d, struct hvt_originals *o) {
+static int parse_record(char *buf, const struct hvt_subject *s, struct hvt_originals *o) {
         char *line, *save = NULL;
         unsigned identity = 0;
         int r = 0;
@@ -188,15 +192,15 @@ static int parse_record(char *buf, const struct hvt_disk *d, struct hvt_original
         for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 if (line[0] == '#')
                         continue;
-                r = parse_line(line, d, o, &identity);
+                r = parse_line(line, s, o, &identity);
                 if (r < 0)
                         return r;
         }
         return identity == 7 ? 0 : -EBADMSG;
 }
 
-static int unlink_record(int dirfd, const struct hvt_disk *d) {
-        if (unlinkat(dirfd, d->sysname, 0) < 0 && errno != ENOENT)
+static int unlink_record(int dirfd, const struct hvt_subject *s) {
+        if (unlinkat(dirfd, s->name, 0) < 0 && errno != ENOENT)
                 return negative_errno();
         return 0;
 }
@@ -213,38 +217,38 @@ static bool record_elsewhere(const char *buf, const char *syspath) {
         return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
 }
 
-int hvt_state_remove(int dirfd, const struct hvt_disk *d) {
+int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
         char buf[HVT_RECORD_MAX + 2];
-        int r = record_name(d);
+        int r = record_name(s);
 
         if (r < 0)
                 return r;
         /* The record under this name may be another disk's by now (a disk that took the name
          * while events were lost, at another path): that one stays. At the same path it is
          * this disk's, or a stale one of an earlier instance: either way it goes. */
-        r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
+        r = hvt_state_read(dirfd, s->name, buf, sizeof(buf));
         if (r == -ENOENT)
                 return 0;
-        if (r >= 0 && record_elsewhere(buf, d->syspath))
+        if (r >= 0 && record_elsewhere(buf, s->syspath))
                 return 0;
-        return unlink_record(dirfd, d);
+        return unlink_record(dirfd, s);
 }
 
-int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret) {
+int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
         struct hvt_originals o;
         char buf[HVT_RECORD_MAX + 2];  /* + 2: the NUL, and a byte to tell "too long" */
         int r;
 
-        r = record_name(d);
+        r = record_name(s);
         if (r < 0)
                 return r;
-        r = hvt_state_read(dirfd, d->sysname, buf, sizeof(buf));
+        r = hvt_state_read(dirfd, s->name, buf, sizeof(buf));
         if (r >= 0)
-                r = parse_record(buf, d, &o);
+                r = parse_record(buf, s, &o);
         /* What cannot be read as a record (too long, no regular file) goes as a damaged one
          * does; a directory (-EISDIR), which no save could replace, stays. */
         if (r == -EBADMSG || r == -ESTALE) {
-                (void) unlink_record(dirfd, d);
+                (void) unlink_record(dirfd, s);
                 return r == -ESTALE ? -ENOENT : r;
         }
         if (r < 0)

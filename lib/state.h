@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "attr.h"
-#include "disk.h"
+#include "subject.h"
 
 /* The longest record, in bytes: what hvt_state_save() writes, hvt_state_load() reads. */
 #define HVT_RECORD_MAX 4095
@@ -19,15 +19,16 @@ struct hvt_originals {
 /* Creates the directory if needed; returns an fd on it or -errno. */
 int hvt_state_open(const char *path);
 
-/* The record of this disk instance. -ENOENT when there is none, or when the record found
- * belongs to another instance (same name, other diskseq or device number: a disk removed and
- * added again), which is then deleted. -EBADMSG for a record that cannot be read, deleted
- * too: a guess at originals is worse than none. */
-int hvt_state_load(int dirfd, const struct hvt_disk *d, struct hvt_originals *ret);
+/* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
+ * when the record found belongs to another instance (same name, other diskseq or device
+ * number: a disk removed and added again), which is then deleted. -EBADMSG for a record that
+ * cannot be read, or holds an attribute that is not the subject's, deleted too: a guess at
+ * originals is worse than none. */
+int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
-/* Replaces the disk's record atomically (write, fsync, rename); with nothing recorded, the
- * record is deleted. */
-int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_originals *o);
+/* Replaces the subject's record atomically (write, fsync, rename) with the originals of its
+ * own attributes; with none recorded, the record is deleted. */
+int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
 
 /* The runtime directory's small files, records and the daemon's own (dot files, which
  * pruning leaves alone): written whole or not at all (a temporary, fsync, rename), read whole
@@ -37,9 +38,9 @@ int hvt_state_save(int dirfd, const struct hvt_disk *d, const struct hvt_origina
 int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 
-/* Deletes the disk's record, unless the record under its name is of a disk at another path.
- * Only d->sysname and d->syspath are used. */
-int hvt_state_remove(int dirfd, const struct hvt_disk *d);
+/* Deletes the subject's record, unless the record under its name is of a disk at another
+ * path. Only s->name and s->syspath are used. */
+int hvt_state_remove(int dirfd, const struct hvt_subject *s);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
  * not running), and left-over temporaries. A file it cannot prove is a record of its own

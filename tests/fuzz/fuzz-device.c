@@ -292,7 +292,7 @@ static void check_originals(const struct hvt_originals *o) {
 
 /* What the daemon does with a record it finds: the originals, or nothing and no record. */
 static void load_record(const struct input *in, int state_fd, struct hvt_originals *orig) {
-        int r = hvt_state_load(state_fd, &in->disk, orig);
+        int r = hvt_state_load(state_fd, FUZZ_SUBJECT(&in->disk), orig);
 
         if (r == 0) {
                 check_originals(orig);
@@ -326,7 +326,7 @@ static int record_original(const struct hvt_apply *found, void *userdata) {
                         r = hvt_setting_from_kernel(o, res->attr, res->from);
         }
         if (r >= 0)
-                r = hvt_state_save(h->state_fd, h->disk, h->orig);
+                r = hvt_state_save(h->state_fd, FUZZ_SUBJECT(h->disk), h->orig);
         if (r < 0)
                 *h->orig = before;
         return r;
@@ -444,7 +444,7 @@ static void pass(const struct input *in, int state_fd, struct hvt_originals *ori
         }
 
         /* The record on disk holds exactly the originals in memory. */
-        r = hvt_state_load(state_fd, &in->disk, &saved);
+        r = hvt_state_load(state_fd, FUZZ_SUBJECT(&in->disk), &saved);
         if (r == 0)
                 fuzz_check(same_originals(&saved, orig), "the record read back differs from the originals");
         else
@@ -572,7 +572,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 load_record(&in, state_fd, &orig);
                 pass(&in, state_fd, &orig, &real);
                 restore(&in, &orig, &real);
-                fuzz_check(hvt_state_remove(state_fd, &in.disk) == 0 || in.disk.sysname[0] == '.', "state_remove");
+                fuzz_check(hvt_state_remove(state_fd, FUZZ_SUBJECT(&in.disk)) == 0 || in.disk.sysname[0] == '.', "state_remove");
                 check_usage(&in);
         }
         if (state_fd >= 0)

@@ -179,8 +179,9 @@ static void expect_line(struct expect *e, const struct line *l, const struct hvt
         else if (strcmp(key, "diskseq") == 0)
                 e->stale = e->stale || strcmp(value, seq) != 0;
         else if ((id = attr_of_key(key)) >= 0) {
-                /* A known attribute's value is what the kernel could have shown. */
-                if (hvt_setting_from_kernel(&s, (enum hvt_attr_id) id, value) < 0)
+                /* A known attribute's value is what the kernel could have shown, and it is
+                 * a disk's: the driver's parameter or bind file is damage in a disk's record. */
+                if (id >= _HVT_ATTR_DISK_MAX || hvt_setting_from_kernel(&s, (enum hvt_attr_id) id, value) < 0)
                         e->damaged = true;
                 else if (e->n_values[id] < ELEMENTSOF(e->values[id]))
                         strcpy(e->values[id][e->n_values[id]++], s.text);
@@ -273,10 +274,10 @@ static void check_loaded(const struct expect *e, const struct hvt_originals *o) 
 static void check_refused_name(const struct hvt_disk *d) {
         struct hvt_originals o = {};
 
-        fuzz_check(hvt_state_load(dir_fd, d, &o) == -EINVAL, "load of \"%s\"", d->sysname);
+        fuzz_check(hvt_state_load(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "load of \"%s\"", d->sysname);
         fuzz_check(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1) == 0, "set");
-        fuzz_check(hvt_state_save(dir_fd, d, &o) == -EINVAL, "save of \"%s\"", d->sysname);
-        fuzz_check(hvt_state_remove(dir_fd, d) == -EINVAL, "remove of \"%s\"", d->sysname);
+        fuzz_check(hvt_state_save(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "save of \"%s\"", d->sysname);
+        fuzz_check(hvt_state_remove(dir_fd, FUZZ_SUBJECT(d)) == -EINVAL, "remove of \"%s\"", d->sysname);
         fuzz_check(exists(d->sysname), "\"%s\" was touched", d->sysname);
 }
 
@@ -286,7 +287,7 @@ static void check_remove_elsewhere(const uint8_t *data, size_t size, const struc
 
         moved.syspath = (char *) other;
         put(n->sysname, data, size);
-        fuzz_check(hvt_state_remove(dir_fd, &moved) == 0, "remove");
+        fuzz_check(hvt_state_remove(dir_fd, FUZZ_SUBJECT(&moved)) == 0, "remove");
         if (e->elsewhere == 1)
                 fuzz_check(exists(n->sysname), "the record of %s was removed for a disk at %s", n->syspath, other);
         else if (e->elsewhere == 0)
@@ -311,7 +312,7 @@ static void check_other_instance(const uint8_t *data, size_t size, const struct 
 
         again.diskseq++;
         put(n->sysname, data, size);
-        r = hvt_state_load(dir_fd, &again, &o);
+        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&again), &o);
         fuzz_check(r == -ENOENT || r == -EBADMSG, "load for diskseq %" PRIu64 " of a record: %d", again.diskseq, r);
         fuzz_check(!exists(n->sysname), "a record refused with %d is still there", r);
 }
@@ -324,7 +325,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         ssize_t len;
         int fd, r;
 
-        r = hvt_state_save(dir_fd, &n->disk, o);
+        r = hvt_state_save(dir_fd, FUZZ_SUBJECT(&n->disk), o);
         if (!any_set(o)) {
                 fuzz_check(r == 0 && !exists(n->sysname), "save of nothing: %d, the record %s", r,
                            exists(n->sysname) ? "stays" : "gone");
@@ -351,7 +352,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         snprintf(text, sizeof(text), ".#%s", n->sysname);
         fuzz_check(!exists(text), "a temporary left");
 
-        r = hvt_state_load(dir_fd, &n->disk, &again);
+        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&n->disk), &again);
         fuzz_check(r == 0, "a saved record loads with %d", r);
         check_same(o, &again);
 }
@@ -381,7 +382,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_other_instance(data, size, &n);
 
         put(n.sysname, data, size);
-        r = hvt_state_load(dir_fd, &n.disk, &o);
+        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&n.disk), &o);
         if (r == 0) {
                 fuzz_check(!e.stale && !e.damaged, "a record %s was loaded", e.stale ? "of another instance" : "damaged");
                 fuzz_check(exists(n.sysname), "a loaded record is gone");

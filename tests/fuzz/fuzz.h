@@ -17,10 +17,14 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "subject.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A promise of the library that the input broke: libFuzzer keeps the input as a crash. */
+/* The subject of records of a disk (a pointer), as the daemon makes it. */
+#define FUZZ_SUBJECT(disk) (&(struct hvt_subject[1]) { hvt_subject_disk(disk) }[0])
+
 #define fuzz_check(cond, ...)                                                           \
         do {                                                                            \
                 if (!(cond)) {                                                          \

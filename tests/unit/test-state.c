@@ -7,17 +7,22 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "macro.h"
 #include "state.h"
+#include "sysfs.h"
 #include "testutil.h"
 
 static char dir[PATH_MAX];
 
-static struct hvt_disk disk(const char *syspath, const char *dev, uint64_t diskseq) {
-        struct hvt_disk d = { .syspath = (char *) syspath, .diskseq = diskseq };
-
-        d.sysname = strrchr(syspath, '/') + 1;
-        snprintf(d.dev, sizeof(d.dev), "%s", dev);
-        return d;
+/* A disk's subject; the strings are the caller's. */
+static struct hvt_subject disk(const char *syspath, const char *dev, uint64_t diskseq) {
+        return (struct hvt_subject) {
+                .name = strrchr(syspath, '/') + 1,
+                .syspath = syspath,
+                .controller = "",
+                .dev = dev,
+                .diskseq = diskseq,
+        };
 }
 
 static int open_dir(void) {
@@ -33,7 +38,7 @@ static bool exists(const char *name) {
 }
 
 START_TEST(test_roundtrip) {
-        struct hvt_disk d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 9);
+        struct hvt_subject d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 9);
         struct hvt_originals o = {}, back;
         int fd = open_dir();
 
@@ -60,9 +65,9 @@ START_TEST(test_roundtrip) {
 END_TEST
 
 START_TEST(test_other_instance) {
-        struct hvt_disk d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 10);
-        struct hvt_disk again = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 11);
-        struct hvt_disk moved = disk("/sys/devices/x/host1/target1:0:0/1:0:0:0/block/sdb", "8:16", 10);
+        struct hvt_subject d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 10);
+        struct hvt_subject again = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 11);
+        struct hvt_subject moved = disk("/sys/devices/x/host1/target1:0:0/1:0:0:0/block/sdb", "8:16", 10);
         struct hvt_originals o = {}, back;
         int fd = open_dir();
 
@@ -91,7 +96,7 @@ START_TEST(test_other_instance) {
 END_TEST
 
 START_TEST(test_damaged) {
-        struct hvt_disk d = disk("/sys/devices/x/block/sdc", "8:32", 0);
+        struct hvt_subject d = disk("/sys/devices/x/block/sdc", "8:32", 0);
         struct hvt_originals back;
         int fd = open_dir();
 
@@ -122,12 +127,52 @@ START_TEST(test_damaged) {
 }
 END_TEST
 
+/* A record holds its own subject's attributes only: a disk's never the driver's parameter or
+ * its bind file (which would be "restored" at every pass and fail), the driver's never a
+ * disk's. What says otherwise is damage; a save leaves another subject's original out. */
+START_TEST(test_subject_attributes) {
+        struct hvt_subject d = disk("/sys/devices/x/block/sdh", "8:112", 3), driver = hvt_subject_driver();
+        struct hvt_originals o = {}, back;
+        char path[PATH_MAX * 2];
+        _cleanup_free_ char *text = NULL;
+        int fd = open_dir();
+
+        free(test_write_file(dir, "sdh", "syspath=/sys/devices/x/block/sdh\ndev=8:112\ndiskseq=3\n"
+                                         "queue/nomerges=0\nparameters/storvsc_max_hw_queues=0\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdh"));
+        free(test_write_file(dir, "sdh", "syspath=/sys/devices/x/block/sdh\ndev=8:112\ndiskseq=3\n"
+                                         "hv_storvsc/bind=f8b3781b-1e82-4818-a1c3-63d806ec15bb\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        free(test_write_file(dir, "hv_storvsc", "syspath=/sys/module/hv_storvsc\ndev=\ndiskseq=0\n"
+                                                "queue/scheduler=none\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &driver, &back), -EBADMSG);
+
+        ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_MAX_HW_QUEUES], HVT_ATTR_MAX_HW_QUEUES, 0), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert(!exists("sdh"));  /* nothing of its own to record */
+        ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        snprintf(path, sizeof(path), "%s/sdh", dir);
+        ck_assert_int_ge(hvt_read_file(path, &text), 0);
+        ck_assert_ptr_null(strstr(text, "parameters/"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert(!back.value[HVT_ATTR_MAX_HW_QUEUES].set);
+
+        ck_assert_int_eq(hvt_state_save(fd, &driver, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &driver, &back), 0);
+        ck_assert(back.value[HVT_ATTR_MAX_HW_QUEUES].set);
+        ck_assert(!back.value[HVT_ATTR_NOMERGES].set);
+        close(fd);
+}
+END_TEST
+
 /* Writer and reader agree on one limit: a record of HVT_RECORD_MAX bytes loads back, one more
  * is not written. A FIFO or a link under a record's name is a damaged record, never a hang. */
 START_TEST(test_limits_and_odd_files) {
         char syspath[HVT_RECORD_MAX + 64], path[PATH_MAX * 2];
         struct hvt_originals o = {}, back;
-        struct hvt_disk d;
+        struct hvt_subject d;
         struct stat st;
         int fd = open_dir();
         size_t base;
@@ -173,7 +218,7 @@ END_TEST
  * while the daemon said it was dropped): one byte past the limit, a FIFO, a link. */
 START_TEST(test_unreadable_dropped) {
         char text[HVT_RECORD_MAX + 2], path[PATH_MAX * 2];
-        struct hvt_disk d = disk("/sys/block/sdh", "8:112", 3);
+        struct hvt_subject d = disk("/sys/block/sdh", "8:112", 3);
         struct hvt_originals back;
         int fd = open_dir();
         size_t n;
@@ -210,7 +255,7 @@ END_TEST
 START_TEST(test_nul_byte) {
         static const char text[] = "# hvtuned: values before hvtuned first wrote them\n"
                                    "syspath=/sys/block/sdi\ndev=8:128\ndiskseq=4\nqueue/nr_requests=12\0" "8\n";
-        struct hvt_disk d = disk("/sys/block/sdi", "8:128", 4);
+        struct hvt_subject d = disk("/sys/block/sdi", "8:128", 4);
         struct hvt_originals back;
         char path[PATH_MAX * 2], buf[256];
         int fd = open_dir(), f;
@@ -230,7 +275,7 @@ END_TEST
 /* remove() reads a record's syspath as load() does, on any line: on the first one too, where a
  * record without the header has it (found by fuzz-state). */
 START_TEST(test_remove_syspath_first) {
-        struct hvt_disk d = disk("/sys/devices/y/block/sdj", "8:144", 5);
+        struct hvt_subject d = disk("/sys/devices/y/block/sdj", "8:144", 5);
         int fd = open_dir();
 
         free(test_write_file(dir, "sdj", "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
@@ -282,6 +327,7 @@ int main(void) {
         tcase_add_test(tc, test_roundtrip);
         tcase_add_test(tc, test_other_instance);
         tcase_add_test(tc, test_damaged);
+        tcase_add_test(tc, test_subject_attributes);
         tcase_add_test(tc, test_prune);
         tcase_add_test(tc, test_limits_and_odd_files);
         tcase_add_test(tc, test_unreadable_dropped);

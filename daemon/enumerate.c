@@ -11,9 +11,7 @@
 #include "macro.h"
 #include "route.h"
 #include "rundir.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_queue *, udev_queue_unref);
+#include "udev-util.h"
 
 /* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
  * could not classify this time keeps its originals for the next. */

@@ -25,11 +25,10 @@
 #include "route.h"
 #include "status.h"
 #include "system.h"
+#include "udev-util.h"
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
 #define MONITOR_RCVBUF (128 * 1024 * 1024)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_device *, udev_device_unref);
 
 /* SIGTERM or SIGINT waiting: blocked (hvt_loop_block_signals()), they wait for the loop, and
  * a long walk over the disks ends early for them. */

@@ -20,13 +20,14 @@
 #include <unistd.h>
 
 #include "host.h"
-#include "log-subject.h"
 #include "hwqueues.h"
+#include "log-subject.h"
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
 #include "reprobe.h"
 #include "sysfs.h"
+#include "udev-util.h"
 #include "usage.h"
 
 #define DRIVER_DIR "/sys/bus/vmbus/drivers/hv_storvsc"
@@ -35,8 +36,6 @@
 #define PENDING ".rebind"
 #define BIND_TRIES 3
 #define BIND_PAUSE_MS 200
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
 
 struct claims {
         int fd[DISKS_MAX];

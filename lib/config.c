@@ -447,7 +447,8 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
         return 0;
 }
 
-int hvt_config_new_default(struct hvt_config **ret) {
+/* The policy used when no configuration file exists: queue.scheduler = "none". */
+static int config_new_default(struct hvt_config **ret) {
         struct hvt_config *c = calloc(1, sizeof(*c));
 
         if (!c)
@@ -513,7 +514,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         *err = (struct hvt_config_error) {};
         r = hvt_config_scan(path, dirname(dir), &src, err);
         if (r == -ENOENT && missing_ok && !*err->file)
-                return hvt_config_new_default(ret);
+                return config_new_default(ret);
         if (r < 0 && r != -ENOMEM && !*err->file)
                 return io_error(err, path, -r);
         if (r < 0)

@@ -64,9 +64,6 @@ struct hvt_config_error {
         char message[256];
 };
 
-/* The policy used when no configuration file exists: queue.scheduler = "none". */
-int hvt_config_new_default(struct hvt_config **ret);
-
 /* Loads and validates path. With missing_ok, a file that does not exist gives the built-in
  * policy. On error returns -errno, fills err, and *ret is untouched. */
 int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,

@@ -10,8 +10,7 @@
 
 #include "controllers.h"
 #include "macro.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct udev_enumerate *, udev_enumerate_unref);
+#include "udev-util.h"
 
 /* A kernel before 5.10: the SCSI host has no nr_hw_queues to read. */
 static bool no_queue_count(struct udev_device *dev) {

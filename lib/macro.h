@@ -2,6 +2,7 @@
 /* Owns: the small helpers every file uses (cleanup attributes, array sizes, string copy). */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ static inline void closep(int *fd) {
                 if (*p)                                 \
                         func(*p);                       \
         }
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* errno as a negative return value, never 0 even if a libc call forgot to set it. */
 static inline int negative_errno(void) {

@@ -19,8 +19,6 @@
 
 #define DEV_MAX 24
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
 int hvt_usage_load(struct hvt_usage *u) {
         int r;
 

@@ -8,9 +8,11 @@
 
 #include "daemon.h"
 #include "enumerate.h"
+#include "escape.h"
 #include "hvtuned-config.h"
 #include "load.h"
 #include "loop.h"
+#include "macro.h"
 #include "passes.h"
 #include "reload.h"
 #include "rundir.h"
@@ -84,7 +86,9 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                         errno = 0;
                         v = strtol(optarg, &end, 10);
                         if (errno != 0 || end == optarg || *end || v <= 1 || v > INT32_MAX) {
-                                fprintf(stderr, "hvtuned: --reload: '%s' is not a process id\n", optarg);
+                                _cleanup_free_ char *shown = hvt_escape_dup(optarg);
+
+                                fprintf(stderr, "hvtuned: --reload: '%s' is not a process id\n", strna(shown));
                                 return -EINVAL;
                         }
                         *pid = (pid_t) v;
@@ -105,7 +109,9 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                 }
 
         if (optind < argc) {
-                fprintf(stderr, "hvtuned: unexpected argument '%s' (see --help)\n", argv[optind]);
+                _cleanup_free_ char *shown = hvt_escape_dup(argv[optind]);
+
+                fprintf(stderr, "hvtuned: unexpected argument '%s' (see --help)\n", strna(shown));
                 return -EINVAL;
         }
         return 1;

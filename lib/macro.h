@@ -35,6 +35,11 @@ static inline void closep(int *fd) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
+/* A string that may be NULL (out of memory), for a message. */
+static inline const char *strna(const char *s) {
+        return s ? s : "n/a";
+}
+
 /* errno as a negative return value, never 0 even if a libc call forgot to set it. */
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;

@@ -263,6 +263,7 @@ END_TEST
 START_TEST(test_cli) {
         const char *help[] = { "--help", NULL }, *version[] = { "--version", NULL };
         const char *bad[] = { "--frobnicate", NULL }, *extra[] = { "--once", "sda", NULL };
+        const char *hostile[] = { "--once", "sd\x1b[2J\nfake line", NULL };
         char *config = config_write("queue = { scheduler = \"none\"; };\n"), *out, *err;
         const char *verbose[] = { "-v", "--once", "-c", config, NULL };
         UMockdevTestbed *tb;
@@ -279,6 +280,9 @@ START_TEST(test_cli) {
         assert_contains(err, "frobnicate");
         ck_assert_int_eq(hvtuned_run(extra, &err), 1);
         assert_contains(err, "unexpected argument 'sda'");
+        /* What was typed is shown escaped, like any text hvtuned does not control. */
+        ck_assert_int_eq(hvtuned_run(hostile, &err), 1);
+        assert_contains(err, "unexpected argument 'sd\\x1b[2J\\nfake line'");
 
         /* -v adds debug lines, such as where the configuration came from. */
         tb = testbed_load("legacy");

@@ -18,14 +18,8 @@
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
-#include "slot.h"
 #include "state.h"
-
-/* A disk reverted more than this many times within the window is not fought: repairs pause
- * until the window is over. A distro rule that re-applies its scheduler on every change
- * event would otherwise make hvtuned and udev write in turns forever. */
-#define HVT_REPAIR_BURST 10
-#define HVT_REPAIR_WINDOW_S 60
+#include "track.h"
 
 struct hvt_daemon;
 
@@ -37,8 +31,7 @@ struct hvt_tracked {
         int orig_error;                 /* < 0: the record exists but could not be read */
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
-        uint64_t window_start;          /* CLOCK_MONOTONIC µs: drift rate limit */
-        unsigned repairs;
+        struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
         sd_event_source *resume;        /* set while repairs are paused */
 };
 

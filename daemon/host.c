@@ -344,7 +344,7 @@ static void load_original(struct hvt_daemon *d) {
                                       "%s: cannot read the record of its original value (%m)", HVT_HOST_RECORD);
 }
 
-static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_report_kind kind) {
+static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_action kind) {
         struct hvt_disk m = module_disk(&d->host);
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
@@ -361,7 +361,7 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
 
 /* Writes value unless the kernel would give a controller probed now the same queues; a
  * restore puts the exact original back. */
-static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind kind) {
+static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action kind) {
         _cleanup_close_ int fd = -EBADF;
         struct hvt_setting want;
         struct hvt_result res = { .attr = HVT_ATTR_MAX_HW_QUEUES };
@@ -382,7 +382,7 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind
         }
         errno = 0;
         cur = strtoul(buf, &end, 10);
-        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && kind != HVT_REPORT_RESTORE &&
+        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && kind != HVT_ACTION_RESTORE &&
             d->host.present > 0 &&
             hvt_hwq_effective((unsigned) cur, d->host.present) == hvt_hwq_effective(value, d->host.present)) {
                 res.outcome = HVT_UNCHANGED;
@@ -392,7 +392,7 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind
                 return report_param(d, &res, kind);
         }
         hvt_apply_attr(fd, HVT_ATTR_MAX_HW_QUEUES, &want, d->apply_flags,
-                       kind == HVT_REPORT_RESTORE ? NULL : record_original, d, &res);
+                       kind == HVT_ACTION_RESTORE ? NULL : record_original, d, &res);
         report_param(d, &res, kind);
 }
 
@@ -401,7 +401,7 @@ void hvt_host_restore(struct hvt_daemon *d) {
 
         if (!o->set)
                 return;
-        set_param(d, (unsigned) o->num, HVT_REPORT_RESTORE);
+        set_param(d, (unsigned) o->num, HVT_ACTION_RESTORE);
         if (d->host.param_last.outcome == HVT_FAILED)
                 return;  /* the record stays, for a later try */
         o->set = false;
@@ -416,7 +416,7 @@ void hvt_host_pass(struct hvt_daemon *d, bool reprobe) {
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);
         if (h->target > 0)
-                set_param(d, h->target, HVT_REPORT_TUNE);
+                set_param(d, h->target, HVT_ACTION_TUNE);
         /* blk-mq gives a disk with a single hw queue mq-deadline by default (elevator.c,
          * elevator_get_default()), which a scheduler in hvtuned.conf then has to undo. */
         if (h->target == 1)

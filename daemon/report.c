@@ -27,19 +27,19 @@ static const struct {
 };
 
 static const char *const action_names[] = {
-        [HVT_REPORT_TUNE] = "tune",
-        [HVT_REPORT_REPAIR] = "repair",
-        [HVT_REPORT_RESTORE] = "restore",
+        [HVT_ACTION_TUNE] = "tune",
+        [HVT_ACTION_REPAIR] = "repair",
+        [HVT_ACTION_RESTORE] = "restore",
 };
 
 /* What follows "sda queue/scheduler: ". */
-static void format_result(const struct hvt_result *r, enum hvt_report_kind kind, char *buf, size_t size) {
+static void format_result(const struct hvt_result *r, enum hvt_action action, char *buf, size_t size) {
         const char *outcome = hvt_outcome_to_string(r->outcome);
         const char *what = outcome;
 
-        if (kind == HVT_REPORT_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
+        if (action == HVT_ACTION_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
                 what = "drift repaired";
-        else if (kind == HVT_REPORT_RESTORE)
+        else if (action == HVT_ACTION_RESTORE)
                 what = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED ? "restored" :
                        r->outcome == HVT_FAILED ? "restore failed" :
                        r->outcome == HVT_UNCHANGED ? "already the original" : outcome;
@@ -77,18 +77,18 @@ static void format_result(const struct hvt_result *r, enum hvt_report_kind kind,
         }
 }
 
-static const char *message_id(const struct hvt_result *r, enum hvt_report_kind kind) {
+static const char *message_id(const struct hvt_result *r, enum hvt_action action) {
         bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
 
-        if (kind == HVT_REPORT_REPAIR && wrote)
+        if (action == HVT_ACTION_REPAIR && wrote)
                 return HVT_MESSAGE_DRIFT_REPAIRED;
-        if (kind == HVT_REPORT_RESTORE && wrote)
+        if (action == HVT_ACTION_RESTORE && wrote)
                 return HVT_MESSAGE_ATTR_RESTORED;
         return outcome_log[r->outcome].message_id;
 }
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, const struct hvt_result *r,
-                       enum hvt_report_kind kind, unsigned flags) {
+                       enum hvt_action action, unsigned flags) {
         char attr[48], text[256];
         char f_dev[64], f_ctrl[64], f_attr[64], f_from[64], f_to[64], f_result[48], f_action[32], f_extra[128];
         const char *fields[RESULT_FIELDS] = {};
@@ -103,7 +103,7 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, c
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
-        format_result(r, kind, text, sizeof(text));
+        format_result(r, action, text, sizeof(text));
 
         snprintf(f_dev, sizeof(f_dev), "HVTUNED_DEVICE=%s", disk->sysname);
         snprintf(f_ctrl, sizeof(f_ctrl), "HVTUNED_CONTROLLER=%s", disk->controller);
@@ -111,7 +111,7 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, c
         snprintf(f_from, sizeof(f_from), "HVTUNED_FROM=%s", r->from);
         snprintf(f_to, sizeof(f_to), "HVTUNED_TO=%s", r->to);
         snprintf(f_result, sizeof(f_result), "HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome));
-        snprintf(f_action, sizeof(f_action), "HVTUNED_ACTION=%s", action_names[kind]);
+        snprintf(f_action, sizeof(f_action), "HVTUNED_ACTION=%s", action_names[action]);
         fields[n++] = f_dev;
         if (*disk->controller)  /* the module parameter belongs to none */
                 fields[n++] = f_ctrl;
@@ -128,7 +128,7 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_disk *disk, c
                 fields[n++] = f_extra;
         }
 
-        (void) hvt_log_struct(log, prio, r->error, message_id(r, kind), fields, "%s %s: %s",
+        (void) hvt_log_struct(log, prio, r->error, message_id(r, action), fields, "%s %s: %s",
                               disk->sysname, attr, text);
 }
 

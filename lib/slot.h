@@ -3,7 +3,8 @@
  * configuration manages a few of the allowlist, and a table with a row for every attribute
  * made three quarters of each disk's memory. The library takes whole-table structs (struct
  * hvt_plan, struct hvt_originals); these functions fill them from the slots and back. Only
- * a disk's attributes (below _HVT_ATTR_DISK_MAX) ever get a slot from them. */
+ * a disk's attributes (below _HVT_ATTR_DISK_MAX) ever get a slot from them. What a slot
+ * learns from pass to pass is track.h's. */
 #pragma once
 
 #include <stdbool.h>

@@ -11,14 +11,14 @@
 #include "dump.h"
 #include "messages.h"
 
-#define STATE_FIELDS (_HVT_ATTR_MAX + 4)
+#define STATE_FIELDS (_HVT_ATTR_DISK_MAX + 4)
 
 static const char *value_or(const struct hvt_setting *s, const char *none) {
         return s->set ? s->text : none;
 }
 
 static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
-        char state[_HVT_ATTR_MAX][200], f_dev[64], f_ctrl[64], message[1024];
+        char state[_HVT_ATTR_DISK_MAX][200], f_dev[64], f_ctrl[64], message[1024];
         const char *fields[STATE_FIELDS] = {};
         struct hvt_apply now;
         struct hvt_plan plan = {};

@@ -336,7 +336,7 @@ static void check_results(const struct hvt_plan *p, const struct hvt_apply *a, b
         size_t j = 0;
 
         fuzz_check(a->n == hvt_plan_count(p), "%zu results for %zu planned", a->n, hvt_plan_count(p));
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 const struct hvt_result *res;
 
                 if (!p->want[i].set)
@@ -460,7 +460,8 @@ static void restore(const struct input *in, const struct hvt_originals *orig, co
         struct hvt_plan p = {};
         struct hvt_apply a;
 
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+        /* A disk's only, as the daemon's slots take them from a record. */
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 p.want[i] = orig->value[i];
         hvt_apply_disk(&in->disk, &p, 0, NULL, NULL, &a);
         check_results(&p, &a, false);

@@ -18,12 +18,6 @@
 #include "notify.h"
 #include "state.h"
 
-/* A disk reverted more than this many times within the window is not fought: repairs pause
- * until the window is over. A distro rule that re-applies its scheduler on every change
- * event would otherwise make hvtuned and udev write in turns forever. */
-#define HVT_REPAIR_BURST 10
-#define HVT_REPAIR_WINDOW_S 60
-
 /* The hv_storvsc driver as a whole (host.c). */
 struct hvt_host {
         bool loaded;                     /* the record of the original was looked for */

@@ -11,6 +11,7 @@
 #include "disk.h"
 #include "index.h"
 #include "slot.h"
+#include "track.h"
 
 struct hvt_daemon;
 
@@ -22,8 +23,7 @@ struct hvt_tracked {
         int orig_error;                 /* < 0: the record exists but could not be read */
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
-        uint64_t window_start;          /* CLOCK_MONOTONIC µs: drift rate limit */
-        unsigned repairs;
+        struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
         sd_event_source *resume;        /* set while repairs are paused */
 };
 

@@ -267,7 +267,7 @@ static void load_original(struct hvt_daemon *d) {
                                        "%s: cannot read the record of its original value (%m)", driver.name);
 }
 
-static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_report_kind kind) {
+static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_action action) {
         struct hvt_subject driver = hvt_subject_driver();
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
@@ -276,7 +276,7 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
         if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
             last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
-        hvt_report_result(&d->log, &driver, r, kind, flags);
+        hvt_report_result(&d->log, &driver, r, action, flags);
         d->host.param_last = *r;
         if (r->outcome == HVT_FAILED)
                 d->any_failed = true;
@@ -284,7 +284,7 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
 
 /* Writes value unless the kernel would give a controller probed now the same queues; a
  * restore puts the exact original back. */
-static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind kind) {
+static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action action) {
         _cleanup_close_ int fd = -EBADF;
         struct hvt_setting want;
         struct hvt_result res = { .attr = HVT_ATTR_MAX_HW_QUEUES };
@@ -301,22 +301,22 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_report_kind
                 /* Before 5.13 (and without storvsc) there is no such parameter. */
                 res.outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
                 res.error = -r;
-                return report_param(d, &res, kind);
+                return report_param(d, &res, action);
         }
         errno = 0;
         cur = strtoul(buf, &end, 10);
-        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && kind != HVT_REPORT_RESTORE &&
+        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && action != HVT_ACTION_RESTORE &&
             d->host.present > 0 &&
             hvt_hwq_effective((unsigned) cur, d->host.present) == hvt_hwq_effective(value, d->host.present)) {
                 res.outcome = HVT_UNCHANGED;
                 snprintf(res.from, sizeof(res.from), "%lu", cur);
                 if (cur != value)  /* "0" already means one per present CPU */
                         snprintf(res.kept, sizeof(res.kept), "%lu", cur);
-                return report_param(d, &res, kind);
+                return report_param(d, &res, action);
         }
         hvt_apply_attr(fd, HVT_ATTR_MAX_HW_QUEUES, &want, d->apply_flags,
-                       kind == HVT_REPORT_RESTORE ? NULL : record_original, d, &res);
-        report_param(d, &res, kind);
+                       action == HVT_ACTION_RESTORE ? NULL : record_original, d, &res);
+        report_param(d, &res, action);
 }
 
 void hvt_host_restore(struct hvt_daemon *d) {
@@ -324,7 +324,7 @@ void hvt_host_restore(struct hvt_daemon *d) {
 
         if (!o->set)
                 return;
-        set_param(d, (unsigned) o->num, HVT_REPORT_RESTORE);
+        set_param(d, (unsigned) o->num, HVT_ACTION_RESTORE);
         if (d->host.param_last.outcome == HVT_FAILED)
                 return;  /* the record stays, for a later try */
         o->set = false;
@@ -338,7 +338,7 @@ void hvt_host_set_cap(struct hvt_daemon *d) {
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);
         if (h->target > 0)
-                set_param(d, h->target, HVT_REPORT_TUNE);
+                set_param(d, h->target, HVT_ACTION_TUNE);
         /* blk-mq gives a disk with a single hw queue mq-deadline by default (elevator.c,
          * elevator_get_default()), which a scheduler in hvtuned.conf then has to undo. */
         if (h->target == 1)

@@ -24,19 +24,19 @@ static const struct {
 };
 
 static const char *const action_names[] = {
-        [HVT_REPORT_TUNE] = "tune",
-        [HVT_REPORT_REPAIR] = "repair",
-        [HVT_REPORT_RESTORE] = "restore",
+        [HVT_ACTION_TUNE] = "tune",
+        [HVT_ACTION_REPAIR] = "repair",
+        [HVT_ACTION_RESTORE] = "restore",
 };
 
 /* What follows "sda queue/scheduler: ". */
-static void format_result(const struct hvt_result *r, enum hvt_report_kind kind, char *buf, size_t size) {
+static void format_result(const struct hvt_result *r, enum hvt_action action, char *buf, size_t size) {
         const char *outcome = hvt_outcome_to_string(r->outcome);
         const char *what = outcome;
 
-        if (kind == HVT_REPORT_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
+        if (action == HVT_ACTION_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
                 what = "drift repaired";
-        else if (kind == HVT_REPORT_RESTORE)
+        else if (action == HVT_ACTION_RESTORE)
                 what = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED ? "restored" :
                        r->outcome == HVT_FAILED ? "restore failed" :
                        r->outcome == HVT_UNCHANGED ? "already the original" : outcome;
@@ -74,18 +74,18 @@ static void format_result(const struct hvt_result *r, enum hvt_report_kind kind,
         }
 }
 
-static const char *message_id(const struct hvt_result *r, enum hvt_report_kind kind) {
+static const char *message_id(const struct hvt_result *r, enum hvt_action action) {
         bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
 
-        if (kind == HVT_REPORT_REPAIR && wrote)
+        if (action == HVT_ACTION_REPAIR && wrote)
                 return HVT_MESSAGE_DRIFT_REPAIRED;
-        if (kind == HVT_REPORT_RESTORE && wrote)
+        if (action == HVT_ACTION_RESTORE && wrote)
                 return HVT_MESSAGE_ATTR_RESTORED;
         return outcome_log[r->outcome].message_id;
 }
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
-                       enum hvt_report_kind kind, unsigned flags) {
+                       enum hvt_action action, unsigned flags) {
         char attr[48], text[256];
         int prio = outcome_log[r->outcome].prio;
 
@@ -98,13 +98,13 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subj
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
-        format_result(r, kind, text, sizeof(text));
-        (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, kind),
+        format_result(r, action, text, sizeof(text));
+        (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action),
                                HVT_FIELDS(HVT_FIELD("HVTUNED_ATTR=%s", attr),
                                           HVT_FIELD("HVTUNED_FROM=%s", r->from),
                                           HVT_FIELD("HVTUNED_TO=%s", r->to),
                                           HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
-                                          HVT_FIELD("HVTUNED_ACTION=%s", action_names[kind]),
+                                          HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
                                           *r->kept ? HVT_FIELD("HVTUNED_KEPT=%s", r->kept) :
                                           *r->offered ? HVT_FIELD("HVTUNED_OFFERED=%s", r->offered) : NULL),
                                "%s %s: %s", subject->name, attr, text);

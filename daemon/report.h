@@ -7,22 +7,17 @@
 #include "disk.h"
 #include "log.h"
 #include "subject.h"
-
-/* Why an attribute was looked at; it picks the wording and the MESSAGE_ID. */
-enum hvt_report_kind {
-        HVT_REPORT_TUNE,     /* bringing it to the configured value */
-        HVT_REPORT_REPAIR,   /* it had the configured value, something changed it back */
-        HVT_REPORT_RESTORE,  /* no longer managed, or stopping: back to its original */
-};
+#include "track.h"
 
 enum {
         HVT_REPORT_UNCHANGED_INFO = 1 << 0,  /* --once: unchanged at info, not debug */
         HVT_REPORT_REPEATED       = 1 << 1,  /* the same failure as last time: debug only */
 };
 
-/* One attribute's result, of a disk or of the driver. */
+/* One attribute's result, of a disk or of the driver; the action (track.h) picks the wording
+ * and the MESSAGE_ID. */
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
-                       enum hvt_report_kind kind, unsigned flags);
+                       enum hvt_action action, unsigned flags);
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk);

@@ -17,31 +17,11 @@
 /* Takes ownership of disk, and loads the originals a previous run recorded for it. */
 static struct hvt_tracked *track(struct hvt_daemon *d, struct hvt_disk *disk) {
         struct hvt_tracked *t = hvt_disks_add(&d->disks, disk);
-        struct hvt_subject s;
-        struct hvt_originals o;
-        int r;
 
         if (!t)
                 return NULL;
         t->daemon = d;
-        if (d->state_fd < 0)
-                return t;
-        s = hvt_subject_disk(&t->disk);
-        r = hvt_state_load(d->state_fd, &s, &o);
-        if (r >= 0 && hvt_slots_set_originals(&t->slots, &o) < 0)
-                r = -ENOMEM;
-        if (r == -EBADMSG)
-                (void) hvt_log_disk(&d->log, &t->disk, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                    "%s: the record of its original values is damaged and was dropped",
-                                    t->disk.sysname);
-        else if (r >= 0)
-                hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
-        else if (r != -ENOENT) {
-                t->orig_error = r;
-                (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                    "%s: cannot read the record of its original values (%m): "
-                                    "not writing attributes that have none recorded", t->disk.sysname);
-        }
+        hvt_tune_load_record(d, t);
         return t;
 }
 

@@ -18,5 +18,6 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
 /* Every recorded original of t back in place; the record goes once nothing is left in it. */
 void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t);
 
-/* Ends a repair pause (when t is forgotten). */
-void hvt_tune_forget(struct hvt_tracked *t);
+/* A disk hvtuned starts to manage: the originals an earlier run recorded for it. A damaged
+ * record is dropped, one that cannot be read holds back every write that would need it. */
+void hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t);

@@ -228,7 +228,7 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
 /* The pass over items[], one result each in a: all read first, the hook, then the writes. */
 static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
                         struct hvt_apply *a) {
-        bool any = false, wrote = false, sched_written = false, covered[_HVT_ATTR_MAX];
+        bool any = false, wrote = false, sched_written = false, covered[_HVT_ATTR_DISK_MAX];
         int r;
 
         for (size_t i = 0; i < a->n; i++) {
@@ -302,7 +302,7 @@ static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group 
 
 /* One more item and its result; want NULL: watched. A directory that cannot be opened (the
  * disk is going away) fails its attributes; the other group may still work. */
-static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_MAX], struct dirs *dirs,
+static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_DISK_MAX], struct dirs *dirs,
                      const struct hvt_disk *d, const struct hvt_plan *p, enum hvt_attr_id id,
                      const struct hvt_setting *want) {
         struct hvt_result *res = &all->results[all->n];
@@ -320,17 +320,17 @@ static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_M
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
-        struct item items[_HVT_ATTR_MAX];
+        struct item items[_HVT_ATTR_DISK_MAX];
         struct hvt_apply all = {};
         size_t planned;
 
         /* The planned attributes in table order, then, when the plan has the scheduler, what
          * its switch resets that the plan leaves alone: only watched. */
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 if (p->want[i].set)
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, &p->want[i]);
         planned = all.n;
-        for (size_t i = 0; p->want[HVT_ATTR_SCHEDULER].set && i < _HVT_ATTR_MAX; i++)
+        for (size_t i = 0; p->want[HVT_ATTR_SCHEDULER].set && i < _HVT_ATTR_DISK_MAX; i++)
                 if (!p->want[i].set && hvt_attr_reset_by_scheduler((enum hvt_attr_id) i))
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, NULL);
         apply_items(items, flags, before_write, userdata, &all);

@@ -33,9 +33,10 @@ struct hvt_result {
         bool not_recorded;            /* failed: not written, as its original could not be recorded */
 };
 
+/* Of a disk's plan, or of hvt_apply_attr()'s one attribute. */
 struct hvt_apply {
         size_t n;
-        struct hvt_result results[_HVT_ATTR_MAX];
+        struct hvt_result results[_HVT_ATTR_DISK_MAX];
 };
 
 enum {

@@ -20,9 +20,10 @@ bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d) {
         return true;
 }
 
-static void overlay(struct hvt_setting dst[static _HVT_ATTR_MAX],
-                    const struct hvt_setting src[static _HVT_ATTR_MAX]) {
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+/* A configuration's settings are whole-table; a plan takes a disk's attributes of them. */
+static void overlay(struct hvt_setting dst[static _HVT_ATTR_DISK_MAX],
+                    const struct hvt_setting src[static _HVT_ATTR_DISK_MAX]) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 if (src[i].set)
                         dst[i] = src[i];
 }
@@ -38,7 +39,7 @@ void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struc
 size_t hvt_plan_count(const struct hvt_plan *p) {
         size_t n = 0;
 
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 n += p->want[i].set;
         return n;
 }

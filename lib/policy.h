@@ -9,12 +9,13 @@
 #include "config.h"
 #include "disk.h"
 
+/* A disk's: the driver's attributes (_HVT_ATTR_DISK_MAX and on) have no place in it. */
 struct hvt_plan {
-        struct hvt_setting want[_HVT_ATTR_MAX];  /* .set = false: leave alone */
+        struct hvt_setting want[_HVT_ATTR_DISK_MAX];  /* .set = false: leave alone */
         /* What the kernel kept the last time want was written (clamped); found again, it is
          * the kernel's answer, not drift, and is not written again. "" when none. Filled by
          * the caller, which knows the history; hvt_policy_plan() leaves it empty. */
-        char kept[_HVT_ATTR_MAX][HVT_VALUE_MAX];
+        char kept[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
 };
 
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);

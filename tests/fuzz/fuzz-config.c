@@ -167,7 +167,8 @@ static void check_plans(const struct hvt_config *c) {
                 size_t n = 0;
 
                 hvt_policy_plan(c, &disks[d], &p);
-                for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+                /* A plan has a disk's attributes only; check_setting() saw no other set. */
+                for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                         const struct hvt_setting *want = c->settings[i].set ? &c->settings[i] : NULL;
 
                         for (size_t o = 0; o < c->n_overrides; o++)

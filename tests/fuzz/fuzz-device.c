@@ -65,7 +65,7 @@ static int root_fd = -1;
 
 static void setup(void) {
         struct hvt_config_error err;
-        char path[400];
+        char path[400], absent[400];
         int fd;
 
         snprintf(root, sizeof(root), "%s", fuzz_scratch());
@@ -75,7 +75,9 @@ static void setup(void) {
         fuzz_write_file(fd, "hvtuned.conf", CONF_TEXT, strlen(CONF_TEXT), 0600);
         close(fd);
         snprintf(path, sizeof(path), "%s/hvtuned.conf", root);
-        if (hvt_config_load(path, false, &config, &err) < 0 || hvt_config_new_default(&builtin) < 0) {
+        snprintf(absent, sizeof(absent), "%s/absent.conf", root);
+        /* No file: the built-in policy, as the daemon runs without one. */
+        if (hvt_config_load(path, false, &config, &err) < 0 || hvt_config_load(absent, true, &builtin, &err) < 0) {
                 fprintf(stderr, "%s:%d: %s: %s\n", err.file, err.line, err.key, err.message);
                 abort();
         }
@@ -336,7 +338,7 @@ static void check_results(const struct hvt_plan *p, const struct hvt_apply *a, b
         size_t j = 0;
 
         fuzz_check(a->n == hvt_plan_count(p), "%zu results for %zu planned", a->n, hvt_plan_count(p));
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 const struct hvt_result *res;
 
                 if (!p->want[i].set)
@@ -460,7 +462,8 @@ static void restore(const struct input *in, const struct hvt_originals *orig, co
         struct hvt_plan p = {};
         struct hvt_apply a;
 
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+        /* A disk's only, as the daemon's slots take them from a record. */
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 p.want[i] = orig->value[i];
         hvt_apply_disk(&in->disk, &p, 0, NULL, NULL, &a);
         check_results(&p, &a, false);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "track.h"
 #include "harness.h"
 #include "uevent.h"
 #include "testutil.h"

@@ -122,6 +122,24 @@ START_TEST(test_match_fields) {
 }
 END_TEST
 
+/* The configuration's settings are whole-table; the driver's there (which the parser never
+ * sets) never reach a disk's plan. */
+START_TEST(test_driver_settings_left_out) {
+        struct hvt_config *c = load();
+        struct hvt_disk d = disk(HVT_KIND_IDE, CTRL_A, 0, 0, "Virtual Disk");   /* override[0]'s */
+        struct hvt_plan p;
+
+        for (size_t i = _HVT_ATTR_DISK_MAX; i < _HVT_ATTR_MAX; i++) {
+                c->settings[i] = (struct hvt_setting) { .set = true, .num = 1, .text = "1" };
+                c->overrides[0].settings[i] = c->settings[i];
+        }
+        hvt_policy_plan(c, &d, &p);
+        ck_assert_uint_eq(hvt_plan_count(&p), 3);
+        ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "mq-deadline");
+        hvt_config_free(c);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("merge");
@@ -130,6 +148,7 @@ int main(void) {
         tcase_add_test(tc, test_kind);
         tcase_add_test(tc, test_later_wins_per_attribute);
         tcase_add_test(tc, test_match_fields);
+        tcase_add_test(tc, test_driver_settings_left_out);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

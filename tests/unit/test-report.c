@@ -40,23 +40,23 @@ static char *capture(void (*report)(const struct hvt_log *log, const void *arg),
 #define SUBJECT (&(struct hvt_subject[1]) { hvt_subject_disk(&disk) }[0])
 
 static void report_one(const struct hvt_log *log, const void *arg) {
-        hvt_report_result(log, SUBJECT, arg, HVT_REPORT_TUNE, 0);
+        hvt_report_result(log, SUBJECT, arg, HVT_ACTION_TUNE, 0);
 }
 
 static void report_verbose(const struct hvt_log *log, const void *arg) {
-        hvt_report_result(log, SUBJECT, arg, HVT_REPORT_TUNE, HVT_REPORT_UNCHANGED_INFO);
+        hvt_report_result(log, SUBJECT, arg, HVT_ACTION_TUNE, HVT_REPORT_UNCHANGED_INFO);
 }
 
 static void report_repair(const struct hvt_log *log, const void *arg) {
-        hvt_report_result(log, SUBJECT, arg, HVT_REPORT_REPAIR, 0);
+        hvt_report_result(log, SUBJECT, arg, HVT_ACTION_REPAIR, 0);
 }
 
 static void report_restore(const struct hvt_log *log, const void *arg) {
-        hvt_report_result(log, SUBJECT, arg, HVT_REPORT_RESTORE, 0);
+        hvt_report_result(log, SUBJECT, arg, HVT_ACTION_RESTORE, 0);
 }
 
 static void report_repeat(const struct hvt_log *log, const void *arg) {
-        hvt_report_result(log, SUBJECT, arg, HVT_REPORT_TUNE, HVT_REPORT_REPEATED);
+        hvt_report_result(log, SUBJECT, arg, HVT_ACTION_TUNE, HVT_REPORT_REPEATED);
 }
 
 #define RESULT(...) (&(const struct hvt_result) { __VA_ARGS__ })

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A disk's slots: made in attribute order whatever the order asked, found again, emptied
  * ones dropped, and originals carried to and from the whole-allowlist struct the records
- * use, exactly. */
+ * use, exactly, but for the driver's attributes, which no disk has. */
 #include <check.h>
 #include <string.h>
 
@@ -73,12 +73,32 @@ START_TEST(test_originals) {
 }
 END_TEST
 
+/* A damaged record can name the driver's attributes: no slot for them, so no disk pass
+ * restores them, and the record saved next leaves them out. */
+START_TEST(test_driver_attributes_ignored) {
+        struct hvt_originals in = {}, out;
+        struct hvt_slots s = {};
+
+        set(&in.value[HVT_ATTR_READ_AHEAD_KB], "128");
+        for (size_t i = _HVT_ATTR_DISK_MAX; i < _HVT_ATTR_MAX; i++)
+                set(&in.value[i], "1");
+        ck_assert_int_eq(hvt_slots_set_originals(&s, &in), 0);
+        ck_assert_uint_eq(s.n, 1);
+        ck_assert_int_eq(s.slot[0].id, HVT_ATTR_READ_AHEAD_KB);
+        hvt_slots_originals(&s, &out);
+        for (size_t i = _HVT_ATTR_DISK_MAX; i < _HVT_ATTR_MAX; i++)
+                ck_assert(!out.value[i].set);
+        hvt_slots_done(&s);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("slot");
         TCase *tc = tcase_create("slots");
 
         tcase_add_test(tc, test_order_and_compact);
         tcase_add_test(tc, test_originals);
+        tcase_add_test(tc, test_driver_attributes_ignored);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -57,9 +57,11 @@ void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret) {
 }
 
 /* Sets the slots' originals, or their wants, from values[]: a slot is made for a value that
- * is set, and a slot's is unset where values[] has none. */
-static int set_all(struct hvt_slots *s, const struct hvt_setting values[static _HVT_ATTR_MAX], bool orig) {
-        for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
+ * is set, and a slot's is unset where values[] has none. Only a disk's attributes: a record
+ * is read whole-allowlist, and a damaged one could name the driver's (parameters/...,
+ * hv_storvsc/bind), which no disk pass may ever write. */
+static int set_all(struct hvt_slots *s, const struct hvt_setting values[static _HVT_ATTR_DISK_MAX], bool orig) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 struct hvt_slot *slot = values[i].set ? hvt_slot_make(s, (enum hvt_attr_id) i) :
                                         hvt_slot_get(s, (enum hvt_attr_id) i);
 

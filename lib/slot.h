@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: a managed disk's state per attribute, kept only for the attributes it has any of: a
  * configuration manages a few of the allowlist, and a table with a row for every attribute
- * made three quarters of each disk's memory. The library takes whole-allowlist structs
- * (struct hvt_plan, struct hvt_originals); these functions fill them from the slots and
- * back. */
+ * made three quarters of each disk's memory. The library takes whole-table structs (struct
+ * hvt_plan, struct hvt_originals); these functions fill them from the slots and back. Only
+ * a disk's attributes (below _HVT_ATTR_DISK_MAX) ever get a slot from them. What a slot
+ * learns from pass to pass is track.h's. */
 #pragma once
 
 #include <stdbool.h>
@@ -53,6 +54,7 @@ void hvt_slots_done(struct hvt_slots *s);
 int hvt_slots_set_wants(struct hvt_slots *s, const struct hvt_plan *p);
 
 void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret);
-/* The originals become those of o (a record loaded); -ENOMEM, with what fitted taken. Slots
- * left empty stay until hvt_slots_compact(). */
+/* The originals become those of o (a record loaded), the driver's attributes a damaged record
+ * may hold left out; -ENOMEM, with what fitted taken. Slots left empty stay until
+ * hvt_slots_compact(). */
 int hvt_slots_set_originals(struct hvt_slots *s, const struct hvt_originals *o);

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the transitions of track.h, from a disk's slots and a pass's plan or results to the
+ * slots after it.
+ *
+ * An attribute that had its desired value once and needs a write again has drifted: that
+ * write is a repair, told apart in the journal, and counted against the disk's repair
+ * budget. */
+#include <errno.h>
+#include <string.h>
+
+#include "track.h"
+
+static bool wrote(const struct hvt_result *r) {
+        return r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
+}
+
+static bool same_failure(const struct hvt_result *a, const struct hvt_last *b) {
+        return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
+               strcmp(a->to, b->to) == 0;
+}
+
+/* Said already: the same failure (or the same missing attribute) on every event would
+ * flood the journal. */
+static bool repeated(const struct hvt_result *r, const struct hvt_slot *s) {
+        return s && !wrote(r) && r->outcome != HVT_UNCHANGED && same_failure(r, &s->last);
+}
+
+static void keep_last(struct hvt_last *l, const struct hvt_result *r) {
+        l->outcome = r->outcome;
+        l->error = r->error;
+        memcpy(l->from, r->from, HVT_VALUE_MAX);
+        memcpy(l->to, r->to, HVT_VALUE_MAX);
+        memcpy(l->kept, r->kept, HVT_VALUE_MAX);
+}
+
+/* What passes learnt of an attribute, gone when what it is compared with changes. */
+static void forget_history(struct hvt_slot *s) {
+        s->last = (struct hvt_last) {};
+        s->settled = s->acted = false;
+        s->last_action = HVT_UNCHANGED;
+}
+
+/* An original that a scheduler switch resets (nr_requests) belongs to the scheduler it was
+ * found under: while hvtuned still holds the scheduler at another, writing it back would not
+ * restore anything, and the scheduler's own restore would reset it again. It goes back with
+ * the scheduler's. */
+static bool waits_for_scheduler(const struct hvt_slots *s, const struct hvt_plan *plan, enum hvt_attr_id id) {
+        const struct hvt_slot *sched = hvt_slot_get(s, HVT_ATTR_SCHEDULER);
+
+        return hvt_attr_reset_by_scheduler(id) && sched && sched->orig.set && plan->want[HVT_ATTR_SCHEDULER].set;
+}
+
+/* What stays the same keeps its history (settled, what the kernel kept). An original
+ * recorded for an attribute the plan does not manage goes back: after a reload that dropped
+ * it, and after a restart with a configuration that did. */
+int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *ret_restore) {
+        *ret_restore = (struct hvt_plan) {};
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
+                enum hvt_attr_id id = (enum hvt_attr_id) i;
+                const struct hvt_setting *now = &plan->want[i];
+                struct hvt_slot *slot = hvt_slot_get(s, id);
+                bool was = slot && slot->want.set;
+                bool unmanaged = !now->set && slot && slot->orig.set && !waits_for_scheduler(s, plan, id);
+
+                if (was && now->set && strcmp(slot->want.text, now->text) == 0)
+                        memcpy(plan->kept[i], slot->last.kept, HVT_VALUE_MAX);
+                else if (slot && (!unmanaged || was))
+                        forget_history(slot);
+                /* else: a restore still to do keeps the result of its last try. */
+                if (unmanaged)
+                        ret_restore->want[i] = slot->orig;
+        }
+        return hvt_slots_set_wants(s, plan);
+}
+
+void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret) {
+        *ret = (struct hvt_plan) {};
+        for (size_t i = 0; i < s->n; i++) {
+                const struct hvt_slot *slot = &s->slot[i];
+
+                if (slot->orig.set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX)
+                        ret->want[slot->id] = slot->orig;
+        }
+}
+
+unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
+                            struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX]) {
+        const struct hvt_result *sched = hvt_apply_find(a, HVT_ATTR_SCHEDULER);
+        bool sched_failed = sched && sched->outcome == HVT_FAILED;
+        unsigned failed = 0;
+
+        for (size_t i = 0; i < a->n; i++) {
+                const struct hvt_result *r = &a->results[i];
+                struct hvt_slot *slot = hvt_slot_get(s, r->attr);
+
+                ret[i] = (struct hvt_verdict) { HVT_ACTION_RESTORE, repeated(r, slot) };
+                if (r->outcome == HVT_FAILED) {
+                        failed++;
+                        if (slot)
+                                keep_last(&slot->last, r);
+                        continue;
+                }
+                /* Its original belongs to the scheduler's: the next try of that resets it. */
+                if (!slot || (sched_failed && hvt_attr_reset_by_scheduler(r->attr)))
+                        continue;
+                slot->orig.set = false;
+                forget_history(slot);
+        }
+        return failed;
+}
+
+/* That includes what the scheduler's switch resets when the plan leaves it alone: its slot
+ * holds just the original, put back with the scheduler's. */
+int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
+                        bool taken[static _HVT_ATTR_DISK_MAX]) {
+        bool any = false;
+        int r = 0;
+
+        memset(taken, 0, _HVT_ATTR_DISK_MAX * sizeof(taken[0]));
+        for (size_t i = 0; i < found->n; i++) {
+                const struct hvt_result *res = &found->results[i];
+                struct hvt_slot *slot;
+
+                if (!hvt_apply_may_write(found, i))
+                        continue;
+                /* No disk pass writes the driver's: nothing to take, and no write either. */
+                if ((unsigned) res->attr >= _HVT_ATTR_DISK_MAX) {
+                        r = -EINVAL;
+                        break;
+                }
+                slot = hvt_slot_make(s, res->attr);
+                if (!slot) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (slot->orig.set)
+                        continue;
+                /* from is a value the pass read and parsed. */
+                r = hvt_setting_from_kernel(&slot->orig, res->attr, res->from);
+                if (r < 0)
+                        break;
+                taken[res->attr] = any = true;
+        }
+        if (r < 0) {
+                hvt_track_drop_originals(s, taken);
+                return r;
+        }
+        return any;
+}
+
+void hvt_track_drop_originals(struct hvt_slots *s, const bool taken[static _HVT_ATTR_DISK_MAX]) {
+        for (size_t i = 0; i < s->n; i++)
+                if ((unsigned) s->slot[i].id < _HVT_ATTR_DISK_MAX && taken[s->slot[i].id])
+                        s->slot[i].orig.set = false;
+}
+
+void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
+                       struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX], struct hvt_tally *ret_tally) {
+        enum hvt_action sched_action = HVT_ACTION_TUNE;
+
+        *ret_tally = (struct hvt_tally) {};
+        for (size_t i = 0; i < a->n; i++) {
+                const struct hvt_result *r = &a->results[i];
+                struct hvt_slot *slot = hvt_slot_get(s, r->attr);
+                enum hvt_action action = HVT_ACTION_TUNE;
+
+                /* Put back after the scheduler's switch reset it: part of that write, a repair
+                 * only if the switch was one, and never counted twice. */
+                if (r->knock_on)
+                        action = sched_action;
+                else if (wrote(r) && slot && slot->settled) {
+                        action = HVT_ACTION_REPAIR;
+                        ret_tally->repairs++;
+                }
+                if (r->attr == HVT_ATTR_SCHEDULER)
+                        sched_action = action;
+                ret[i] = (struct hvt_verdict) { action, repeated(r, slot) };
+
+                ret_tally->failed += r->outcome == HVT_FAILED;
+                ret_tally->unsupported += r->outcome == HVT_UNSUPPORTED;
+                ret_tally->would_apply += r->outcome == HVT_WOULD_APPLY;
+                if (!slot)
+                        continue;
+                keep_last(&slot->last, r);
+                slot->settled = slot->settled || wrote(r) || r->outcome == HVT_UNCHANGED;
+                if (r->outcome != HVT_UNCHANGED) {
+                        slot->acted = true;
+                        slot->last_action = r->outcome;
+                }
+        }
+        hvt_slots_compact(s);
+}
+
+bool hvt_repair_window_add(struct hvt_repair_window *w, unsigned n, uint64_t now) {
+        const uint64_t window = (uint64_t) HVT_REPAIR_WINDOW_S * 1000000;
+
+        if (w->start == 0 || now - w->start >= window)
+                hvt_repair_window_restart(w, now);
+        w->repairs += n;
+        return w->repairs > HVT_REPAIR_BURST;
+}
+
+uint64_t hvt_repair_window_end(const struct hvt_repair_window *w) {
+        return w->start + (uint64_t) HVT_REPAIR_WINDOW_S * 1000000;
+}
+
+void hvt_repair_window_restart(struct hvt_repair_window *w, uint64_t now) {
+        *w = (struct hvt_repair_window) { .start = now };
+}

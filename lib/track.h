@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: what each pass means for a managed disk's attributes, kept in its slots: what goes
+ * back to its original, which write is a tune and which a repair of drift, what the kernel
+ * kept, which failure was said already, and how many repairs a disk may need before
+ * hvtuned stops fighting whoever reverts it. Pure: the caller reads and writes sysfs, the
+ * record and the clock, and reports.
+ *
+ * A pass is: hvt_track_plan(), the restore it returns applied and given to
+ * hvt_track_restored(); the plan applied, with hvt_track_originals() in the hook before its
+ * first write; its results given to hvt_track_applied(); the repairs counted by
+ * hvt_repair_window_add(). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "apply.h"
+#include "policy.h"
+#include "slot.h"
+
+/* A disk reverted more than this many times within the window is not fought: repairs pause
+ * until the window is over. A distro rule that re-applies its scheduler on every change
+ * event would otherwise make hvtuned and udev write in turns forever. */
+#define HVT_REPAIR_BURST 10
+#define HVT_REPAIR_WINDOW_S 60
+
+/* Why an attribute was written (or looked at); it picks the report's wording. */
+enum hvt_action {
+        HVT_ACTION_TUNE,     /* bringing it to the configured value */
+        HVT_ACTION_REPAIR,   /* it had the configured value, something changed it back */
+        HVT_ACTION_RESTORE,  /* no longer managed, or stopping: back to its original */
+};
+
+/* What one result of a pass was, for its report. */
+struct hvt_verdict {
+        enum hvt_action action;
+        bool repeated;  /* the same failure as the attribute's last result: said already */
+};
+
+/* What a pass did, in counts. */
+struct hvt_tally {
+        unsigned failed, unsupported, would_apply;
+        unsigned repairs;  /* writes that repaired drift, for the repair window */
+};
+
+/* The new plan, against what the slots knew: plan->kept filled where the wanted value is the
+ * same as last time, history forgotten where it changed; the slots then want what the plan
+ * wants. *ret_restore gets the originals to put back: of the attributes the plan no longer
+ * manages, but for one a scheduler switch resets while the scheduler is still managed (it
+ * goes back with the scheduler's). -ENOMEM, with the slots part done: no pass. */
+int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *ret_restore);
+
+/* Every recorded original, to put back (when hvtuned stops). */
+void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret);
+
+/* The results of a restore: ret[i] for a->results[i]. A restore that worked drops the
+ * original and the history; one that failed keeps them, for a later try, and its result, so
+ * that the same failure is said once. Returns how many failed. */
+unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
+                            struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX]);
+
+/* Before the first write of a pass: the original of each attribute of found the pass may
+ * change and that has none yet, as found, into its slot; taken[id] says which. Returns
+ * whether any was taken, or -errno with none taken. */
+int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
+                        bool taken[static _HVT_ATTR_DISK_MAX]);
+
+/* Drops the originals taken[] says were taken: the record of them could not be saved, and
+ * the writes they were for are not made. */
+void hvt_track_drop_originals(struct hvt_slots *s, const bool taken[static _HVT_ATTR_DISK_MAX]);
+
+/* The results of a pass of the plan: ret[i] for a->results[i], with what the slots learn
+ * from them and the counts; slots left with nothing in them are dropped. */
+void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
+                       struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX], struct hvt_tally *ret_tally);
+
+/* A disk's repairs within a fixed window of HVT_REPAIR_WINDOW_S. Times in µs of one
+ * monotonic clock. */
+struct hvt_repair_window {
+        uint64_t start;    /* 0: none yet */
+        unsigned repairs;
+};
+
+/* Counts n repairs made at now, in a new window when the last one is over. Returns whether
+ * they are past the budget: the disk pauses until hvt_repair_window_end(). */
+bool hvt_repair_window_add(struct hvt_repair_window *w, unsigned n, uint64_t now);
+
+/* When the window, and a pause in it, ends. */
+uint64_t hvt_repair_window_end(const struct hvt_repair_window *w);
+
+/* A pause is over at now: a new window begins, with no repairs in it. */
+void hvt_repair_window_restart(struct hvt_repair_window *w, uint64_t now);

@@ -3,10 +3,17 @@
  * (systemd 252 on) makes a device only of a directory whose fstatfs() says SYSFS_MAGIC; the
  * bound tree is tmpfs. This LD_PRELOAD shim answers SYSFS_MAGIC for a tmpfs directory below
  * /sys and leaves every other answer alone: one readlink() per fstatfs() of a tmpfs file,
- * the only cost it adds. Bench code only. */
+ * the only cost it adds.
+ *
+ * It also hands open() and open64() to openat(): the test suite's sysfs-kernel shim, loaded
+ * after this one, plays the kernel's part on writes (brackets moved) in openat() and
+ * openat64() only, and a Python program (TuneD) opens files with open(). glibc's open() is
+ * an openat system call already: no call is added. Bench code only. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <linux/magic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
@@ -41,3 +48,21 @@ static void as_sysfs(int fd, __fsword_t *f_type) {
 
 DEFINE_FSTATFS(fstatfs, struct statfs)
 DEFINE_FSTATFS(fstatfs64, struct statfs64)
+
+/* openat() as the next object in the preload order defines it: sysfs-kernel's when it is
+ * loaded, else libc's. */
+#define DEFINE_OPEN(fn, at)                                                     \
+        int fn(const char *path, int flags, ...) {                              \
+                mode_t mode = 0;                                                \
+                                                                                \
+                if (flags & (O_CREAT | O_TMPFILE)) {                            \
+                        va_list ap;                                             \
+                        va_start(ap, flags);                                    \
+                        mode = (mode_t) va_arg(ap, int);                        \
+                        va_end(ap);                                             \
+                }                                                               \
+                return at(AT_FDCWD, path, flags, mode);                         \
+        }
+
+DEFINE_OPEN(open, openat)
+DEFINE_OPEN(open64, openat64)

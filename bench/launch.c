@@ -8,7 +8,11 @@
  * sysfs on a guest. Needs CAP_SYS_ADMIN. The bind is private to the namespace; it goes away
  * with the program.
  *
- * Usage: launch -s STAMP [-r ROOT] PROGRAM [ARG...] */
+ * With -b SRC:DST (repeatable, needs -r) it binds SRC over DST in that namespace too: the
+ * bench gives a program that keeps state of its own (TuneD: /etc/tuned, /run) empty
+ * temporary directories there, so that it can neither read nor change the host's.
+ *
+ * Usage: launch -s STAMP [-r ROOT [-b SRC:DST]...] PROGRAM [ARG...] */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -24,7 +28,9 @@ static int fail(const char *what, const char *arg) {
         return 127;
 }
 
-static int bind_sys(const char *root) {
+#define BINDS_MAX 8
+
+static int bind_sys(const char *root, char **binds, size_t n_binds) {
         char sys[4096];
 
         if ((size_t) snprintf(sys, sizeof(sys), "%s/sys", root) >= sizeof(sys)) {
@@ -38,6 +44,17 @@ static int bind_sys(const char *root) {
                 return fail("mount --make-rprivate", "/");
         if (mount(sys, "/sys", NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail("mount --bind", sys);
+        for (size_t i = 0; i < n_binds; i++) {
+                char *dst = strchr(binds[i], ':');
+
+                if (!dst || dst == binds[i] || !dst[1]) {
+                        errno = EINVAL;
+                        return fail("bind", binds[i]);
+                }
+                *dst++ = '\0';
+                if (mount(binds[i], dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return fail("mount --bind", binds[i]);
+        }
         return 0;
 }
 
@@ -58,23 +75,30 @@ static int stamp(const char *path) {
 
 int main(int argc, char **argv) {
         const char *stamp_path = NULL, *root = NULL;
+        char *binds[BINDS_MAX];
+        size_t n_binds = 0;
         int opt, r;
 
-        while ((opt = getopt(argc, argv, "+s:r:")) != -1)
+        while ((opt = getopt(argc, argv, "+s:r:b:")) != -1)
                 switch (opt) {
                 case 's': stamp_path = optarg; break;
                 case 'r': root = optarg; break;
+                case 'b':
+                        if (n_binds == BINDS_MAX)
+                                goto usage;
+                        binds[n_binds++] = optarg;
+                        break;
                 default: goto usage;
                 }
-        if (!stamp_path || optind >= argc)
+        if (!stamp_path || optind >= argc || (n_binds > 0 && !root))
                 goto usage;
-        if (root && (r = bind_sys(root)) != 0)
+        if (root && (r = bind_sys(root, binds, n_binds)) != 0)
                 return r;
         if ((r = stamp(stamp_path)) != 0)
                 return r;
         execvp(argv[optind], argv + optind);
         return fail("exec", argv[optind]);
 usage:
-        fprintf(stderr, "usage: launch -s STAMP [-r ROOT] PROGRAM [ARG...]\n");
+        fprintf(stderr, "usage: launch -s STAMP [-r ROOT [-b SRC:DST]...] PROGRAM [ARG...]\n");
         return 2;
 }

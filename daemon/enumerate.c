@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "enumerate.h"
@@ -77,29 +80,29 @@ oom:
         return -ENOMEM;
 }
 
-/* A block device of the name that is a whole disk, or NULL. */
-static struct udev_device *disk_new(struct udev *udev, const char *name) {
-        struct udev_device *dev = udev_device_new_from_subsystem_sysname(udev, "block", name);
-        const char *devtype = dev ? udev_device_get_devtype(dev) : NULL;
-
-        if (devtype && strcmp(devtype, "disk") == 0)
-                return dev;
-        return udev_device_unref(dev);
-}
-
 /* Whether a walk leaves the disks udevd has not finished with to their "add" event, which
  * comes once udevd ran their rules. Read before, a disk shows what the kernel made of it, not
  * what the system's rules set up (a distro's bfq, an operator's nr_requests): recorded as the
  * originals, those would be what a stop puts back, and the rules' values would be fought as
  * drift. Without udevd (a container, a test tree: no udev database at all) no event will
  * come, and a single pass has no loop to take one: there every disk is taken as it is. */
-static bool wait_for_udev(struct hvt_daemon *d) {
+static bool wait_for_udev(const struct hvt_daemon *d) {
         _cleanup_(udev_queue_unrefp) struct udev_queue *q = NULL;
 
         if (d->once)
                 return false;
         q = udev_queue_new(d->udev);
         return q && udev_queue_get_udev_is_active(q) > 0;
+}
+
+/* Whether udevd has run its rules for the block device devnum: it keeps a database entry for
+ * every device it has handled, under the name libudev gives it ("b8:0"), and libudev's
+ * udev_device_get_is_initialized() asks the same. */
+static bool udev_initialized(dev_t devnum) {
+        char path[64];
+
+        snprintf(path, sizeof(path), "/run/udev/data/b%u:%u", major(devnum), minor(devnum));
+        return access(path, F_OK) == 0;
 }
 
 /* Records of disks that went while hvtuned was not running. What is not hvtuned's stays,
@@ -133,25 +136,28 @@ int hvt_enumerate(struct hvt_daemon *d, hvt_stop_t stop, void *userdata) {
         for (size_t i = 0; i < d->disks.n; i++)
                 d->disks.v[i]->seen = false;
         for (size_t i = 0; i < n; i++) {
-                struct udev_device *dev;
+                char syspath[PATH_MAX];
+                dev_t devnum;
 
-                /* A stop is not held up by the rest of a long walk. What was not walked is
-                 * neither forgotten nor pruned: its records may hold a crashed run's originals. */
+                /* A stop is not held up by the rest of a long walk, nor by one slow disk after
+                 * it. What was not walked is neither forgotten nor pruned: its records may hold
+                 * a crashed run's originals. */
                 if (stop && stop(userdata)) {
                         hvt_log_debug(&d->log, "Stop requested: ending the walk over the disks early");
                         names_free(names, n);
                         return 1;
                 }
-                dev = disk_new(d->udev, names[i]);
-                if (!dev)
+                r = hvt_classify_block_name(dirfd(dir), names[i], syspath, sizeof(syspath), &devnum);
+                if (r < 0)
+                        /* Not known to be Hyper-V's: skipped, as libudev's lookup skips it. */
+                        hvt_log_debug(&d->log, "%s: cannot read what it is (%s): skipped", names[i], strerror(-r));
+                if (r <= 0)
                         continue;  /* a partition, or gone since the listing */
-                if (wait && !udev_device_get_is_initialized(dev)) {
+                if (wait && !udev_initialized(devnum)) {
                         hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", names[i]);
-                        udev_device_unref(dev);
                         continue;
                 }
-                (void) hvt_route_device(d, dev, NULL);
-                udev_device_unref(dev);
+                (void) hvt_route_found(d, syspath, names[i], devnum);
         }
         names_free(names, n);
         /* Whatever was not found again went away while events were lost. Backwards, since a

@@ -74,23 +74,15 @@ static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct h
         }
 }
 
-static int route_disk(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
-        struct hvt_tracked *t = hvt_disks_find(&d->disks, udev_device_get_syspath(dev));
-        struct hvt_disk disk;
-        int r;
-
-        if (action && strcmp(action, "remove") == 0) {
-                route_remove(d, dev, t);
-                return 0;
-        }
-
+/* A disk as classified (r of hvt_classify(): 1 with *disk, which this takes over). */
+static int route_classified(struct hvt_daemon *d, struct hvt_tracked *t, const char *sysname, int r,
+                            struct hvt_disk *disk) {
         if (t)
                 t->seen = true;
-        r = hvt_classify(dev, &disk);
         if (r < 0) {
                 /* A Hyper-V disk left untuned is a failure, as much as a failed attribute. */
                 d->any_failed = true;
-                return hvt_report_disk_unreadable(&d->log, udev_device_get_sysname(dev), r);
+                return hvt_report_disk_unreadable(&d->log, sysname, r);
         }
         if (r == 0) {
                 if (t)
@@ -99,27 +91,45 @@ static int route_disk(struct hvt_daemon *d, struct udev_device *dev, const char 
         }
 
         /* Another disk at the same path (a LUN re-probed): a new disk, with no history. */
-        if (t && (strcmp(t->disk.dev, disk.dev) != 0 || t->disk.diskseq != disk.diskseq)) {
+        if (t && (strcmp(t->disk.dev, disk->dev) != 0 || t->disk.diskseq != disk->diskseq)) {
                 hvt_route_forget(d, t, true);
                 t = NULL;
         }
         if (t) {
                 /* Same instance: vendor or model may read differently after a rescan. */
                 hvt_disk_done(&t->disk);
-                t->disk = disk;
+                t->disk = *disk;
                 hvt_tune(d, t, HVT_TUNE_EVENT);
                 return 0;
         }
 
-        t = track(d, &disk);
+        t = track(d, disk);
         if (!t) {
-                hvt_disk_done(&disk);
+                hvt_disk_done(disk);
                 return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
         }
         t->seen = true;
         hvt_report_disk_found(&d->log, &t->disk);
         hvt_tune(d, t, HVT_TUNE_FOUND);
         return 0;
+}
+
+int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysname, dev_t devnum) {
+        struct hvt_disk disk;
+        int r = hvt_classify_syspath("/sys/devices", syspath, devnum, &disk);
+
+        return route_classified(d, hvt_disks_find(&d->disks, syspath), sysname, r, &disk);
+}
+
+static int route_disk(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
+        struct hvt_tracked *t = hvt_disks_find(&d->disks, udev_device_get_syspath(dev));
+        struct hvt_disk disk;
+
+        if (action && strcmp(action, "remove") == 0) {
+                route_remove(d, dev, t);
+                return 0;
+        }
+        return route_classified(d, t, udev_device_get_sysname(dev), hvt_classify(dev, &disk), &disk);
 }
 
 int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *action) {

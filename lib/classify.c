@@ -272,6 +272,37 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
         return hvt_classify_syspath("/sys/devices", udev_device_get_syspath(dev), udev_device_get_devnum(dev), ret);
 }
 
+int hvt_classify_block_name(int class_block, const char *name, char *syspath, size_t size, dev_t *ret_devnum) {
+        char target[PATH_MAX], dev[32];
+        const char *rel = "../../devices/", *last, *parent;
+        unsigned maj, min;
+        int consumed = 0, r;
+        ssize_t n;
+
+        n = readlinkat(class_block, name, target, sizeof(target) - 1);
+        if (n < 0)
+                return errno == EINVAL || errno == ENOENT ? 0 : negative_errno();
+        target[n] = '\0';
+        /* ../../devices/.../block/sda: a disk; ../../devices/.../block/sda/sda1: a partition. */
+        last = strrchr(target, '/');
+        if (strncmp(target, rel, strlen(rel)) != 0 || !last || strcmp(last + 1, name) != 0)
+                return 0;
+        for (parent = last; parent > target && parent[-1] != '/'; parent--)
+                ;
+        if ((size_t) (last - parent) != strlen("block") || strncmp(parent, "block", strlen("block")) != 0)
+                return 0;
+        if ((size_t) snprintf(syspath, size, "/sys/%s", target + strlen("../../")) >= size)
+                return -ENAMETOOLONG;
+
+        r = read_below(syspath, "dev", dev, sizeof(dev));
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (sscanf(dev, "%u:%u%n", &maj, &min, &consumed) != 2 || dev[consumed] != '\0')
+                return -EBADMSG;
+        *ret_devnum = makedev(maj, min);
+        return 1;
+}
+
 int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret) {
         char vmbus[PATH_MAX], sdev[PATH_MAX];
         struct hvt_disk d = {};

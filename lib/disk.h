@@ -53,6 +53,12 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret);
  * walked (0). devnum is udev's device number of the disk. */
 int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret);
 
+/* What udev tells hvt_classify() of a device, read without it, for a walk over every block
+ * device (udev's device lookup costs some sixty system calls a disk): the syspath that
+ * /sys/class/block/name leads to (class_block: a directory fd on it) and its device number.
+ * 1 when it is a whole disk, 0 when it is a partition or gone, -errno when it cannot be read. */
+int hvt_classify_block_name(int class_block, const char *name, char *syspath, size_t size, dev_t *ret_devnum);
+
 void hvt_disk_done(struct hvt_disk *d);
 
 /* Lower-case, braced "{...}" form of a GUID given with or without braces; -EINVAL if it is

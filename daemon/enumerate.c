@@ -122,6 +122,7 @@ static void prune_records(struct hvt_daemon *d, DIR *class_block) {
 }
 
 int hvt_enumerate(struct hvt_daemon *d, hvt_stop_t stop, void *userdata) {
+        _cleanup_(hvt_classify_cache_done) struct hvt_classify_cache cache = {};
         _cleanup_(closedirp) DIR *dir = NULL;
         char **names = NULL;
         size_t n = 0;
@@ -157,7 +158,7 @@ int hvt_enumerate(struct hvt_daemon *d, hvt_stop_t stop, void *userdata) {
                         hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", names[i]);
                         continue;
                 }
-                (void) hvt_route_found(d, syspath, names[i], devnum);
+                (void) hvt_route_found(d, syspath, names[i], devnum, &cache);
         }
         names_free(names, n);
         /* Whatever was not found again went away while events were lost. Backwards, since a

@@ -114,9 +114,10 @@ static int route_classified(struct hvt_daemon *d, struct hvt_tracked *t, const c
         return 0;
 }
 
-int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysname, dev_t devnum) {
+int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysname, dev_t devnum,
+                    struct hvt_classify_cache *cache) {
         struct hvt_disk disk;
-        int r = hvt_classify_syspath("/sys/devices", syspath, devnum, &disk);
+        int r = hvt_classify_syspath_cached("/sys/devices", syspath, devnum, cache, &disk);
 
         return route_classified(d, hvt_disks_find(&d->disks, syspath), sysname, r, &disk);
 }

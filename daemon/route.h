@@ -15,9 +15,10 @@
  * is forgotten and left as it is. */
 int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *action);
 
-/* A whole disk the walk over /sys/class/block found (as hvt_classify_block_name() reads it):
- * tuned when it is a Hyper-V disk, as for an "add" event. */
-int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysname, dev_t devnum);
+/* A whole disk the walk over /sys/class/block found (as hvt_classify_block_name() reads it),
+ * classified with the walk's cache: tuned when it is a Hyper-V disk, as for an "add" event. */
+int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysname, dev_t devnum,
+                    struct hvt_classify_cache *cache);
 
 /* Forgets a managed disk: removed (gone, its record with it) or released (no longer a
  * Hyper-V disk: left as it is). */

@@ -183,7 +183,19 @@ static bool below(const char *top, const char *syspath) {
         return true;
 }
 
-static int find_ancestors(const char *top, const char *syspath, struct ancestors *a) {
+/* The length of a VMBus device's path the cache knows that is a prefix of path[0..len], or 0. */
+static size_t cached_vmbus(const struct hvt_classify_cache *c, const char *path, size_t len) {
+        for (size_t i = 0; c && i < c->n; i++) {
+                size_t n = strlen(c->v[i].path);
+
+                if (n <= len && strncmp(path, c->v[i].path, n) == 0 && (path[n] == '/' || n == len))
+                        return n;
+        }
+        return 0;
+}
+
+static int find_ancestors(const char *top, const char *syspath, const struct hvt_classify_cache *cache,
+                          struct ancestors *a) {
         const size_t top_len = strlen(top);
         size_t len = strlen(syspath);
         const char *slash;
@@ -198,6 +210,10 @@ static int find_ancestors(const char *top, const char *syspath, struct ancestors
                 char dir[PATH_MAX], uevent[PATH_MAX], subsystem[64];
                 struct stat st;
 
+                /* Once the LUN is found, a VMBus device this walk met before is recognised by
+                 * its path: the levels between (target, host) need no look. */
+                if (a->sdev && (a->vmbus = cached_vmbus(cache, a->path, len)) > 0)
+                        break;
                 ancestor(a, len, dir);
                 if ((size_t) snprintf(uevent, sizeof(uevent), "%s/uevent", dir) >= sizeof(uevent) ||
                     fstatat(AT_FDCWD, uevent, &st, 0) < 0 ||
@@ -289,10 +305,21 @@ int hvt_classify_block_name(int class_block, const char *name, char *syspath, si
                 return 0;
         for (parent = last; parent > target && parent[-1] != '/'; parent--)
                 ;
-        if ((size_t) (last - parent) != strlen("block") || strncmp(parent, "block", strlen("block")) != 0)
-                return 0;
         if ((size_t) snprintf(syspath, size, "/sys/%s", target + strlen("../../")) >= size)
                 return -ENAMETOOLONG;
+        /* A disk below a "block" directory (SCSI, virtio, loop) is whole: a partition lives in its
+         * disk's directory. Elsewhere (nvme0/nvme0n1, sda/sda1) the kernel marks a partition by
+         * its partition attribute. */
+        if ((size_t) (last - parent) != strlen("block") || strncmp(parent, "block", strlen("block")) != 0) {
+                char partition[PATH_MAX];
+
+                if ((size_t) snprintf(partition, sizeof(partition), "%s/partition", syspath) >= sizeof(partition))
+                        return -ENAMETOOLONG;
+                if (access(partition, F_OK) >= 0)
+                        return 0;
+                if (errno != ENOENT)
+                        return negative_errno();
+        }
 
         r = read_below(syspath, "dev", dev, sizeof(dev));
         if (r < 0)
@@ -303,28 +330,62 @@ int hvt_classify_block_name(int class_block, const char *name, char *syspath, si
         return 1;
 }
 
-int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret) {
+/* What classification needs of the VMBus device at path, read or from the cache (and then
+ * kept in it; out of memory, simply not kept). */
+static const struct hvt_vmbus_seen *vmbus_facts(const char *path, struct hvt_classify_cache *cache,
+                                                struct hvt_vmbus_seen *buf) {
+        struct hvt_vmbus_seen *more;
+
+        for (size_t i = 0; cache && i < cache->n; i++)
+                if (strcmp(cache->v[i].path, path) == 0)
+                        return &cache->v[i];
+        *buf = (struct hvt_vmbus_seen) { .storvsc = storvsc_bound(path) };
+        if (buf->storvsc) {
+                buf->error = read_controller(path, buf->controller);
+                buf->kind = read_kind(path);
+        }
+        if (!cache || !(buf->path = strdup(path)))
+                return buf;
+        more = reallocarray(cache->v, cache->n + 1, sizeof(*more));
+        if (!more) {
+                free(buf->path);
+                buf->path = NULL;
+                return buf;
+        }
+        cache->v = more;
+        cache->v[cache->n] = *buf;
+        buf->path = NULL;
+        return &cache->v[cache->n++];
+}
+
+int hvt_classify_syspath_cached(const char *top, const char *syspath, dev_t devnum, struct hvt_classify_cache *cache,
+                                struct hvt_disk *ret) {
         char vmbus[PATH_MAX], sdev[PATH_MAX];
+        const struct hvt_vmbus_seen *v;
+        struct hvt_vmbus_seen buf;
         struct hvt_disk d = {};
         struct ancestors a;
         int r;
 
-        r = find_ancestors(top, syspath, &a);
+        r = find_ancestors(top, syspath, cache, &a);
         if (r < 0)
                 return r;
-        if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))
+        if (!a.vmbus)
+                return 0;
+        v = vmbus_facts(ancestor(&a, a.vmbus, vmbus), cache, &buf);
+        if (!v->storvsc)
                 return 0;
         if (!a.sdev)
                 return 0;  /* storvsc only ever exposes disks through the SCSI midlayer */
         ancestor(&a, a.sdev, sdev);
 
-        r = read_controller(vmbus, d.controller);
-        if (r < 0)
-                return r;
+        if (v->error < 0)
+                return v->error;
+        memcpy(d.controller, v->controller, sizeof(d.controller));
         r = read_address(sdev, &d);
         if (r < 0)
                 return r;
-        d.kind = read_kind(vmbus);
+        d.kind = v->kind;
         read_stripped(sdev, "vendor", d.vendor, sizeof(d.vendor));
         read_stripped(sdev, "model", d.model, sizeof(d.model));
         read_instance(syspath, devnum, &d);
@@ -338,6 +399,17 @@ int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, str
         d.sysname = strrchr(d.syspath, '/') + 1;
         *ret = d;
         return 1;
+}
+
+int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret) {
+        return hvt_classify_syspath_cached(top, syspath, devnum, NULL, ret);
+}
+
+void hvt_classify_cache_done(struct hvt_classify_cache *c) {
+        for (size_t i = 0; i < c->n; i++)
+                free(c->v[i].path);
+        free(c->v);
+        *c = (struct hvt_classify_cache) {};
 }
 
 void hvt_disk_done(struct hvt_disk *d) {
@@ -373,7 +445,7 @@ int hvt_classify_controller_syspath(const char *top, const char *syspath, struct
         const char *name;
         int consumed = 0, r;
 
-        r = find_ancestors(top, syspath, &a);
+        r = find_ancestors(top, syspath, NULL, &a);
         if (r < 0)
                 return r;
         if (!a.vmbus || !storvsc_bound(ancestor(&a, a.vmbus, vmbus)))

@@ -3,6 +3,7 @@
  * is recognised as one (classify.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <libudev.h>
@@ -52,6 +53,27 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret);
  * Nothing at or above top is read, and a syspath with an empty, "." or ".." component is not
  * walked (0). devnum is udev's device number of the disk. */
 int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret);
+
+/* What a walk over many disks learnt of their VMBus devices, so that the disks of one
+ * controller (up to 64) do not each read it again, nor look at the levels between it and
+ * their LUN. Good for one walk only: a controller may be re-probed between two. */
+struct hvt_vmbus_seen {
+        char *path;
+        bool storvsc;                        /* bound to hv_storvsc */
+        int error;                           /* < 0: its id could not be read */
+        char controller[HVT_GUID_STR_MAX];
+        enum hvt_kind kind;
+};
+
+struct hvt_classify_cache {
+        struct hvt_vmbus_seen *v;
+        size_t n;
+};
+
+/* hvt_classify_syspath() with the cache of a walk (NULL: none). */
+int hvt_classify_syspath_cached(const char *top, const char *syspath, dev_t devnum, struct hvt_classify_cache *cache,
+                                struct hvt_disk *ret);
+void hvt_classify_cache_done(struct hvt_classify_cache *c);
 
 /* What udev tells hvt_classify() of a device, read without it, for a walk over every block
  * device (udev's device lookup costs some sixty system calls a disk): the syspath that

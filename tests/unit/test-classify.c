@@ -3,9 +3,11 @@
  * generated VM is recognised with its identity, everything else (partitions, virtio, NVMe,
  * USB, loop, dm, md) is not, and a VMBus parent not bound to hv_storvsc never counts. */
 #include <check.h>
+#include <fcntl.h>
 #include <umockdev.h>
 
 #include "disk.h"
+#include "macro.h"
 #include "testutil.h"
 
 static UMockdevTestbed *testbed_load(const char *profile) {
@@ -19,9 +21,44 @@ static UMockdevTestbed *testbed_load(const char *profile) {
         return tb;
 }
 
+/* The walk's way to the same answer: the name in /sys/class/block read without udev, and the
+ * disks of a controller classified with what the walk learnt of it (cache). */
+static void check_walk(struct udev_device *dev, int r, const struct hvt_disk *d, struct hvt_classify_cache *cache) {
+        int class_block = open("/sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char syspath[4096];
+        struct hvt_disk w;
+        dev_t devnum;
+        int rw;
+
+        ck_assert_int_ge(class_block, 0);
+        rw = hvt_classify_block_name(class_block, udev_device_get_sysname(dev), syspath, sizeof(syspath), &devnum);
+        close(class_block);
+        ck_assert_int_eq(rw, (udev_device_get_devtype(dev) && strcmp(udev_device_get_devtype(dev), "disk") == 0));
+        if (rw == 0)
+                return;
+        ck_assert_str_eq(syspath, udev_device_get_syspath(dev));
+        ck_assert(devnum == udev_device_get_devnum(dev));
+        rw = hvt_classify_syspath_cached("/sys/devices", syspath, devnum, cache, &w);
+        ck_assert_int_eq(rw, r);
+        if (rw <= 0)
+                return;
+        ck_assert_str_eq(w.syspath, d->syspath);
+        ck_assert_str_eq(w.device_syspath, d->device_syspath);
+        ck_assert_str_eq(w.controller, d->controller);
+        ck_assert_int_eq(w.kind, d->kind);
+        ck_assert_uint_eq(w.host, d->host);
+        ck_assert_uint_eq(w.lun, d->lun);
+        ck_assert_str_eq(w.vendor, d->vendor);
+        ck_assert_str_eq(w.model, d->model);
+        ck_assert_str_eq(w.dev, d->dev);
+        ck_assert_uint_eq(w.diskseq, d->diskseq);
+        hvt_disk_done(&w);
+}
+
 /* Classifies every block device and writes "sysname H:C:T:L kind controller vendor/model"
  * lines for the Hyper-V ones into out. Returns how many block devices were looked at. */
 static unsigned classify_all(char *out, size_t size) {
+        _cleanup_(hvt_classify_cache_done) struct hvt_classify_cache cache = {};
         struct udev *udev = udev_new();
         struct udev_enumerate *e = udev_enumerate_new(udev);
         struct udev_list_entry *entry;
@@ -41,6 +78,8 @@ static unsigned classify_all(char *out, size_t size) {
                 seen++;
                 r = hvt_classify(dev, &d);
                 ck_assert_int_ge(r, 0);
+                if (udev_device_get_subsystem(dev) && strcmp(udev_device_get_subsystem(dev), "block") == 0)
+                        check_walk(dev, r, &d, &cache);
                 if (r > 0) {
                         ck_assert_str_eq(d.sysname, udev_device_get_sysname(dev));
                         ck_assert_str_eq(d.syspath, udev_device_get_syspath(dev));
@@ -116,9 +155,9 @@ static void add_chain(UMockdevTestbed *tb, const char *guid, const char *driver_
                  "P: %s/host%u/target%u:0:0/%u:0:0:0\nE: SUBSYSTEM=scsi\nE: DEVTYPE=scsi_device\n"
                  "A: vendor=Msft    \\n\nA: model=Virtual Disk    \\n\n\n"
                  "P: %s/host%u/target%u:0:0/%u:0:0:0/block/%s\nN: %s\nE: SUBSYSTEM=block\nE: DEVTYPE=disk\n"
-                 "E: DEVNAME=/dev/%s\nA: dev=8:%u\\n\n\n",
+                 "E: DEVNAME=/dev/%s\nE: MAJOR=8\nE: MINOR=%u\nA: dev=8:%u\\n\n\n",
                  path, guid, driver_link, path, h, path, h, h, path, h, h, h, path, h, h, h, disk, disk,
-                 disk, h * 16);
+                 disk, h * 16, h * 16);
         ck_assert_msg(umockdev_testbed_add_from_string(tb, text, &error), "%s", error ? error->message : "?");
 }
 

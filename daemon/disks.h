@@ -10,7 +10,7 @@
 
 #include "disk.h"
 #include "index.h"
-#include "slot.h"
+#include "track.h"
 #include "track.h"
 
 struct hvt_daemon;

@@ -5,7 +5,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "slot.h"
+#include "track.h"
 #include "testutil.h"
 
 static void set(struct hvt_setting *s, const char *text) {

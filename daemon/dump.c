@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "dump.h"
-#include "log-subject.h"
 #include "messages.h"
+#include "report.h"
 #include "status.h"
 
 #define STATE_FIELDS (_HVT_ATTR_DISK_MAX + 1)

@@ -16,7 +16,6 @@
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
-#include "log-subject.h"
 #include "messages.h"
 #include "report.h"
 #include "sysfs.h"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: telling the operator what a pass did: one journal entry (or stderr line) per
- * attribute result, and one per disk found or gone. */
+/* Owns: telling the operator about one thing, a disk, the driver or a controller: what a pass
+ * did (one journal entry or stderr line per attribute result, one per disk found or gone), and
+ * any other entry about it, with the fields that say which. */
 #pragma once
 
 #include "apply.h"
+#include "controller.h"
 #include "disk.h"
 #include "log.h"
 #include "subject.h"
@@ -28,3 +30,20 @@ int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, i
 /* A disk reverted so often that repairs pause for seconds. */
 void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
                              unsigned window_s, unsigned pause_s);
+
+/* Entries about one thing: a disk, the driver, or a controller. Each carries the fields that
+ * say which (HVTUNED_DEVICE and HVTUNED_CONTROLLER, or HVTUNED_CONTROLLER and HVTUNED_HOST),
+ * so that `journalctl HVTUNED_DEVICE=sdc` finds every entry about sdc. */
+
+/* As hvt_log_struct(), with the subject's fields before fields (which may be NULL). */
+int hvt_log_subject(const struct hvt_log *log, const struct hvt_subject *s, int prio, int error,
+                    const char *message_id, const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 7, 8)));
+
+int hvt_log_disk(const struct hvt_log *log, const struct hvt_disk *disk, int prio, int error,
+                 const char *message_id, const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 7, 8)));
+
+int hvt_log_controller(const struct hvt_log *log, const struct hvt_controller *c, int prio, int error,
+                       const char *message_id, const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 7, 8)));

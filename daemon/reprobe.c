@@ -21,10 +21,10 @@
 
 #include "host.h"
 #include "hwqueues.h"
-#include "log-subject.h"
 #include "macro.h"
 #include "messages.h"
 #include "notify.h"
+#include "report.h"
 #include "reprobe.h"
 #include "sysfs.h"
 #include "udev-util.h"

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "host.h"
-#include "log-subject.h"
 #include "macro.h"
 #include "messages.h"
 #include "report.h"

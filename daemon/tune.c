@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "log-subject.h"
 #include "macro.h"
 #include "messages.h"
 #include "report.h"

@@ -85,7 +85,7 @@ static int on_terminate(struct hvt_event_source *s, const struct signalfd_siginf
         hvt_notify_stopping(&d->notify);
         if (!d->config->restore_on_stop)
                 hvt_log_debug(&d->log, "restore_on_stop = false: leaving the tuned values in place");
-        else if (hvt_system_is_stopping())
+        else if (hvt_system_is_stopping(&d->log))
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_RESTORE_SKIPPED, NULL,
                                       "The system is shutting down: not restoring original values");
         else

@@ -512,7 +512,7 @@ static int count_post(struct hvt_event_source *s, void *userdata) {
 START_TEST(test_post) {
         _cleanup_(hvt_event_freep) struct hvt_event *e = new_loop();
         struct io_seen seen = {};
-        unsigned posts = 0;
+        unsigned posts = 0, timer_calls = 3;
         int p[2];
 
         make_pipe(p);
@@ -525,7 +525,7 @@ START_TEST(test_post) {
         ck_assert_uint_eq(posts, 0);
 
         /* Two sources in one iteration: one post after both. */
-        ck_assert_int_eq(hvt_event_add_time(e, NULL, 0, 0, rearm_now, &(unsigned) { 3 }), 0);
+        ck_assert_int_eq(hvt_event_add_time(e, NULL, 0, 0, rearm_now, &timer_calls), 0);
         ck_assert_int_eq(write(p[1], "x", 1), 1);
         ck_assert_int_eq(hvt_event_run(e, UINT64_MAX), 1);
         ck_assert_uint_eq(seen.calls, 1);
@@ -571,13 +571,14 @@ START_TEST(test_idle_blocks) {
         _cleanup_(hvt_event_freep) struct hvt_event *e = new_loop();
         struct hvt_event_source *off = NULL;
         struct rusage before, after;
+        unsigned posts = 0;
         uint64_t start;
         pid_t child;
         int p[2];
 
         make_pipe(p);
         ck_assert_int_eq(hvt_event_add_io(e, NULL, p[0], EPOLLIN, exit_io, e), 0);
-        ck_assert_int_eq(hvt_event_add_post(e, NULL, count_post, &(unsigned) { 0 }), 0);
+        ck_assert_int_eq(hvt_event_add_post(e, NULL, count_post, &posts), 0);
         ck_assert_int_eq(hvt_event_add_time_relative(e, &off, 1 * MSEC, 0, never, NULL), 0);
         ck_assert_int_eq(hvt_event_source_set_enabled(off, false), 0);
 
@@ -593,6 +594,7 @@ START_TEST(test_idle_blocks) {
         ck_assert_int_eq(getrusage(RUSAGE_SELF, &after), 0);
         ck_assert_uint_ge(monotonic() - start, 250 * MSEC);
         ck_assert_uint_eq(hvt_event_get_iteration(e), 1);
+        ck_assert_uint_eq(posts, 0);  /* its one iteration ended in exit */
         /* Blocked, not spinning: a few context switches at most for the one wakeup. */
         ck_assert_int_le(after.ru_nvcsw - before.ru_nvcsw, 2);
         ck_assert_int_eq(waitpid(child, NULL, 0), child);

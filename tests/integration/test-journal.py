@@ -266,19 +266,22 @@ def check_shutdown_blind(hvtuned, manager, env, denv):
     open("/run/empty.so", "w").close()
     subprocess.run(["mount", "--bind", "/run/empty.so", libs.pop()], check=True)
     journald = start_journald(env)
-    stream = open("/run/hvtuned.stderr", "w")
-    st = os.fstat(stream.fileno())
-    daemon = subprocess.Popen(daemon_argv(hvtuned) + ["-v"], stderr=stream,
-                              env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
-    pid = str(daemon.pid)
-    wait_for("the start-up pass without libsystemd", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
-    daemon.terminate()
-    if daemon.wait(timeout=30) != 0:
-        fail(f"hvtuned exited with {daemon.returncode} without libsystemd")
-    check_valgrind(pid)
-    fake.kill()
-    journald.terminate()
-    journald.wait(timeout=30)
+    try:
+        stream = open("/run/hvtuned.stderr", "w")
+        st = os.fstat(stream.fileno())
+        daemon = subprocess.Popen(daemon_argv(hvtuned) + ["-v"], stderr=stream,
+                                  env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+        pid = str(daemon.pid)
+        wait_for("the start-up pass without libsystemd", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+        daemon.terminate()
+        if daemon.wait(timeout=30) != 0:
+            fail(f"hvtuned exited with {daemon.returncode} without libsystemd")
+        check_valgrind(pid)
+    finally:
+        # A failure must not leave them holding the test's output open until its timeout.
+        fake.kill()
+        journald.terminate()
+        journald.wait(timeout=30)
 
     if journal(f"_PID={pid}", f"MESSAGE_ID={SKIPPED}"):
         fail("restore skipped although hvtuned could not ask systemd")

@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <libudev.h>
-#include <systemd/sd-event.h>
 
 #include "apply.h"
 #include "config.h"
 #include "controllers.h"
 #include "disks.h"
+#include "event.h"
 #include "log.h"
 #include "notify.h"
 #include "state.h"
@@ -55,9 +55,9 @@ struct hvt_daemon {
 
         struct udev *udev;
         struct udev_monitor *monitor;
-        sd_event *event;
-        sd_event_source *verify;  /* verify_interval timer, NULL when 0 */
-        sd_event_source *status;  /* after each loop iteration: STATUS= and the metrics file */
+        struct hvt_event *event;
+        struct hvt_event_source *verify;  /* verify_interval timer, NULL when 0 */
+        struct hvt_event_source *status;  /* after each loop iteration: STATUS= and the metrics file */
         struct hvt_notify notify; /* the service manager's socket, the watchdog */
 
         struct hvt_host host;    /* the driver: hw queue cap, controllers */

@@ -13,11 +13,11 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         hvt_config_free(d->config);
         if (d->state_fd >= 0)
                 close(d->state_fd);
-        sd_event_source_unref(d->verify);
-        sd_event_source_unref(d->status);
+        hvt_event_source_free(d->verify);
+        hvt_event_source_free(d->status);
         hvt_notify_done(&d->notify);
         /* The loop before the monitor: its sources still refer to the monitor's fd. */
-        sd_event_unref(d->event);
+        hvt_event_free(d->event);
         udev_monitor_unref(d->monitor);
         udev_unref(d->udev);
         hvt_log_done(&d->log);

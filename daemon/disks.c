@@ -14,7 +14,7 @@ static const char *syspath_of(const void *item) {
 }
 
 static void tracked_free(struct hvt_tracked *t) {
-        sd_event_source_unref(t->resume);
+        hvt_event_source_free(t->resume);
         hvt_slots_done(&t->slots);
         hvt_disk_done(&t->disk);
         free(t);

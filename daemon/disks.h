@@ -6,9 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <systemd/sd-event.h>
-
 #include "disk.h"
+#include "event.h"
 #include "index.h"
 #include "track.h"
 #include "track.h"
@@ -24,7 +23,7 @@ struct hvt_tracked {
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
         struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
-        sd_event_source *resume;        /* set while repairs are paused */
+        struct hvt_event_source *resume; /* set while repairs are paused */
 };
 
 struct hvt_disks {

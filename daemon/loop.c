@@ -10,10 +10,10 @@
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
-#include <systemd/sd-event.h>
 
 #include "dump.h"
 #include "enumerate.h"
+#include "event.h"
 #include "host.h"
 #include "load.h"
 #include "loop.h"
@@ -47,7 +47,7 @@ static void resync(struct hvt_daemon *d) {
         (void) hvt_host_scan(d);
 }
 
-static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_monitor(struct hvt_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         (void) s, (void) fd, (void) revents;
@@ -70,36 +70,36 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 /* After every iteration that dispatched anything: what the pass changed, said once for the
  * whole batch of events. */
-static int on_post(sd_event_source *s, void *userdata) {
+static int on_post(struct hvt_event_source *s, void *userdata) {
         (void) s;
         hvt_status_update(userdata);
         return 0;
 }
 
 /* Restores originals unless told not to, or the whole system is going down anyway. */
-static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+static int on_terminate(struct hvt_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
 
+        (void) s;
         hvt_log_debug(&d->log, "Received %s, exiting", strsignal((int) si->ssi_signo));
         hvt_notify_stopping(&d->notify);
         if (!d->config->restore_on_stop)
                 hvt_log_debug(&d->log, "restore_on_stop = false: leaving the tuned values in place");
-        else if (hvt_system_is_stopping())
+        else if (hvt_system_is_stopping(&d->log))
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_RESTORE_SKIPPED, NULL,
                                       "The system is shutting down: not restoring original values");
         else
                 hvt_pass_restore(d);
-        return sd_event_exit(sd_event_source_get_event(s), 0);
+        return hvt_event_exit(d->event, 0);
 }
 
-static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_verify(struct hvt_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         (void) usec;
         hvt_pass_verify(d);
         /* Relative to now, not to the last deadline: a slow pass never queues up passes. */
-        (void) sd_event_source_set_time_relative(s, (uint64_t) d->config->verify_interval * 1000000);
-        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return hvt_event_source_set_time_relative(s, (uint64_t) d->config->verify_interval * 1000000);
 }
 
 /* verify_interval = 0 means no timer at all, not an idle one: zero wakeups. */
@@ -108,16 +108,13 @@ static int setup_verify(struct hvt_daemon *d) {
         int r;
 
         if (usec == 0) {
-                d->verify = sd_event_source_unref(d->verify);
+                d->verify = hvt_event_source_free(d->verify);
                 return 0;
         }
-        if (d->verify) {
-                r = sd_event_source_set_time_relative(d->verify, usec);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(d->verify, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time_relative(d->event, &d->verify, CLOCK_MONOTONIC, usec,
-                                               1000000, on_verify, d);
+        if (d->verify)
+                r = hvt_event_source_set_time_relative(d->verify, usec);
+        else
+                r = hvt_event_add_time_relative(d->event, &d->verify, usec, 1000000, on_verify, d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the verify timer: %m");
         return 0;
@@ -133,7 +130,7 @@ static uint64_t now_realtime_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+static int on_reload(struct hvt_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
         int r;
 
@@ -160,7 +157,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
-static int on_dump(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+static int on_dump(struct hvt_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         (void) s, (void) si;
         hvt_dump_state(userdata);
         return 0;
@@ -186,7 +183,7 @@ static int setup_monitor(struct hvt_daemon *d) {
         r = udev_monitor_enable_receiving(d->monitor);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot listen for udev events: %m");
-        r = sd_event_add_io(d->event, NULL, udev_monitor_get_fd(d->monitor), EPOLLIN, on_monitor, d);
+        r = hvt_event_add_io(d->event, NULL, udev_monitor_get_fd(d->monitor), EPOLLIN, on_monitor, d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch the udev monitor: %m");
         return 0;
@@ -194,7 +191,7 @@ static int setup_monitor(struct hvt_daemon *d) {
 
 static const struct {
         int sig;
-        sd_event_signal_handler_t handler;
+        hvt_event_signal_handler_t handler;
 } handlers[] = {
         { SIGTERM, on_terminate },
         { SIGINT,  on_terminate },
@@ -219,7 +216,7 @@ static int setup_signals(struct hvt_daemon *d) {
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot block signals: %m");
 
         for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
-                r = sd_event_add_signal(d->event, NULL, handlers[i].sig, handlers[i].handler, d);
+                r = hvt_event_add_signal(d->event, NULL, handlers[i].sig, handlers[i].handler, d);
                 if (r < 0)
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch signals: %m");
         }
@@ -230,7 +227,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         char status[sizeof(d->status_sent)];
         int r;
 
-        r = sd_event_default(&d->event);
+        r = hvt_event_new(&d->event);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot create the event loop: %m");
         r = setup_signals(d);
@@ -243,7 +240,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         if (r < 0)
                 return r;
 
-        r = sd_event_add_post(d->event, &d->status, on_post, d);
+        r = hvt_event_add_post(d->event, &d->status, on_post, d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the status updates: %m");
 
@@ -262,7 +259,7 @@ int hvt_loop_run(struct hvt_daemon *d) {
         (void) hvt_reload_mark(d->state_fd, 0, 0, "");
         hvt_status_ready(d);
 
-        r = sd_event_loop(d->event);
+        r = hvt_event_loop(d->event);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Event loop failed: %m");
         return 0;

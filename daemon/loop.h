@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the sd-event loop of the running daemon: udev monitor, signals, timers. */
+/* Owns: what the running daemon's loop waits for: udev monitor, signals, timers. */
 #pragma once
 
 #include "context.h"

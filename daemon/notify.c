@@ -9,12 +9,13 @@
  * (an unconnected socket's would only speak of its own buffer). What the socket does not take
  * waits for that: READY, RELOADING and STOPPING in order, a STATUS only until a newer one
  * replaces it, and the pings meanwhile as one. The watchdog's pings come from a timer of
- * this file's, since sd-event's own watchdog sends with sd_notify().
+ * this file's, so that they take the same way.
  *
  * Failures to notify are not errors of the daemon: systemd may not be listening (a terminal,
  * a container without it). STATUS holds text hvtuned does not control (a configuration file's
  * name): escaped here (lib/escape.h), it can never start a line, which would be a key. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
-#include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "escape.h"
 #include "macro.h"
@@ -122,13 +123,13 @@ static void flush(struct hvt_notify *n) {
                         lost(n, r, "WATCHDOG=1");
                 n->ping_waits = false;
         }
-        (void) sd_event_source_set_enabled(n->writable, SD_EVENT_OFF);
+        (void) hvt_event_source_set_enabled(n->writable, false);
         if (n->told_full)
                 hvt_log_debug(n->log, "The service manager reads its notifications again");
         n->told_full = false;
 }
 
-static int on_writable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_writable(struct hvt_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s, (void) fd, (void) revents;
         flush(userdata);
         return 0;
@@ -136,7 +137,7 @@ static int on_writable(sd_event_source *s, int fd, uint32_t revents, void *userd
 
 static void wait_for_room(struct hvt_notify *n) {
         say_full(n);
-        (void) sd_event_source_set_enabled(n->writable, SD_EVENT_ON);
+        (void) hvt_event_source_set_enabled(n->writable, true);
 }
 
 /* Takes text (malloc()ed): sent now, or kept until the socket has room. */
@@ -223,19 +224,61 @@ void hvt_notify_watchdog(struct hvt_notify *n) {
 }
 
 /* Half the period, as sd-event's watchdog does: a late wakeup still pings in time. */
-static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_watchdog(struct hvt_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_notify *n = userdata;
-        int r;
 
         (void) usec;
         hvt_notify_watchdog(n);
-        r = sd_event_source_set_time_relative(s, n->watchdog_usec / 2);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-        return r;
+        return hvt_event_source_set_time_relative(s, n->watchdog_usec / 2);
 }
 
-int hvt_notify_open(struct hvt_notify *n, sd_event *e, const struct hvt_log *log) {
+/* A decimal number with nothing around it. */
+static int parse_u64(const char *s, uint64_t *ret) {
+        unsigned long long v;
+        char *end;
+
+        if (*s < '0' || *s > '9')  /* strtoull() would take spaces and a sign */
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno > 0)
+                return -errno;
+        if (*end != '\0')
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* What systemd sets for WatchdogSec= (sd_watchdog_enabled(3)): WATCHDOG_USEC, the period,
+ * and WATCHDOG_PID, the process it is for when set (a child of ours inherits both, and must
+ * not take the pings for its own). 1 with the period, 0 when there is none for us, -EINVAL
+ * when either variable is not a valid value. */
+static int watchdog_enabled(uint64_t *ret_usec) {
+        const char *s = getenv("WATCHDOG_USEC"), *p = getenv("WATCHDOG_PID");
+        uint64_t usec, pid;
+        int r;
+
+        if (!s)
+                return 0;
+        r = parse_u64(s, &usec);
+        if (r < 0)
+                return r;
+        if (usec == 0 || usec == UINT64_MAX)  /* not set, and infinity */
+                return -EINVAL;
+        if (p) {
+                r = parse_u64(p, &pid);
+                if (r < 0)
+                        return r;
+                if (pid == 0 || pid > INT_MAX)
+                        return -EINVAL;
+                if ((pid_t) pid != getpid())
+                        return 0;
+        }
+        *ret_usec = usec;
+        return 1;
+}
+
+int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_log *log) {
         const char *address = getenv("NOTIFY_SOCKET");
         int r;
 
@@ -248,21 +291,21 @@ int hvt_notify_open(struct hvt_notify *n, sd_event *e, const struct hvt_log *log
                                      "(%m): it is not notified", address);
                 return 0;
         }
-        r = sd_event_add_io(e, &n->writable, n->fd, EPOLLOUT, on_writable, n);
+        r = hvt_event_add_io(e, &n->writable, n->fd, EPOLLOUT, on_writable, n);
         if (r >= 0)
-                r = sd_event_source_set_enabled(n->writable, SD_EVENT_OFF);
+                r = hvt_event_source_set_enabled(n->writable, false);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "Cannot watch the notification socket: %m");
 
         /* WatchdogSec= in the unit sets WATCHDOG_USEC; without it no timer exists. */
-        r = sd_watchdog_enabled(false, &n->watchdog_usec);
+        r = watchdog_enabled(&n->watchdog_usec);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "Cannot set up the watchdog: %m");
         if (r == 0)
                 return 0;
         hvt_notify_watchdog(n);
-        r = sd_event_add_time_relative(e, &n->watchdog, CLOCK_MONOTONIC, n->watchdog_usec / 2,
-                                       n->watchdog_usec / 4, on_watchdog, n);
+        r = hvt_event_add_time_relative(e, &n->watchdog, n->watchdog_usec / 2, n->watchdog_usec / 4,
+                                        on_watchdog, n);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "Cannot set up the watchdog: %m");
         return 0;
@@ -271,8 +314,8 @@ int hvt_notify_open(struct hvt_notify *n, sd_event *e, const struct hvt_log *log
 void hvt_notify_done(struct hvt_notify *n) {
         while (n->n_queued > 0)
                 drop_head(n);
-        n->watchdog = sd_event_source_unref(n->watchdog);
-        n->writable = sd_event_source_unref(n->writable);
+        n->watchdog = hvt_event_source_free(n->watchdog);
+        n->writable = hvt_event_source_free(n->writable);
         if (n->fd >= 0)
                 close(n->fd);
         n->fd = -EBADF;

@@ -8,8 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <systemd/sd-event.h>
-
+#include "event.h"
 #include "log.h"
 
 /* State changes and a STATUS the manager's socket had no room for yet. A manager that reads
@@ -24,8 +23,8 @@ struct hvt_notify_message {
 struct hvt_notify {
         const struct hvt_log *log;
         int fd;                         /* connected to NOTIFY_SOCKET, non-blocking; -EBADF: none */
-        sd_event_source *writable;      /* EPOLLOUT: on while messages wait */
-        sd_event_source *watchdog;      /* the keep-alive timer; NULL without WatchdogSec= */
+        struct hvt_event_source *writable; /* EPOLLOUT: on while messages wait */
+        struct hvt_event_source *watchdog; /* the keep-alive timer; NULL without WatchdogSec= */
         uint64_t watchdog_usec;
         struct hvt_notify_message queue[HVT_NOTIFY_QUEUE_MAX];  /* waiting, oldest first */
         size_t n_queued;
@@ -39,7 +38,7 @@ struct hvt_notify {
 /* Connects to the socket NOTIFY_SOCKET names, if any, and, with WatchdogSec= (WATCHDOG_USEC),
  * pings it from a timer on e. A manager that cannot be reached is logged, not an error:
  * 0, or -errno when the loop cannot take the sources or WATCHDOG_USEC is invalid. */
-int hvt_notify_open(struct hvt_notify *n, sd_event *e, const struct hvt_log *log);
+int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_log *log);
 void hvt_notify_done(struct hvt_notify *n);
 
 void hvt_notify_ready(struct hvt_notify *n, const char *status);

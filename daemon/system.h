@@ -4,7 +4,10 @@
 
 #include <stdbool.h>
 
+#include "log.h"
+
 /* True when systemd says the system is stopping (shutdown or reboot under way): then there
  * is no point restoring originals, and it would only slow the shutdown. False when it cannot
- * tell (no systemd): restoring is the safe side. */
-bool hvt_system_is_stopping(void);
+ * tell (no systemd, no libsystemd to ask it with: said at debug level): restoring is the safe
+ * side. */
+bool hvt_system_is_stopping(const struct hvt_log *log);

@@ -137,11 +137,11 @@ void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         (void) restore(d, t, &all);
 }
 
-static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_resume(struct hvt_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_tracked *t = userdata;
 
         (void) s;
-        t->resume = sd_event_source_unref(t->resume);  /* no longer paused: the pass below is not skipped */
+        t->resume = hvt_event_source_free(t->resume);  /* no longer paused: the pass below is not skipped */
         hvt_repair_window_restart(&t->window, usec);
         hvt_tune(t->daemon, t, HVT_TUNE_VERIFY);
         return 0;
@@ -153,13 +153,14 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
         int r;
 
         d->counters.repairs += repairs;
-        if (!d->event || sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+        if (!d->event)
                 return;
+        now = hvt_event_now(d->event);
         if (!hvt_repair_window_add(&t->window, repairs, now) || t->resume)
                 return;
 
         end = hvt_repair_window_end(&t->window);
-        r = sd_event_add_time(d->event, &t->resume, CLOCK_MONOTONIC, end, 1000000, on_resume, t);
+        r = hvt_event_add_time(d->event, &t->resume, end, 1000000, on_resume, t);
         if (r < 0) {
                 (void) hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot pause repairs: %m", t->disk.sysname);
                 return;

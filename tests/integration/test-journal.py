@@ -158,6 +158,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
     check_shutdown(hvtuned, manager, env, denv)
     check_fault(hvtuned, env, denv, emulator, faults)
+    check_shutdown_blind(hvtuned, manager, env, denv)
 
 
 def check_hw_queues(pid):
@@ -248,6 +249,48 @@ def check_shutdown(hvtuned, manager, env, denv):
         if "[none]" not in f.read():
             fail("sdb lost its tuned scheduler at shutdown")
     print("ok: no restore while the system is stopping")
+
+
+def check_shutdown_blind(hvtuned, manager, env, denv):
+    """The same stop without a libsystemd to ask with: hvtuned cannot tell, so it restores."""
+    fake = subprocess.Popen([manager, "/run/systemd/private", "stopping"], env=env, stdout=subprocess.PIPE,
+                            text=True)
+    if fake.stdout.readline().strip() != "ready":
+        fail("the fake manager did not start")
+    # The libsystemd.so.0 the dynamic linker finds (the fake manager's), an empty file in this
+    # mount namespace: dlopen() fails on it as on a system without it.
+    with open(f"/proc/{fake.pid}/maps") as f:
+        libs = {line.split()[-1] for line in f if "/libsystemd.so.0" in line}
+    if len(libs) != 1:
+        fail(f"libsystemd mapped as {libs} in the fake manager")
+    open("/run/empty.so", "w").close()
+    subprocess.run(["mount", "--bind", "/run/empty.so", libs.pop()], check=True)
+    journald = start_journald(env)
+    try:
+        stream = open("/run/hvtuned.stderr", "w")
+        st = os.fstat(stream.fileno())
+        daemon = subprocess.Popen(daemon_argv(hvtuned) + ["-v"], stderr=stream,
+                                  env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+        pid = str(daemon.pid)
+        wait_for("the start-up pass without libsystemd", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+        daemon.terminate()
+        if daemon.wait(timeout=30) != 0:
+            fail(f"hvtuned exited with {daemon.returncode} without libsystemd")
+        check_valgrind(pid)
+    finally:
+        # A failure must not leave them holding the test's output open until its timeout.
+        fake.kill()
+        journald.terminate()
+        journald.wait(timeout=30)
+
+    if journal(f"_PID={pid}", f"MESSAGE_ID={SKIPPED}"):
+        fail("restore skipped although hvtuned could not ask systemd")
+    if not journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}"):
+        fail("no originals restored although hvtuned could not tell a shutdown")
+    said = [e["MESSAGE"] for e in journal(f"_PID={pid}", "PRIORITY=7") if "libsystemd" in e["MESSAGE"]]
+    if len(said) != 1 or not said[0].startswith("Cannot load libsystemd"):
+        fail(f"no debug entry saying libsystemd could not be loaded: {said}")
+    print("ok: without libsystemd, the originals restored at stop")
 
 
 def check_fault(hvtuned, env, denv, emulator, faults):

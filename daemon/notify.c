@@ -304,7 +304,9 @@ int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_
         if (r == 0)
                 return 0;
         hvt_notify_watchdog(n);
-        r = hvt_event_add_time_relative(e, &n->watchdog, n->watchdog_usec / 2, n->watchdog_usec / 4,
+        /* The loop fires a timer at the end of its slack: half the period plus a sixteenth
+         * leaves the manager's deadline far away. */
+        r = hvt_event_add_time_relative(e, &n->watchdog, n->watchdog_usec / 2, n->watchdog_usec / 16,
                                         on_watchdog, n);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "Cannot set up the watchdog: %m");

@@ -201,8 +201,9 @@ static int before_late_write(const struct hvt_result *res, const char *first, hv
         return before_write(&one, userdata);
 }
 
-/* Reads res again after an earlier write of the pass, which may have changed it: a scheduler
- * switch resets nr_requests, a limits update (6.9+) read_ahead_kb. What was found first stays
+/* Reads res again after an earlier write of the pass that may have changed it (lib/attr.c
+ * hvt_attr_write_may_change()): a scheduler switch resets nr_requests, a limits update (6.9+)
+ * read_ahead_kb. What was found first stays
  * the report's "from" where it differed already. A change nothing expected goes through the
  * hook first. */
 static void redecide(const struct item *item, hvt_before_write_t before_write, void *userdata, bool covered,
@@ -225,10 +226,16 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
         }
 }
 
+/* After a write of `written`, marks what it may have changed (lib/attr.c) to be read again. */
+static void mark_stale(enum hvt_attr_id written, bool stale[static _HVT_ATTR_MAX]) {
+        for (size_t id = 0; id < _HVT_ATTR_MAX; id++)
+                stale[id] = stale[id] || hvt_attr_write_may_change(written, (enum hvt_attr_id) id);
+}
+
 /* The pass over items[], one result each in a: all read first, the hook, then the writes. */
 static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
                         struct hvt_apply *a) {
-        bool any = false, wrote = false, sched_written = false, covered[_HVT_ATTR_DISK_MAX];
+        bool any = false, sched_written = false, covered[_HVT_ATTR_DISK_MAX], stale[_HVT_ATTR_MAX] = {};
         int r;
 
         for (size_t i = 0; i < a->n; i++) {
@@ -262,13 +269,14 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                         }
                         continue;
                 }
-                if (wrote && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
+                if (stale[res->attr] && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
                         redecide(&items[i], before_write, userdata, covered[i], res);
                 if (res->outcome != HVT_WOULD_APPLY)
                         continue;
                 res->knock_on = sched_written && hvt_attr_reset_by_scheduler(res->attr);
                 write_one(items[i].dirfd, res->attr, res);
-                wrote = true;
+                /* Failed too: a write the kernel refused may still have been half done. */
+                mark_stale(res->attr, stale);
                 sched_written = sched_written ||
                         (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));
         }

@@ -77,6 +77,31 @@ bool hvt_attr_reset_by_scheduler(enum hvt_attr_id id) {
         return id == HVT_ATTR_NR_REQUESTS;
 }
 
+/* The kernel's couplings between the attributes of one disk, so that a pass reads again,
+ * after a write, only what that write can have changed, and nothing else a second time:
+ * - a scheduler switch resets nr_requests (above), and turns writeback throttling off and on
+ *   again: bfq_init_queue() calls wbt_disable_default(), bfq_exit_queue() wbt_enable_default();
+ * - on 6.9+ a limits update (queue_limits_commit_update(), as max_sectors_kb's store does)
+ *   recomputes the read-ahead from the limits;
+ * - device/timeout and queue/io_timeout show one value, the queue's rq_timeout.
+ * Every other attribute here stores only itself. */
+bool hvt_attr_write_may_change(enum hvt_attr_id written, enum hvt_attr_id other) {
+        if (written == other)
+                return false;
+        switch (written) {
+        case HVT_ATTR_SCHEDULER:
+                return hvt_attr_reset_by_scheduler(other) || other == HVT_ATTR_WBT_LAT_USEC;
+        case HVT_ATTR_MAX_SECTORS_KB:
+                return other == HVT_ATTR_READ_AHEAD_KB;
+        case HVT_ATTR_TIMEOUT:
+                return other == HVT_ATTR_IO_TIMEOUT;
+        case HVT_ATTR_IO_TIMEOUT:
+                return other == HVT_ATTR_TIMEOUT;
+        default:
+                return false;
+        }
+}
+
 const char *hvt_group_name(enum hvt_group group) {
         if ((unsigned) group >= _HVT_GROUP_MAX)
                 return NULL;

@@ -69,6 +69,8 @@ struct hvt_setting {
 const struct hvt_attr *hvt_attr_get(enum hvt_attr_id id);
 /* Whether a scheduler switch puts the kernel's default back into id. */
 bool hvt_attr_reset_by_scheduler(enum hvt_attr_id id);
+/* Whether a write of one attribute may change what another shows. */
+bool hvt_attr_write_may_change(enum hvt_attr_id written, enum hvt_attr_id other);
 int hvt_attr_lookup(enum hvt_group group, const char *name);
 const char *hvt_group_name(enum hvt_group group);
 

@@ -426,6 +426,94 @@ START_TEST(test_unreadable_nr_requests_holds_scheduler) {
 }
 END_TEST
 
+/* Opens of each file of the queue/ and LUN directories since the last call, IN_OPEN
+ * counted from a watch of their own. The closes are watched too, only so that two opens in
+ * a row are two events: inotify merges an event with the same one queued just before it. */
+struct opens {
+        int fd;
+};
+
+static void opens_watch(struct fixture *f, struct opens *o) {
+        o->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        ck_assert_int_ge(o->fd, 0);
+        ck_assert_int_ge(inotify_add_watch(o->fd, f->queue, IN_OPEN | IN_CLOSE), 0);
+        ck_assert_int_ge(inotify_add_watch(o->fd, f->lun, IN_OPEN | IN_CLOSE), 0);
+}
+
+static unsigned opens_of(struct opens *o, const char *name) {
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        unsigned n = 0;
+        ssize_t len;
+
+        while ((len = read(o->fd, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) + ((struct inotify_event *) p)->len) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+
+                        /* e->len 0: the directory itself, opened as the pass's dirfd */
+                        if ((e->mask & IN_OPEN) && e->len > 0 && strcmp(e->name, name) == 0)
+                                n++;
+                }
+        return n;
+}
+
+/* One attribute's opens in a pass: read; read again only after a write that can change it
+ * (lib/attr.c); written; read back. */
+static void assert_opens(struct fixture *f, const struct hvt_plan *p, const char *name, unsigned want) {
+        struct opens o;
+        struct hvt_apply a;
+
+        opens_watch(f, &o);
+        hvt_apply_disk(&f->d, p, 0, NULL, NULL, &a);
+        unsigned n = opens_of(&o, name);
+
+        ck_assert_msg(n == want, "%s: opened %u times, not %u", name, n, want);
+        close(o.fd);
+}
+
+/* After a write, a pass reads again only what that write can change: nr_requests and
+ * wbt_lat_usec after the scheduler's switch, read_ahead_kb after max_sectors_kb; the rest
+ * not at all. */
+START_TEST(test_reads_again_only_what_a_write_changes) {
+        static const struct {
+                const char *name;
+                unsigned opens;
+        } want[] = {
+                { "scheduler", 3 }, { "nr_requests", 4 }, { "wbt_lat_usec", 4 },
+                { "max_sectors_kb", 3 }, { "read_ahead_kb", 4 }, { "timeout", 3 }, { "iostats", 3 },
+        };
+        struct fixture f;
+        struct hvt_plan p = {};
+
+        setup_disk(&f);
+        put(&f, "sda/queue/wbt_lat_usec", "2000\n");
+        put(&f, "sda/queue/max_sectors_kb", "512\n");
+        put(&f, "sda/queue/iostats", "1\n");
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 100);
+        want_int(&p, HVT_ATTR_WBT_LAT_USEC, 0);
+        want_int(&p, HVT_ATTR_MAX_SECTORS_KB, 256);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        want_int(&p, HVT_ATTR_IOSTATS, 0);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                /* Each round from the same originals, every attribute to be written. */
+                put(&f, "sda/queue/scheduler", "none [mq-deadline] kyber bfq \n");
+                put(&f, "sda/queue/nr_requests", "256\n");
+                put(&f, "sda/queue/wbt_lat_usec", "2000\n");
+                put(&f, "sda/queue/max_sectors_kb", "512\n");
+                put(&f, "sda/queue/read_ahead_kb", "128\n");
+                put(&f, "sda/queue/iostats", "1\n");
+                put(&f, "0:0:0:0/timeout", "180\n");
+                assert_opens(&f, &p, want[i].name, want[i].opens);
+        }
+
+        /* Without the scheduler's switch, nr_requests is read once before its write. */
+        p.want[HVT_ATTR_SCHEDULER].set = false;
+        put(&f, "sda/queue/nr_requests", "256\n");
+        assert_opens(&f, &p, "nr_requests", 3);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("apply");
         TCase *tc = tcase_create("plain-directory");
@@ -442,6 +530,7 @@ int main(void) {
         tcase_add_test(tc, test_no_symlink_followed);
         tcase_add_test(tc, test_hook_once_before_writes);
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
+        tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "enumerate.h"
@@ -16,15 +18,16 @@
 #include "rundir.h"
 #include "udev-util.h"
 
-/* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
- * could not classify this time keeps its originals for the next. */
-static bool record_wanted(const char *sysname, void *userdata) {
-        DIR *class_block = userdata;
+/* How often a walk asks whether to stop: before its first disk, then each time this much
+ * of it has passed. Reading the clock is no system call; asking for the signals pending is. */
+#define STOP_CHECK_USEC 1000
 
-        if (strcmp(sysname, HVT_DRIVER_NAME) == 0)
-                return true;  /* the module parameter's: the driver pass owns it */
-        return faccessat(dirfd(class_block), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
+/* The names /sys/class/block listed as the walk began, sorted, and the directory. */
+struct listing {
+        DIR *dir;
+        char **names;
+        size_t n;
+};
 
 /* The kernel's order of disk names: sdz before sdaa. */
 static int name_cmp(const void *a, const void *b) {
@@ -32,6 +35,39 @@ static int name_cmp(const void *a, const void *b) {
         size_t lx = strlen(x), ly = strlen(y);
 
         return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+/* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
+ * could not classify this time keeps its originals for the next. A name the walk's listing
+ * had is kept without asking the kernel again; one it had not may have come since. */
+static bool record_wanted(const char *sysname, void *userdata) {
+        const struct listing *l = userdata;
+
+        if (strcmp(sysname, HVT_DRIVER_NAME) == 0)
+                return true;  /* the module parameter's: the driver pass owns it */
+        if (l->n > 0 && bsearch(&sysname, l->names, l->n, sizeof(*l->names), name_cmp))
+                return true;
+        return faccessat(dirfd(l->dir), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* Whether stop says to end the walk, asked at most once every STOP_CHECK_USEC. */
+static bool stop_asked(hvt_stop_t stop, void *userdata, uint64_t *next) {
+        uint64_t now;
+
+        if (!stop)
+                return false;
+        now = now_usec();
+        if (now < *next)
+                return false;
+        *next = now + STOP_CHECK_USEC;
+        return stop(userdata);
 }
 
 static void names_free(char **names, size_t n) {
@@ -105,15 +141,30 @@ static bool udev_initialized(dev_t devnum) {
         return access(path, F_OK) == 0;
 }
 
+/* A disk the walk skipped is there all the same: a managed one of its name stays managed,
+ * its record and its originals with it, instead of being forgotten as gone. A scan: skips
+ * are rare. */
+static void keep_skipped(struct hvt_daemon *d, const char *name) {
+        for (size_t i = 0; i < d->disks.n; i++)
+                if (strcmp(d->disks.v[i]->disk.sysname, name) == 0)
+                        d->disks.v[i]->seen = true;
+}
+
+static void listing_done(struct listing *l) {
+        names_free(l->names, l->n);
+        if (l->dir)
+                (void) closedir(l->dir);
+}
+
 /* Records of disks that went while hvtuned was not running. What is not hvtuned's stays,
  * and is mentioned once. */
-static void prune_records(struct hvt_daemon *d, DIR *class_block) {
+static void prune_records(struct hvt_daemon *d, const struct listing *class_block) {
         char path[4096];
         int r;
 
         if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
                 return;
-        r = hvt_state_prune(d->state_fd, record_wanted, class_block);
+        r = hvt_state_prune(d->state_fd, record_wanted, (void *) class_block);
         if (r <= 0 || d->foreign_told)
                 return;
         hvt_rundir_path(path, sizeof(path));
@@ -123,49 +174,50 @@ static void prune_records(struct hvt_daemon *d, DIR *class_block) {
 
 int hvt_enumerate(struct hvt_daemon *d, hvt_stop_t stop, void *userdata) {
         _cleanup_(hvt_classify_cache_done) struct hvt_classify_cache cache = {};
-        _cleanup_(closedirp) DIR *dir = NULL;
-        char **names = NULL;
-        size_t n = 0;
+        _cleanup_(listing_done) struct listing l = {};
         bool wait = wait_for_udev(d);
+        uint64_t next_stop_check = 0;
         int r;
 
-        dir = opendir("/sys/class/block");
-        r = dir ? block_names(dir, &names, &n) : negative_errno();
+        l.dir = opendir("/sys/class/block");
+        r = l.dir ? block_names(l.dir, &l.names, &l.n) : negative_errno();
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot list /sys/class/block: %m");
 
         for (size_t i = 0; i < d->disks.n; i++)
                 d->disks.v[i]->seen = false;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < l.n; i++) {
+                const char *name = l.names[i];
                 char syspath[PATH_MAX];
                 dev_t devnum;
 
                 /* A stop is not held up by the rest of a long walk, nor by one slow disk after
                  * it. What was not walked is neither forgotten nor pruned: its records may hold
                  * a crashed run's originals. */
-                if (stop && stop(userdata)) {
+                if (stop_asked(stop, userdata, &next_stop_check)) {
                         hvt_log_debug(&d->log, "Stop requested: ending the walk over the disks early");
-                        names_free(names, n);
                         return 1;
                 }
-                r = hvt_classify_block_name(dirfd(dir), names[i], syspath, sizeof(syspath), &devnum);
-                if (r < 0)
+                r = hvt_classify_block_name(dirfd(l.dir), name, syspath, sizeof(syspath), &devnum);
+                if (r < 0) {
                         /* Not known to be Hyper-V's: skipped, as libudev's lookup skips it. */
-                        hvt_log_debug(&d->log, "%s: cannot read what it is (%s): skipped", names[i], strerror(-r));
+                        hvt_log_debug(&d->log, "%s: cannot read what it is (%s): skipped", name, strerror(-r));
+                        keep_skipped(d, name);
+                }
                 if (r <= 0)
                         continue;  /* a partition, or gone since the listing */
                 if (wait && !udev_initialized(devnum)) {
-                        hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", names[i]);
+                        hvt_log_debug(&d->log, "%s: udev has not finished with it: tuned at its add event", name);
+                        keep_skipped(d, name);
                         continue;
                 }
-                (void) hvt_route_found(d, syspath, names[i], devnum, &cache);
+                (void) hvt_route_found(d, syspath, name, devnum, &cache);
         }
-        names_free(names, n);
         /* Whatever was not found again went away while events were lost. Backwards, since a
          * removal moves the last entry into the freed slot. */
         for (size_t i = d->disks.n; i > 0; i--)
                 if (!d->disks.v[i - 1]->seen)
                         hvt_route_forget(d, d->disks.v[i - 1], true);
-        prune_records(d, dir);
+        prune_records(d, &l);
         return 0;
 }

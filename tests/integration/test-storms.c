@@ -69,6 +69,7 @@ START_TEST(test_event_storm_and_overrun) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         g_autofree char *flag = g_strdup_printf("/tmp/hvtuned-overrun.%d", getpid());
         char *config = config_write(CONFIG), *err;
+        g_autofree char *dev = NULL;
         struct uevent_device sdb, sdf;
         struct hv_run run;
 
@@ -110,9 +111,26 @@ START_TEST(test_event_storm_and_overrun) {
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
         ck_assert(!record_exists("sdf"));
 
+        /* Lost: sdc's removal. The walk forgets sdc; it cannot read what sdd is (its dev says
+         * nothing) and skips it, but skipped is not gone: sdd stays managed, its record of
+         * originals with it (3 disks, not 2). */
+        dev = g_strdup(testbed_value("sdd", "dev"));
+        blackout(flag, true);
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sdd"), "dev", "garbage");
+        testbed_remove(tb, testbed_syspath("sdc"));
+        uevent_send_blocking(testbed_syspath("vda"), "change", 100);
+        blackout(flag, false);
+        uevent_send_blocking(testbed_syspath("vda"), "change", 1);
+        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on ");
+        ck_assert(record_exists("sdd"));
+        ck_assert(!record_exists("sdc"));
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sdd"), "dev", dev);
+
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count(err, "Lost device events (receive buffer overrun), re-enumerating all disks"), 2);
+        ck_assert_uint_eq(count(err, "Lost device events (receive buffer overrun), re-enumerating all disks"), 3);
         assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
+        assert_contains(err, "sdc: removed Hyper-V scsi disk");
+        ck_assert_ptr_null(strstr(err, "sdd: removed"));
         ck_assert_ptr_null(strstr(err, "(failed"));
         unsetenv("HVTUNED_TEST_OVERRUN");
         unlink(config);

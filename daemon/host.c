@@ -43,7 +43,7 @@ static void unreadable(const char *sysname, int error, void *userdata) {
 }
 
 int hvt_host_scan(struct hvt_daemon *d) {
-        int r = hvt_controllers_scan(d->udev, &d->host.controllers, unreadable, d);
+        int r = hvt_controllers_scan(&d->host.controllers, unreadable, d);
 
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate SCSI hosts: %m");

@@ -432,12 +432,6 @@ static int read_uint_attr(const char *dir, const char *name, unsigned *ret) {
         return 0;
 }
 
-int hvt_classify_controller(struct udev_device *dev, struct hvt_controller *ret) {
-        if (!streq_ptr(udev_device_get_subsystem(dev), "scsi_host"))
-                return 0;
-        return hvt_classify_controller_syspath("/sys/devices", udev_device_get_syspath(dev), ret);
-}
-
 int hvt_classify_controller_syspath(const char *top, const char *syspath, struct hvt_controller *ret) {
         struct hvt_controller c = {};
         char vmbus[PATH_MAX];

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <stddef.h>
-#include <libudev.h>
 
 #include "controller.h"
 
@@ -17,10 +16,9 @@ struct hvt_controllers {
  * when the kernel has no nr_hw_queues to show (before 5.10), else what the read gave. */
 typedef void (*hvt_controller_unreadable_t)(const char *sysname, int error, void *userdata);
 
-/* Reads every storvsc controller into ret, replacing what it held; ret is left as it was on
- * error (-ENOMEM, or what enumerating the SCSI hosts gave). */
-int hvt_controllers_scan(struct udev *udev, struct hvt_controllers *ret, hvt_controller_unreadable_t unreadable,
-                         void *userdata);
+/* Reads every storvsc controller (/sys/class/scsi_host) into ret, replacing what it held;
+ * ret is left as it was on error (-ENOMEM, or what listing the SCSI hosts gave). */
+int hvt_controllers_scan(struct hvt_controllers *ret, hvt_controller_unreadable_t unreadable, void *userdata);
 
 /* The controller of that name ("{guid}"), or NULL. The pointer is into c: the next scan
  * frees it. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: fuzzing the classification walk of lib/classify.c: hvt_classify_syspath() and
- * hvt_classify_controller_syspath(), what hvt_classify() and hvt_classify_controller() do once
- * udev has named the device, on a sysfs-like tree the input describes. libudev accepts only
+ * hvt_classify_controller_syspath(), what hvt_classify() does once udev has named the device
+ * and what the controller scan does for each SCSI host it lists, on a sysfs-like tree the input describes. libudev accepts only
  * syspaths below /sys, so the tree is built in the private directory with its top at
  * ROOT/sys/devices, and the walk is given that top. The input's lines, paths relative to ROOT:
  *

@@ -2,15 +2,17 @@
 calls that are hvtuned's own, without those the two shims make for the kernel.
 
 Bound (bench/launch -r), the testbed's tmpfs answers as sysfs through two LD_PRELOAD shims
-whose own calls strace sees in the same process, and which a guest's kernel makes none of:
-  - bench/bound-sysfs.so: a readlink(2) of /proc/self/fd/N after each fstatfs();
-  - the test suite's sysfs-kernel.so, on an open for writing: a readlink(2) of the directory
-    fd and a newfstatat(AT_FDCWD) of the file, then, for an emulated attribute, the old
-    content read with fopen() (openat(AT_FDCWD, O_RDONLY|O_CLOEXEC), fstat, reads, close);
-    on write(): other attributes read the same way (can_queue, the scheduler) and nr_requests
-    reset (openat(AT_FDCWD, O_WRONLY|O_TRUNC|O_CLOEXEC), write, close), then the shown value
-    put in place of the program's write: lseek, ftruncate, write; on close(): lseek,
-    ftruncate, write once more.
+(one object, bench/hvtuned-bound-sysfs.so) whose own calls strace sees in the same process,
+and which a guest's kernel makes none of:
+  - bound-sysfs.c: a readlink(2) of /proc/self/fd/N after each fstatfs();
+  - the test suite's sysfs-kernel.c, on an open for writing: a readlink(2) of the directory
+    fd and a newfstatat(AT_FDCWD) of the file, or, for a file it does not emulate, a
+    newfstatat(dirfd, name, flags 0) of it right before the program's openat of that name;
+    then, for an emulated attribute, the old content read (openat(AT_FDCWD,
+    O_RDONLY|O_CLOEXEC), read, close); on write(): other attributes read the same way (the
+    scheduler, a host's can_queue) and nr_requests reset (openat(AT_FDCWD,
+    O_WRONLY|O_TRUNC|O_CLOEXEC), write, close), then the shown value put in place of the
+    program's write: pwrite64 then ftruncate (lseek, ftruncate, write on an O_APPEND file).
 hvtuned and libudev use readlinkat(), never readlink(), and open sysfs files with O_NOFOLLOW,
 O_NOCTTY or O_DIRECTORY: the shims' calls are told apart by their form. The write the shim
 makes in place of the program's counts as the program's (a kernel gets that one write).
@@ -44,6 +46,15 @@ def count(lines):
             state[pid] = "readlink" if args.endswith("2047") or ", 2047" in args else None
         elif call == "newfstatat" and last == "readlink" and args.startswith("AT_FDCWD"):
             shim += 1
+        elif call == "newfstatat" and not args.startswith("AT_FDCWD") and args.endswith(", 0"):
+            state[pid] = ("stat", args.split(",", 2)[:2])
+        elif call == "openat" and isinstance(last, tuple) and last[0] == "stat" and \
+                args.split(",", 2)[:2] == last[1] and "O_WRONLY" in args:
+            shim += 1    # the newfstatat before it: the shim's permission check
+        elif call == "pwrite64":
+            state[pid] = ("pwrite", fd)
+        elif call == "ftruncate" and last == ("pwrite", fd):
+            shim += 1    # the pwrite64 before it stood for the program's write
         elif call == "openat" and SHIM_OPEN.match(args):
             shim += 1
             ret = m.group(4)

@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,11 +354,31 @@ static long long read_number(const char *path) {
         return end == buf ? -1 : v;
 }
 
+/* The tag depths read so far, by their host's path (FNV-1a): the kernel sizes a host's tags
+ * once, as it adds the host, and a re-probe adds a host of another number, so a depth read
+ * once holds for the process. Each disk of a host would read it again otherwise. */
+#define DEPTHS_MAX 16
+static struct depth {
+        uint64_t host_hash;
+        long long depth;
+} depths[DEPTHS_MAX];
+static size_t n_depths, next_depth;
+
+static uint64_t fnv1a(const char *s, size_t n) {
+        uint64_t h = 0xcbf29ce484222325u;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char) s[i]) * 0x100000001b3u;
+        return h;
+}
+
 /* The tag depth of the disk's SCSI host: its can_queue (scsi_mq_setup_tags()), from
  * ".../hostN/target.../block/sdX/queue/nr_requests"; -1 when there is none to read. */
 static long long tag_depth(const char *path) {
         char host[4096], can_queue[4200];
         const char *p, *h = NULL;
+        uint64_t hash;
+        long long depth;
         size_t n;
 
         for (p = strstr(path, "/host"); p; p = strstr(p + 1, "/host"))
@@ -366,9 +387,20 @@ static long long tag_depth(const char *path) {
         if (!h)
                 return -1;
         n = strcspn(h, "/");
+        hash = fnv1a(path, (size_t) (h - path) + n);
+        for (size_t i = 0; i < n_depths; i++)
+                if (depths[i].host_hash == hash)
+                        return depths[i].depth;
         snprintf(host, sizeof(host), "%.*s", (int) n, h);
         snprintf(can_queue, sizeof(can_queue), "%.*s/scsi_host/%s/can_queue", (int) (h - path + n), path, host);
-        return read_number(can_queue);
+        depth = read_number(can_queue);
+        if (depth > 0) {
+                depths[next_depth] = (struct depth) { hash, depth };
+                next_depth = (next_depth + 1) % DEPTHS_MAX;
+                if (n_depths < DEPTHS_MAX)
+                        n_depths++;
+        }
+        return depth;
 }
 
 /* queue_requests_store(): the same value is nothing to do; below BLKDEV_MIN_RQ is raised to

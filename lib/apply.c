@@ -202,7 +202,7 @@ static int before_late_write(const struct hvt_result *res, const char *first, hv
 }
 
 /* Reads res again after an earlier write of the pass that may have changed it (lib/attr.c
- * hvt_attr_write_may_change()): a scheduler switch resets nr_requests, a limits update (6.9+)
+ * hvt_attr_write_may_change()): a scheduler switch resets nr_requests, a limits update
  * read_ahead_kb. What was found first stays
  * the report's "from" where it differed already. A change nothing expected goes through the
  * hook first. */

@@ -81,8 +81,8 @@ bool hvt_attr_reset_by_scheduler(enum hvt_attr_id id) {
  * after a write, only what that write can have changed, and nothing else a second time:
  * - a scheduler switch resets nr_requests (above), and turns writeback throttling off and on
  *   again: bfq_init_queue() calls wbt_disable_default(), bfq_exit_queue() wbt_enable_default();
- * - on 6.9+ a limits update (queue_limits_commit_update(), as max_sectors_kb's store does)
- *   recomputes the read-ahead from the limits;
+ * - a limits update (queue_limits_commit_update(): max_sectors_kb's store on 6.9+, add_random's
+ *   and iostats' since they became limits features on 6.11) recomputes the read-ahead;
  * - device/timeout and queue/io_timeout show one value, the queue's rq_timeout.
  * Every other attribute here stores only itself. */
 bool hvt_attr_write_may_change(enum hvt_attr_id written, enum hvt_attr_id other) {
@@ -92,6 +92,8 @@ bool hvt_attr_write_may_change(enum hvt_attr_id written, enum hvt_attr_id other)
         case HVT_ATTR_SCHEDULER:
                 return hvt_attr_reset_by_scheduler(other) || other == HVT_ATTR_WBT_LAT_USEC;
         case HVT_ATTR_MAX_SECTORS_KB:
+        case HVT_ATTR_ADD_RANDOM:
+        case HVT_ATTR_IOSTATS:
                 return other == HVT_ATTR_READ_AHEAD_KB;
         case HVT_ATTR_TIMEOUT:
                 return other == HVT_ATTR_IO_TIMEOUT;

@@ -471,8 +471,8 @@ static void assert_opens(struct fixture *f, const struct hvt_plan *p, const char
 }
 
 /* After a write, a pass reads again only what that write can change: nr_requests and
- * wbt_lat_usec after the scheduler's switch, read_ahead_kb after max_sectors_kb; the rest
- * not at all. */
+ * wbt_lat_usec after the scheduler's switch, read_ahead_kb after max_sectors_kb or iostats;
+ * the rest not at all. */
 START_TEST(test_reads_again_only_what_a_write_changes) {
         static const struct {
                 const char *name;
@@ -507,10 +507,17 @@ START_TEST(test_reads_again_only_what_a_write_changes) {
                 assert_opens(&f, &p, want[i].name, want[i].opens);
         }
 
-        /* Without the scheduler's switch, nr_requests is read once before its write. */
-        p.want[HVT_ATTR_SCHEDULER].set = false;
-        put(&f, "sda/queue/nr_requests", "256\n");
-        assert_opens(&f, &p, "nr_requests", 3);
+        /* max_sectors_kb already right: what wbt's and nr_requests' writes cannot change is
+         * read once, and what iostats' write can (a limits update on 6.11+) twice. */
+        put(&f, "sda/queue/max_sectors_kb", "256\n");
+        put(&f, "sda/queue/iostats", "1\n");
+        put(&f, "sda/queue/read_ahead_kb", "128\n");
+        assert_opens(&f, &p, "read_ahead_kb", 4);
+        put(&f, "sda/queue/iostats", "0\n");
+        put(&f, "sda/queue/read_ahead_kb", "128\n");
+        put(&f, "sda/queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        put(&f, "sda/queue/wbt_lat_usec", "2000\n");
+        assert_opens(&f, &p, "read_ahead_kb", 3);
 }
 END_TEST
 

@@ -5,10 +5,11 @@
  * /sys and leaves every other answer alone: one readlink() per fstatfs() of a tmpfs file,
  * the only cost it adds.
  *
- * It also hands open() and open64() to openat(): the test suite's sysfs-kernel shim, loaded
- * after this one, plays the kernel's part on writes (brackets moved) in openat() and
- * openat64() only, and a Python program (TuneD) opens files with open(). glibc's open() is
- * an openat system call already: no call is added. Bench code only. */
+ * It also hands open() and open64() to openat(): the test suite's sysfs-kernel shim, built
+ * into the same object (bench/meson.build), plays the kernel's part on writes (brackets
+ * moved) in openat() and openat64() only, and a Python program (TuneD) opens files with
+ * open(). glibc's open() is an openat system call already: no call is added. Bench code
+ * only. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -49,8 +50,8 @@ static void as_sysfs(int fd, __fsword_t *f_type) {
 DEFINE_FSTATFS(fstatfs, struct statfs)
 DEFINE_FSTATFS(fstatfs64, struct statfs64)
 
-/* openat() as the next object in the preload order defines it: sysfs-kernel's when it is
- * loaded, else libc's. */
+/* openat() as the first object in the lookup order defines it: sysfs-kernel's, in this
+ * object. */
 #define DEFINE_OPEN(fn, at)                                                     \
         int fn(const char *path, int flags, ...) {                              \
                 mode_t mode = 0;                                                \

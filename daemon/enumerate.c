@@ -51,7 +51,7 @@ static bool record_wanted(const char *sysname, void *userdata) {
 }
 
 static uint64_t now_usec(void) {
-        struct timespec ts;
+        struct timespec ts = {};
 
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;

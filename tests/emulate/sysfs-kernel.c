@@ -88,6 +88,7 @@ static struct in_use {
 typedef int (*openat_fn)(int, const char *, int, ...);
 static openat_fn real_openat, real_openat64;
 static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_read)(int, void *, size_t);
 static int (*real_close)(int);
 
 static void init(void) {
@@ -95,6 +96,9 @@ static void init(void) {
                 real_openat = (openat_fn) dlsym(RTLD_NEXT, "openat");
                 real_openat64 = (openat_fn) dlsym(RTLD_NEXT, "openat64");
                 real_write = (ssize_t (*)(int, const void *, size_t)) dlsym(RTLD_NEXT, "write");
+                /* Not a fault shim's read(), loaded before this one: the emulation's own reads
+                 * are the kernel's, never a test's injected failure. */
+                real_read = (ssize_t (*)(int, void *, size_t)) dlsym(RTLD_NEXT, "read");
                 real_close = (int (*)(int)) dlsym(RTLD_NEXT, "close");
         }
 }
@@ -141,7 +145,7 @@ static bool read_file_at(int dirfd, const char *name, char buf[static CONTENT_MA
 
         if (fd < 0)
                 return false;
-        n = read(fd, buf, CONTENT_MAX - 1);
+        n = real_read(fd, buf, CONTENT_MAX - 1);
         buf[n > 0 ? n : 0] = '\0';
         (void) real_close(fd);
         return n >= 0;
@@ -152,7 +156,8 @@ static bool read_file(const char *path, char buf[static CONTENT_MAX]) {
 }
 
 /* The whole content replaced: written first, then cut to its length, so that a reader never
- * sees the attribute empty. */
+ * sees the attribute empty (one that reads in between may see the new text over the end of
+ * the old). */
 static void put_back(struct tracked *t, const char *content) {
         size_t len = strlen(content);
 
@@ -355,8 +360,9 @@ static long long read_number(const char *path) {
 }
 
 /* The tag depths read so far, by their host's path (FNV-1a): the kernel sizes a host's tags
- * once, as it adds the host, and a re-probe adds a host of another number, so a depth read
- * once holds for the process. Each disk of a host would read it again otherwise. */
+ * once, as it adds the host, so a depth read once holds until a driver bind or unbind (a
+ * re-probe, which a test plays by putting a host back at the same path). Each disk of a host
+ * would read it again otherwise. */
 #define DEPTHS_MAX 16
 static struct depth {
         uint64_t host_hash;
@@ -487,6 +493,7 @@ ssize_t write(int fd, const void *buf, size_t len) {
         snprintf(value, sizeof(value), "%.*s", (int) (len < sizeof(value) ? len : sizeof(value) - 1), (const char *) buf);
         switch (t->kind) {
         case DRIVER_BIND:
+                n_depths = next_depth = 0;   /* the hosts re-probed get their depths anew */
                 value[strcspn(value, " \n")] = '\0';
                 put_back(t, value);
                 error = wait_for_kernel(t->path);

@@ -4,12 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "enumerate.h"
@@ -50,30 +48,17 @@ static bool record_wanted(const char *sysname, void *userdata) {
         return faccessat(dirfd(l->dir), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts = {};
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* Whether stop says to end the walk, asked at most once every STOP_CHECK_USEC. */
 static bool stop_asked(hvt_stop_t stop, void *userdata, uint64_t *next) {
         uint64_t now;
 
         if (!stop)
                 return false;
-        now = now_usec();
+        now = hvt_now_usec(CLOCK_MONOTONIC);
         if (now < *next)
                 return false;
         *next = now + STOP_CHECK_USEC;
         return stop(userdata);
-}
-
-static void names_free(char **names, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
 }
 
 /* The names in /sys/class/block (disks and partitions), sorted. Not udev_enumerate: it makes
@@ -103,7 +88,7 @@ static int block_names(DIR *dir, char ***ret, size_t *n_ret) {
         if (errno != 0) {
                 int r = negative_errno();
 
-                names_free(names, n);
+                hvt_strv_free(names, n);
                 return r;
         }
         if (n > 0)
@@ -112,7 +97,7 @@ static int block_names(DIR *dir, char ***ret, size_t *n_ret) {
         *n_ret = n;
         return 0;
 oom:
-        names_free(names, n);
+        hvt_strv_free(names, n);
         return -ENOMEM;
 }
 
@@ -151,7 +136,7 @@ static void keep_skipped(struct hvt_daemon *d, const char *name) {
 }
 
 static void listing_done(struct listing *l) {
-        names_free(l->names, l->n);
+        hvt_strv_free(l->names, l->n);
         if (l->dir)
                 (void) closedir(l->dir);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "macro.h"
 
 enum source_type {
         SOURCE_IO,
@@ -66,13 +67,6 @@ struct hvt_event {
         bool exiting;
         int exit_code;
 };
-
-static uint64_t now_monotonic(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* A time that does not fit is "never", not a wrap into the past. */
 static uint64_t add_usec(uint64_t a, uint64_t b) {
@@ -333,7 +327,7 @@ struct hvt_event *hvt_event_free(struct hvt_event *e) {
 }
 
 uint64_t hvt_event_now(struct hvt_event *e) {
-        return e->iteration > 0 ? e->now : now_monotonic();
+        return e->iteration > 0 ? e->now : hvt_now_usec(CLOCK_MONOTONIC);
 }
 
 uint64_t hvt_event_get_iteration(const struct hvt_event *e) {
@@ -424,7 +418,7 @@ static int wait_ms(struct hvt_event *e, uint64_t timeout) {
                         if (end < wake)
                                 wake = end;
                 }
-        now = now_monotonic();
+        now = hvt_now_usec(CLOCK_MONOTONIC);
         if (timeout != UINT64_MAX && add_usec(now, timeout) < wake)
                 wake = add_usec(now, timeout);
         if (wake == UINT64_MAX)
@@ -450,7 +444,7 @@ int hvt_event_run(struct hvt_event *e, uint64_t timeout) {
                         return negative_errno();
                 n = 0;
         }
-        e->now = now_monotonic();
+        e->now = hvt_now_usec(CLOCK_MONOTONIC);
         e->iteration++;
         e->dispatching = true;
 

@@ -123,13 +123,6 @@ static int setup_verify(struct hvt_daemon *d) {
 /* Reload: a good file is applied to every disk as a difference; a bad one keeps the running
  * configuration (and the disks their values), and STATUS says where the error is. SIGHUPs
  * that arrive meanwhile are one pending signal: a burst costs one more reload. */
-static uint64_t now_realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static int on_reload(struct hvt_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
         int r;
@@ -144,7 +137,7 @@ static int on_reload(struct hvt_event_source *s, const struct signalfd_siginfo *
         d->counters.reloads++;
         d->counters.reload_failures += r < 0;
         d->counters.last_reload_ok = r >= 0;
-        d->counters.last_reload_usec = now_realtime_usec();
+        d->counters.last_reload_usec = hvt_now_usec(CLOCK_REALTIME);
         if (r >= 0) {
                 hvt_pass_retune(d);
                 hvt_pass_driver(d);

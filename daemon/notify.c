@@ -188,12 +188,9 @@ void hvt_notify_ready(struct hvt_notify *n, const char *status) {
 /* Type=notify-reload (systemd 253 and later) needs MONOTONIC_USEC with RELOADING=1 to tell
  * this reload from an earlier one; Type=notify shows it as "reloading" in the meantime. */
 void hvt_notify_reloading(struct hvt_notify *n) {
-        struct timespec ts;
         char state[64];
 
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
-                 (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u);
+        snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, hvt_now_usec(CLOCK_MONOTONIC));
         notify_status(n, state, "Reloading configuration");
 }
 

@@ -24,12 +24,6 @@ static bool no_queue_count(const char *syspath) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static void names_free(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
 static int strcmpp(const void *a, const void *b) {
         return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
@@ -75,7 +69,7 @@ static int host_syspaths(char ***ret, size_t *n_ret) {
         if (r >= 0 && errno != 0)
                 r = negative_errno();
         if (r < 0) {
-                names_free(v, n);
+                hvt_strv_free(v, n);
                 return r;
         }
         if (n > 0)
@@ -119,12 +113,12 @@ int hvt_controllers_scan(struct hvt_controllers *ret, hvt_controller_unreadable_
                 list = p;
                 list[n++] = c;
         }
-        names_free(hosts, n_hosts);
+        hvt_strv_free(hosts, n_hosts);
         hvt_controllers_done(ret);
         *ret = (struct hvt_controllers) { list, n };
         return 0;
 oom:
-        names_free(hosts, n_hosts);
+        hvt_strv_free(hosts, n_hosts);
         list_free(list, n);
         return -ENOMEM;
 }

@@ -5,8 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -34,6 +36,21 @@ static inline void closep(int *fd) {
         }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+/* Frees n strings and the array that holds them. */
+static inline void hvt_strv_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* clock in µs. */
+static inline uint64_t hvt_now_usec(clockid_t clock) {
+        struct timespec ts = {};
+
+        (void) clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
 
 /* A string that may be NULL (out of memory), for a message. */
 static inline const char *strna(const char *s) {

@@ -15,6 +15,7 @@
  * (lib/escape.h), and nowhere before. Escaped, no value holds a newline, so every field is
  * the protocol's plain "NAME=value\n". */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,16 +146,33 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
         return 0;
 }
 
+/* Once stderr's reader is gone (EPIPE: the pipe's reader exited, or journald's stream was
+ * closed), there is no more stderr: /dev/null takes its place, so that no later line fails
+ * again, and descriptor 2 is never closed (the next open would get it). */
+static void stderr_gone(void) {
+        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        (void) dup2(fd, STDERR_FILENO);
+        if (fd != STDERR_FILENO)
+                close(fd);
+        clearerr(stderr);
+}
+
 /* One line; with prio >= 0 behind the syslog prefix "<prio>", which journald's stream
  * protocol reads the priority from (SyslogLevelPrefix=, on by default). */
 static void send_stderr(int prio, const char *message) {
         char shown[HVT_ESCAPED_SIZE(MESSAGE_MAX)];
+        int n;
 
         (void) hvt_escape(shown, sizeof(shown), message);
         if (prio >= 0)
-                fprintf(stderr, "<%d>%s\n", prio, shown);
+                n = fprintf(stderr, "<%d>%s\n", prio, shown);
         else
-                fprintf(stderr, "%s\n", shown);
+                n = fprintf(stderr, "%s\n", shown);
+        if (n < 0 && errno == EPIPE)
+                stderr_gone();
 }
 
 int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *message_id,

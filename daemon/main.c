@@ -2,6 +2,7 @@
 /* Owns: the command line. Everything it decides ends up in the daemon context. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,11 @@ int main(int argc, char *argv[]) {
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
         pid_t pid = 0;
+
+        /* A log line to a stderr nobody reads any more (`hvtuned --once 2>&1 | head -3`) must
+         * not kill the process between a write and its restore: EPIPE instead, which log.c
+         * takes as "no more stderr". A service has it ignored already (IgnoreSIGPIPE=). */
+        (void) signal(SIGPIPE, SIG_IGN);
 
         r = parse_argv(argc, argv, &d, &mode, &level, &pid);
         if (r <= 0)

@@ -13,8 +13,10 @@
  * A small scanner for the part of libconfig's lexical grammar that matters here: comments
  * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
  * A number that is a float, or carries the L suffix, is libconfig's business; a plain integer
- * beyond INT32 range is an error, not a value. So is a string holding the escape \x00:
- * libconfig puts a NUL in it, and "none\x00bfq" would load as "none". */
+ * beyond INT32 range is an error, not a value. So is a string holding a NUL escape, \x00 or
+ * \X00 (scanner.l's hexchar takes either x): libconfig 1.5 drops the byte, so "no\x00ne"
+ * loads as "none", and 1.7 keeps it, so "none\x00bfq" loads as "none" too. What the file
+ * says is never what hvtuned would apply. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +38,9 @@
 #define INCLUDE_DEPTH_MAX 8
 /* More than any sane configuration; bounds the descriptors held open. */
 #define INCLUDES_MAX 64
+/* Bytes a file, the main one or an included one: a sane configuration is a few KiB. With
+ * INCLUDES_MAX, the most a load reads is 65 MiB. */
+#define HVT_CONFIG_FILE_MAX (1024 * 1024)
 
 #define PROC_FD "/proc/self/fd/"
 
@@ -102,7 +107,7 @@ static int nul_escape_error(struct scan *s) {
         *s->err = (struct hvt_config_error) { .line = s->line };
         (void) hvt_strscpy(s->err->file, sizeof(s->err->file), s->path);
         snprintf(s->err->message, sizeof(s->err->message),
-                 "a string with a NUL escape (x00) in it: libconfig would end it there");
+                 "a string with a NUL escape (x00) in it: libconfig would drop the byte or end the string there");
         return -EINVAL;
 }
 
@@ -220,8 +225,9 @@ static int scan_text(struct scan *s, const char *p, int depth) {
                         p += *p ? 2 : 0;
                 } else if (*p == '"') {
                         for (p++; *p && *p != '"'; p++) {
-                                /* scanner.l: \x and exactly two hex digits make a byte. */
-                                if (strncmp(p, "\\x00", 4) == 0)
+                                /* scanner.l: \x or \X and exactly two hex digits make a
+                                 * byte; "00" has no case. */
+                                if (p[0] == '\\' && (p[1] == 'x' || p[1] == 'X') && p[2] == '0' && p[3] == '0')
                                         return nul_escape_error(s);
                                 if (*p == '\\' && p[1])
                                         p++;
@@ -272,7 +278,12 @@ static int scan_file(const char *path, struct scan *parent, int depth, char **re
                 return file_error(s.err, path, "refused, %s", why);
         if (fd < 0)
                 return fd;
-        r = hvt_read_fd(fd, &text);
+        /* Read with a cap: a huge (or sparse) file would otherwise cost its whole size in
+         * memory and time before anything could refuse it. */
+        r = hvt_read_fd(fd, HVT_CONFIG_FILE_MAX, &text);
+        if (r == -EFBIG)
+                return file_error(s.err, path, "refused, larger than %u KiB: no configuration is",
+                                  HVT_CONFIG_FILE_MAX / 1024);
         if (r < 0)
                 return r;
         /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of

@@ -107,22 +107,27 @@ int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {
         return n < 0 ? negative_errno() : 0;
 }
 
-int hvt_read_fd(int fd, char **ret) {
+int hvt_read_fd(int fd, size_t max, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 0;
         int r;
 
+        if (max > INT_MAX)
+                max = INT_MAX;
         do {
-                char *p = realloc(buf, size + 65536);
+                /* One byte past max, to tell a file of max bytes from a longer one; and one
+                 * for the NUL. */
+                size_t grow = max + 2 - size < 65536 ? max + 2 - size : 65536;
+                char *p = realloc(buf, size + grow);
 
                 if (!p)
                         return -ENOMEM;
                 buf = p;
-                size += 65536;
+                size += grow;
                 r = read_more(fd, buf, size - 1, &len);
                 if (r < 0)
                         return r;
-                if (len > INT_MAX)
+                if (len > max)
                         return -EFBIG;
         } while (r > 0);
         buf[len] = '\0';
@@ -136,5 +141,5 @@ int hvt_read_file(const char *path, char **ret) {
 
         if (fd < 0)
                 return negative_errno();
-        return hvt_read_fd(fd, ret);
+        return hvt_read_fd(fd, INT_MAX, ret);
 }

@@ -23,5 +23,7 @@ int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);
 /* The whole of a kernel text file (/proc/self/mountinfo may be long), NUL-terminated, in a
  * malloc()ed *ret. Returns its length: more than strlen() when the file holds a NUL byte. */
 int hvt_read_file(const char *path, char **ret);
-/* The same for a file already open (checked before it is read). */
-int hvt_read_fd(int fd, char **ret);
+/* The same for a file already open (checked before it is read), of at most max bytes:
+ * -EFBIG for a longer one, found after reading max + 1 bytes at most (never the whole of a
+ * huge or endless file). */
+int hvt_read_fd(int fd, size_t max, char **ret);

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -465,6 +467,39 @@ START_TEST(test_once_exit_status) {
 }
 END_TEST
 
+/* `hvtuned --once 2>&1 | head -3`: stderr's reader goes away after three lines. hvtuned
+ * (SIGPIPE at its default, as from a shell) still tunes every disk, and its exit status is
+ * the tuning's: it died of SIGPIPE after 3 of 6 disks' lines. */
+START_TEST(test_stderr_reader_gone) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write(CONFIG), *err_path;
+        int p[2], status, lines = 0;
+        char c;
+        pid_t pid;
+
+        /* Both ends close at exec: the child opens the write end by its /proc path (harness),
+         * and only this process holds the read end. */
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        err_path = g_strdup_printf("/proc/self/fd/%d", p[1]);
+        ck_assert(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+        pid = hvtuned_spawn_notify((const char *const[]) { "--once", "-c", config, NULL }, NULL, err_path);
+        close(p[1]);
+        while (lines < 3 && read(p[0], &c, 1) == 1)
+                lines += c == '\n';
+        ck_assert_int_eq(lines, 3);
+        close(p[0]);
+
+        status = hvtuned_wait_exit(pid, 30000);
+        ck_assert_msg(status >= 0, "hvtuned --once did not exit");
+        ck_assert_msg(WIFEXITED(status), "hvtuned died of signal %d", WTERMSIG(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        assert_tuned_but(NULL, NULL);
+        g_free(err_path);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* What a disk reports is text hvtuned does not control: a vendor and a model with ESC, CR and
  * BEL reach the stderr line, the journal's MESSAGE and its fields escaped, never raw. */
 #define HOSTILE_VENDOR "Msft\033[2J"
@@ -589,6 +624,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_fault, 0, G_N_ELEMENTS(cases));
         tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
         tcase_add_test(tc, test_once_exit_status);
+        tcase_add_test(tc, test_stderr_reader_gone);
         tcase_add_test(tc, test_hostile_identity_escaped);
         tcase_add_loop_test(tc, test_journal_unreachable, 0, G_N_ELEMENTS(unreachable));
         tcase_set_timeout(emulated, 60);

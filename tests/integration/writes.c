@@ -130,6 +130,9 @@ int writes_verify(const char *log, const char *runtime, char **why) {
                                 *why = g_strdup_printf("renamed %s to %s outside %s", a, b ? b : "", runtime);
                 } else if (strcmp(what, "unlink") == 0 && umockdev_own(a))
                         continue;
+                /* stderr's stand-in once its reader is gone (daemon/log.c). */
+                else if (strcmp(what, "open") == 0 && strcmp(a, "/dev/null") == 0)
+                        continue;
                 else if (!(strcmp(what, "open") == 0 || strcmp(what, "write") == 0 ||
                            strcmp(what, "unlink") == 0) || (!record_path(runtime, a) && !metrics_path(a)))
                         *why = g_strdup_printf("\"%s\": neither an allowlisted attribute nor a record in %s",

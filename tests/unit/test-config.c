@@ -4,6 +4,8 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "testutil.h"
@@ -236,8 +238,15 @@ START_TEST(test_wide_literals) {
         load_bad("queue = { read_ahead_kb = 0x100000000; };\n", 1, "", "write 0x100000000L");
         load_bad("queue = { nr_requests = 2147483648; };\n", 1, "", "does not fit in 32 bits");
         load_bad("# x\nqueue = { read_ahead_kb = 99999999999999999999L; };\n", 2, "", "is too large");
-        /* libconfig's \x00 ends a string in C: "none\x00bfq" would load as "none". */
+        /* A NUL escape, in either spelling libconfig reads (\x00, \X00): 1.5 drops the byte
+         * ("no\x00ne" loads as "none"), 1.7 ends the string there ("none\x00bfq" is "none"). */
         load_bad("queue = {\n scheduler = \"none\\x00bfq\";\n};\n", 2, "", "a NUL escape (x00)");
+        load_bad("queue = {\n\n scheduler = \"no\\X00ne\";\n};\n", 3, "", "a NUL escape (x00)");
+        load_bad("queue = { scheduler = \"no\\x00ne\"; };\n", 1, "", "a NUL escape (x00)");
+        /* Not a NUL escape: an escaped backslash and then "x00" (a path may hold both). */
+        c = load_ok("metrics_file = \"/run/a\\\\x00.prom\";\n");
+        ck_assert_str_eq(c->metrics_file, "/run/a\\x00.prom");
+        hvt_config_free(c);
         hvt_config_free(load_ok("queue = { scheduler = \"none\"; }; # \"\\x00\" in a comment is no string\n"));
 
         /* Not integers of the configuration: comments, strings, names, floats; and L literals. */
@@ -391,6 +400,63 @@ START_TEST(test_nul_byte) {
 }
 END_TEST
 
+/* A configuration of any size is read with a cap: a sparse 1.5 GB file, main or included, is
+ * refused after 1 MiB is read (it cost 7 s and 1.5 GB of RSS, read whole, before libconfig
+ * refused it), naming the file. A file at the cap still loads. */
+static char *write_sparse(const char *name, off_t size) {
+        char *path = test_write_file(dir, name, "queue = { nr_requests = 64; };\n");
+
+        ck_assert_int_eq(truncate(path, size), 0);
+        return path;
+}
+
+static void load_too_large(const char *path, const char *file) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        struct rusage ru;
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EPERM);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, file);
+        ck_assert_msg(strstr(err.message, "refused, larger than 1024 KiB"), "message \"%s\"", err.message);
+        /* Not read whole: far below the file's size in memory (ASan and valgrind included). */
+        ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+        ck_assert_int_lt(ru.ru_maxrss, 512 * 1024);
+}
+
+START_TEST(test_size_cap) {
+        static const char setting[] = "queue = { nr_requests = 64; };\n";
+        static char text[1024 * 1024];
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *inc, *path;
+
+        path = write_sparse("huge.conf", 1536LL * 1024 * 1024);
+        load_too_large(path, path);
+        free(path);
+
+        inc = write_sparse("part.conf", 1536LL * 1024 * 1024);
+        path = test_write_file(dir, "main.conf", "@include \"part.conf\"\n");
+        load_too_large(path, inc);
+        free(inc);
+        free(path);
+
+        /* At the cap it loads (a setting, then blanks: text, not NUL bytes); a byte more is
+         * refused. */
+        memset(text, ' ', sizeof(text));
+        memcpy(text, setting, strlen(setting));
+        path = write_bytes("edge.conf", text, sizeof(text));
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), 0);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        free(path);
+        path = write_bytes("edge.conf", text, sizeof(text));
+        ck_assert_int_eq(truncate(path, sizeof(text) + 1), 0);
+        load_too_large(path, path);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
@@ -411,6 +477,7 @@ int main(void) {
         tcase_add_test(tc, test_include);
         tcase_add_test(tc, test_include_without_name);
         tcase_add_test(tc, test_nul_byte);
+        tcase_add_test(tc, test_size_cap);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -8,6 +8,7 @@
 
 /* True when systemd says the system is stopping (shutdown or reboot under way): then there
  * is no point restoring originals, and it would only slow the shutdown. False when it cannot
- * tell (no systemd, no libsystemd to ask it with: said at debug level): restoring is the safe
- * side. */
+ * tell (no systemd, no libsystemd to ask it with: said at debug level; no answer within 2 s,
+ * connecting included: at info level): restoring is the safe side. Returns within about 2 s,
+ * whatever the bus does. */
 bool hvt_system_is_stopping(const struct hvt_log *log);

@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 SKIP = 77
@@ -37,8 +38,18 @@ CONTROLLER = "51da0b4ec8cb4af58042306e8e2cb9da"
 HWQ_ADVICE = "1ac2bcccda904a5c963d5b17808672d6"
 AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 SCSI0, SCSI1 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
+# Every original of the testbed as a stop puts it back. The cap goes back too: hot-added
+# controllers get one queue per CPU again.
+ALL_RESTORED = sorted([("sda", "queue/scheduler", "mq-deadline"), ("sdb", "queue/scheduler", "bfq"),
+                       ("hv_storvsc", "parameters/storvsc_max_hw_queues", "0"),
+                       ("sdc", "queue/scheduler", "bfq"), ("sda", "device/queue_depth", "2048"),
+                       ("sdb", "device/queue_depth", "2048"), ("sdc", "device/queue_depth", "2048")])
 SDB = ("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
        "f8b3781a-1e82-4818-a1c3-63d806ec15bb/host0/target0:0:0/0:0:0:1/block/sdb")
+SYSFS_OF = {"sda": SDB.replace("0:0:0:1/block/sdb", "0:0:0:0/block/sda"), "sdb": SDB,
+            "sdc": SDB.replace("f8b3781a", "f8b3781b").replace("host0/target0:0:0/0:0:0:1/block/sdb",
+                                                               "host1/target1:0:0/1:0:0:0/block/sdc"),
+            "hv_storvsc": "/run/tb/sys/module/hv_storvsc"}
 
 
 def fail(msg):
@@ -157,6 +168,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     if stray:
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
     check_shutdown(hvtuned, manager, env, denv)
+    check_shutdown_silent(hvtuned, env, denv)
     check_fault(hvtuned, env, denv, emulator, faults)
     check_shutdown_blind(hvtuned, manager, env, denv)
 
@@ -249,6 +261,77 @@ def check_shutdown(hvtuned, manager, env, denv):
         if "[none]" not in f.read():
             fail("sdb lost its tuned scheduler at shutdown")
     print("ok: no restore while the system is stopping")
+
+
+def silent_socket(path, accept):
+    """A unix socket that never says a word: it leaves connections in its backlog, or accepts
+    them and keeps them open unread, as a stuck PID 1 or D-Bus broker would."""
+    if os.path.exists(path):
+        os.unlink(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(16)
+    if accept:
+        held = []
+        threading.Thread(target=lambda: held.extend(iter(lambda: s.accept()[0], None)), daemon=True).start()
+    return s
+
+
+def check_shutdown_silent(hvtuned, env, denv):
+    """SIGTERM while PID 1 and the bus do not answer: the check gives up within its 2 s, and
+    the stop ends within 5 s with every original restored. First the bus alone (no private
+    socket), then PID 1's private socket too."""
+    # Under memcheck hvtuned itself is tens of times slower; the check's deadline is not.
+    bound = 5.0 * (10 if os.environ.get("HVTUNED_TEST_VALGRIND") else 1)
+    bus = silent_socket("/run/silent-bus", accept=True)
+    cases = [("the system bus silent", None), ("PID 1's private socket silent too", False)]
+    for what, private_accepts in cases:
+        if os.path.exists("/run/systemd/private"):
+            os.unlink("/run/systemd/private")
+        private = None if private_accepts is None else silent_socket("/run/systemd/private", private_accepts)
+        journald = start_journald(env)
+        stream = open("/run/hvtuned.stderr", "w")
+        st = os.fstat(stream.fileno())
+        daemon = subprocess.Popen(daemon_argv(hvtuned) + ["-v"], stderr=stream,
+                                  env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}",
+                                           DBUS_SYSTEM_BUS_ADDRESS="unix:path=/run/silent-bus"))
+        pid = str(daemon.pid)
+        try:
+            wait_for(f"the start-up pass with {what}", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+            start = time.monotonic()
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=bound)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+                fail(f"with {what}, hvtuned was still stopping {bound:.0f} s after SIGTERM")
+            took = time.monotonic() - start
+            if daemon.returncode != 0:
+                fail(f"hvtuned exited with {daemon.returncode} with {what}")
+            check_valgrind(pid)
+        finally:
+            journald.terminate()
+            journald.wait(timeout=30)
+            if private:
+                private.close()
+
+        restored = journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}")
+        got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"]) for e in restored)
+        if got != ALL_RESTORED:
+            fail(f"with {what}, restored {got}, want {ALL_RESTORED}")
+        for disk, attr, value in ALL_RESTORED:
+            path = f"{SYSFS_OF[disk]}/{attr}".replace("/device/", "/../../")
+            with open(path) as f:
+                now = f.read()
+            if (f"[{value}]" if attr == "queue/scheduler" else value) not in now.split():
+                fail(f"with {what}, {disk} {attr} is {now.strip()!r} after the stop, want {value}")
+        said = [e["MESSAGE"] for e in journal(f"_PID={pid}", "PRIORITY=6")
+                if e["MESSAGE"].startswith("Cannot tell whether the system is shutting down")]
+        if len(said) != 1:
+            fail(f"with {what}, no info entry saying the check could not tell: {said}")
+        print(f"ok: with {what}, stopped in {took:.1f} s with {len(restored)} originals restored ({said[0]})")
+    bus.close()
 
 
 def check_shutdown_blind(hvtuned, manager, env, denv):
@@ -361,13 +444,8 @@ def check_lifecycle(pid):
 
     restored = journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}")
     got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"]) for e in restored)
-    # The cap goes back too: hot-added controllers get one queue per CPU again.
-    want = sorted([("sda", "queue/scheduler", "mq-deadline"), ("sdb", "queue/scheduler", "bfq"),
-                   ("hv_storvsc", "parameters/storvsc_max_hw_queues", "0"),
-                   ("sdc", "queue/scheduler", "bfq"), ("sda", "device/queue_depth", "2048"),
-                   ("sdb", "device/queue_depth", "2048"), ("sdc", "device/queue_depth", "2048")])
-    if got != want:
-        fail(f"restored entries {got}, want {want}")
+    if got != ALL_RESTORED:
+        fail(f"restored entries {got}, want {ALL_RESTORED}")
     print(f"ok: 1 repair, {len(states)} state entries and a summary, {len(restored)} restores")
 
 

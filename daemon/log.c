@@ -8,7 +8,16 @@
  * Entries are sent to journald's socket here, not with sd_journal_sendv(): that one returns
  * success when the socket does not exist ("fail silently if the journal is not available"),
  * and an entry sent before journald listens would be lost without a trace. An entry the socket
- * does not take goes to stderr instead, which is journald's stream, with its priority.
+ * refuses (no journald, or the socket of one that is gone) goes to stderr instead, which is
+ * journald's stream, with its priority.
+ *
+ * A journald that stops reading (stopped, wedged, starved) must not stop the daemon, and a
+ * blocking send would: events, signals, the watchdog and the restore at SIGTERM would all wait
+ * for it. So the socket is dgram.c's, connected and non-blocking, and the entries journald has
+ * no room for wait in a queue of QUEUE_BYTES, sent as it reads again. The stream is no way
+ * out here: a journald that does not read its socket does not read its streams either. What
+ * does not fit is counted, and the count logged once the queue is empty again; at exit what
+ * is left is dropped, said on the stream only if it takes the line at once.
  *
  * A message and its fields hold text hvtuned does not control (file names, what sysfs and the
  * configuration say): every stderr line, MESSAGE and field value is escaped here, whole
@@ -27,6 +36,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "dgram.h"
 #include "escape.h"
 #include "log.h"
 #include "macro.h"
@@ -39,6 +49,15 @@
  * within one datagram (the default send buffer takes about 200 KiB), so the memfd that
  * sd_journal_sendv() passes for an entry too large for one is never needed. */
 #define MESSAGE_MAX 1024
+/* What waits for a journald that does not read: some 500 entries, a start-up's on a large VM
+ * while journald catches up. */
+#define QUEUE_BYTES (256 * 1024)
+
+struct hvt_log_journal {
+        struct hvt_dgram socket;
+        const struct hvt_log *log;
+        uint64_t dropped;    /* entries not sent, not yet said */
+};
 
 /* The escaped fields of one entry. */
 struct fields {
@@ -80,39 +99,92 @@ static bool stderr_is_journal(void) {
         return (uint64_t) st.st_dev == dev && (uint64_t) st.st_ino == ino;
 }
 
+static void on_lost(struct hvt_dgram *d, int kind, const char *data, size_t size, int error, void *userdata) {
+        struct hvt_log_journal *j = userdata;
+
+        /* It waited, and journald went away meanwhile: counted, as the stream may be gone too. */
+        (void) d, (void) kind, (void) data, (void) size, (void) error;
+        j->dropped++;
+}
+
+/* journald read everything that waited: now it hears how much did not wait. */
+static void on_drained(struct hvt_dgram *d, void *userdata) {
+        struct hvt_log_journal *j = userdata;
+        uint64_t n = j->dropped;
+
+        (void) d;
+        if (n == 0)
+                return;
+        j->dropped = 0;
+        (void) hvt_log_struct(j->log, LOG_WARNING, 0, NULL, HVT_FIELDS(HVT_FIELD("HVTUNED_DROPPED=%" PRIu64, n)),
+                              "Dropped %" PRIu64 " log entr%s that journald did not read in time", n,
+                              n == 1 ? "y" : "ies");
+}
+
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
+        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+        struct hvt_log_journal *j;
+
         *log = (struct hvt_log) {
                 .max_level = max_level,
                 .journal = allow_journal && stderr_is_journal(),
-                .journal_fd = -EBADF,
         };
-        /* Not connected: a journald that starts or restarts binds the path anew, and the next
-         * entry finds it. Blocking, as every journal client: journald reads. Failing, every
-         * entry goes to the stream. */
-        if (log->journal)
-                log->journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (!log->journal)
+                return;
+        /* Failing, every entry goes to the stream. A journald not there yet (-ENOENT) or gone
+         * (-ECONNREFUSED) is looked for again by each entry, so one that starts or restarts is
+         * found by the next. */
+        j = malloc(sizeof(*j));
+        if (!j)
+                return;
+        *j = (struct hvt_log_journal) { .log = log };
+        (void) hvt_dgram_open(&j->socket, &sa, sizeof(sa), QUEUE_BYTES, on_lost, on_drained, j);
+        if (j->socket.fd < 0) {
+                free(j);
+                return;
+        }
+        log->journald = j;
+}
+
+int hvt_log_attach(struct hvt_log *log, struct hvt_event *e) {
+        return log->journald ? hvt_dgram_attach(&log->journald->socket, e) : 0;
+}
+
+/* One line on the stream, only if it takes it now: when journald did not read its socket, it
+ * may not read its streams either, and a line written anyway would wait for it. */
+static void say_dropped_at_exit(uint64_t n) {
+        char line[128];
+        int len;
+
+        len = snprintf(line, sizeof(line), "<%d>Dropped %" PRIu64 " log entr%s that journald did not read before "
+                       "exit\n", LOG_WARNING, n, n == 1 ? "y" : "ies");
+        (void) send(STDERR_FILENO, line, (size_t) len, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void hvt_log_done(struct hvt_log *log) {
-        if (log->journal_fd >= 0)
-                close(log->journal_fd);
-        log->journal_fd = -EBADF;
+        struct hvt_log_journal *j = log->journald;
+        uint64_t dropped;
+
+        if (!j)
+                return;
+        dropped = hvt_dgram_done(&j->socket);
+        dropped += j->dropped;
+        if (dropped > 0)
+                say_dropped_at_exit(dropped);
+        free(j);
+        log->journald = NULL;
 }
 
+/* 0 when journald has the entry, or it waits for journald, or it was counted as dropped;
+ * -errno when the stream should have it. */
 static int send_journal(const struct hvt_log *log, int prio, int error, const char *message_id,
                         const char *const *fields, const char *message) {
-        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
         _cleanup_(fields_done) struct fields f = {};
         struct iovec iov[FIELDS_MAX];
-        struct msghdr mh = {
-                .msg_name = (void *) &sa,
-                .msg_namelen = sizeof(sa),
-                .msg_iov = iov,
-        };
         char number[24];
         int r;
 
-        if (log->journal_fd < 0)
+        if (!log->journald)
                 return -EBADF;
         r = fields_add(&f, "MESSAGE=", strlen("MESSAGE="), message);
         snprintf(number, sizeof(number), "%d", prio);
@@ -139,11 +211,13 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
 
         for (size_t i = 0; i < f.n; i++)
                 iov[i] = (struct iovec) { f.v[i], strlen(f.v[i]) };
-        mh.msg_iovlen = f.n;
         /* ENOENT (no journald yet), ECONNREFUSED (the socket of one that is gone), ... */
-        if (sendmsg(log->journal_fd, &mh, MSG_NOSIGNAL) < 0)
-                return negative_errno();
-        return 0;
+        r = hvt_dgram_send(&log->journald->socket, 0, iov, f.n);
+        if (r == -ENOBUFS) {
+                log->journald->dropped++;
+                return 0;
+        }
+        return r < 0 ? r : 0;
 }
 
 /* Once stderr's reader is gone (EPIPE: the pipe's reader exited, or journald's stream was

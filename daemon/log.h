@@ -8,16 +8,28 @@
 #include <stddef.h>
 #include <syslog.h>
 
+struct hvt_event;
+struct hvt_log_journal;
+
 struct hvt_log {
         int max_level;  /* LOG_INFO, or LOG_DEBUG with -v */
         bool journal;   /* stderr is connected to journald: send structured entries */
-        int journal_fd; /* to journald's socket, when journal; -EBADF if it could not be made */
+        /* When journal: journald's socket and the entries that wait for it (log.c); NULL if it
+         * could not be made. A pointer, so that a const struct hvt_log can still send. */
+        struct hvt_log_journal *journald;
 };
 
 /* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches).
- * An entry journald's socket does not take (journald not listening yet) is then written to
- * that stream, as "<prio>" and the message: never lost without a trace. */
+ * An entry journald's socket does not take (journald not listening yet, or gone) is then
+ * written to that stream, as "<prio>" and the message: never lost without a trace. Sending
+ * never blocks: an entry a journald that does not read has no room for waits, up to a limit;
+ * those past it are counted and the count is logged once journald has read the rest. */
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);
+/* Once the loop exists: entries that wait are sent when journald has room, from e (before,
+ * only as the next entry is sent). 0 or -errno. */
+int hvt_log_attach(struct hvt_log *log, struct hvt_event *e);
+/* Sends what journald takes without waiting; what is left is dropped, and that is said on
+ * the stream only if it takes the line without waiting either. */
 void hvt_log_done(struct hvt_log *log);
 
 /* Logs message at prio with MESSAGE_ID and the extra fields (NULL-terminated array of

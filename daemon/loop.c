@@ -223,6 +223,10 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = hvt_event_new(&d->event);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot create the event loop: %m");
+        /* From here entries journald has no room for wait for it on the loop, not for the next. */
+        r = hvt_log_attach(&d->log, d->event);
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch the journal's socket: %m");
         r = setup_signals(d);
         if (r < 0)
                 return r;

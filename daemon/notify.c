@@ -4,12 +4,14 @@
  * libsystemd's sd_notify() sends on a blocking socket: when the manager does not read (PID 1
  * busy elsewhere) and its socket's queue is full (net.unix.max_dgram_qlen datagrams), it
  * blocks, and with it the loop: events, signals, even the watchdog that would restart the
- * daemon. So hvtuned has its own sender, as journald has: a non-blocking datagram socket,
- * connected to the manager's, so that EPOLLOUT says when the manager's queue has room again
- * (an unconnected socket's would only speak of its own buffer). What the socket does not take
- * waits for that: READY, RELOADING and STOPPING in order, a STATUS only until a newer one
- * replaces it, and the pings meanwhile as one. The watchdog's pings come from a timer of
- * this file's, so that they take the same way.
+ * daemon. So hvtuned has its own sender, as journald has: a non-blocking datagram socket
+ * connected to the manager's (dgram.c), so that EPOLLOUT says when the manager's queue has
+ * room again. What the socket does not take waits for that: READY, RELOADING and STOPPING in
+ * order, a STATUS only until a newer one replaces it, and the pings meanwhile as one. The
+ * watchdog's pings come from a timer of this file's, so that they take the same way. A
+ * manager that binds its socket anew (restarted, or re-executed) is connected to again by the
+ * first notification that meets the old one gone; while none can be reached, that is said
+ * once, as a warning: without notifications the watchdog kills the daemon.
  *
  * Failures to notify are not errors of the daemon: systemd may not be listening (a terminal,
  * a container without it). STATUS holds text hvtuned does not control (a configuration file's
@@ -29,69 +31,61 @@
 #include "macro.h"
 #include "notify.h"
 
-/* AF_UNIX only: a path, or "@name" in the abstract namespace. That is what systemd gives a
- * service; other forms (vsock:CID:PORT, for a whole VM's PID 1 to its host) are not for a
- * service, and libsystemd before 254 does not know them either. */
-static int parse_address(const char *s, struct sockaddr_un *sa, socklen_t *len) {
-        size_t n = strlen(s);
+/* Bytes the queue may hold: HVT_NOTIFY_QUEUE_MAX messages of STATUS's size, escaped. */
+#define QUEUE_BYTES (64 * 1024)
 
-        if (s[0] != '/' && s[0] != '@')
-                return -EAFNOSUPPORT;
-        if (n < 2 || n > sizeof(sa->sun_path) - (s[0] == '/'))
-                return -EINVAL;
-        *sa = (struct sockaddr_un) { .sun_family = AF_UNIX };
-        memcpy(sa->sun_path, s, n);
-        if (s[0] == '@')
-                sa->sun_path[0] = '\0';  /* abstract: the length, not a NUL, ends the name */
-        *len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + (s[0] == '/'));
-        return 0;
-}
-
-static int connect_manager(struct hvt_notify *n, const char *address) {
-        struct sockaddr_un sa;
-        socklen_t len;
-        int r;
-
-        r = parse_address(address, &sa, &len);
-        if (r < 0)
-                return r;
-        n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (n->fd < 0)
-                return negative_errno();
-        if (connect(n->fd, (struct sockaddr *) &sa, len) < 0) {
-                r = negative_errno();
-                close(n->fd);
-                n->fd = -EBADF;
-                return r;
-        }
-        return 0;
-}
-
-static int send_now(struct hvt_notify *n, const char *text) {
-        if (send(n->fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-                return negative_errno();
-        n->told_error = 0;
-        return 0;
-}
-
-static void drop_head(struct hvt_notify *n) {
-        free(n->queue[0].text);
-        memmove(n->queue, n->queue + 1, --n->n_queued * sizeof(n->queue[0]));
-}
+enum {
+        KIND_STATE,   /* READY, RELOADING, STOPPING: each kept, in order */
+        KIND_STATUS,  /* a later STATUS= supersedes it */
+        KIND_PING,    /* WATCHDOG=1: one waiting stands for all */
+};
 
 /* The first key of a message, for a log line: its value is escaped already. */
-static int key_len(const char *text) {
-        return (int) strcspn(text, "=\n");
+static int key_len(const char *text, size_t size) {
+        size_t n = 0;
+
+        while (n < size && text[n] != '=' && text[n] != '\n')
+                n++;
+        return (int) n;
 }
 
-/* Any failure but a full socket loses that message: said once for each kind of failure, as a
- * manager that went away makes every later message fail alike. */
-static void lost(struct hvt_notify *n, int r, const char *text) {
+/* The manager's socket is gone (closed, or its path unbound): said once as a warning, since
+ * from here systemd hears nothing (no READY, no pings: the watchdog will kill us) until it
+ * can be reached again, which every later notification tries. */
+static void unreachable(struct hvt_notify *n, int r) {
+        if (n->told_unreachable)
+                return;
+        n->told_unreachable = true;
+        (void) hvt_log_errno(n->log, LOG_WARNING, r, "Cannot reach the service manager at NOTIFY_SOCKET=%s "
+                             "(%m): it is not notified until it can be reached again", n->address);
+}
+
+/* Any other failure but a full socket loses that message: said once for each kind of failure,
+ * as a manager that went away makes every later message fail alike. */
+static void lost(struct hvt_notify *n, int r, const char *text, size_t size) {
+        if (r == -ECONNREFUSED || r == -ENOENT || r == -ENOTCONN) {
+                unreachable(n, r);
+                return;
+        }
         if (r == n->told_error)
                 return;
         n->told_error = r;
         (void) hvt_log_errno(n->log, LOG_DEBUG, r, "Cannot notify the service manager (%m): %.*s lost",
-                             key_len(text), text);
+                             key_len(text, size), text);
+}
+
+static void on_lost(struct hvt_dgram *d, int kind, const char *data, size_t size, int error, void *userdata) {
+        (void) d, (void) kind;
+        lost(userdata, error, data, size);
+}
+
+static void on_drained(struct hvt_dgram *d, void *userdata) {
+        struct hvt_notify *n = userdata;
+
+        (void) d;
+        if (n->told_full)
+                hvt_log_debug(n->log, "The service manager reads its notifications again");
+        n->told_full = false;
 }
 
 static void say_full(struct hvt_notify *n) {
@@ -103,82 +97,45 @@ static void say_full(struct hvt_notify *n) {
                       "pings as one");
 }
 
-/* Sends what waits, oldest first, as long as the socket takes it. */
-static void flush(struct hvt_notify *n) {
+static void reached(struct hvt_notify *n) {
+        if (n->told_unreachable)
+                hvt_log_info(n->log, "The service manager at NOTIFY_SOCKET=%s is reached again", n->address);
+        n->told_unreachable = false;
+        n->told_error = 0;
+}
+
+/* Sends text now, or keeps it until the socket has room. */
+static void send_or_keep(struct hvt_notify *n, const char *text, int kind) {
+        const struct hvt_dgram_datagram *oldest;
+        size_t size = strlen(text);
         int r;
 
-        while (n->n_queued > 0) {
-                r = send_now(n, n->queue[0].text);
-                if (r == -EAGAIN)
-                        return;
-                if (r < 0)
-                        lost(n, r, n->queue[0].text);
-                drop_head(n);
-        }
-        if (n->ping_waits) {
-                r = send_now(n, "WATCHDOG=1");
-                if (r == -EAGAIN)
-                        return;
-                if (r < 0)
-                        lost(n, r, "WATCHDOG=1");
-                n->ping_waits = false;
-        }
-        (void) hvt_event_source_set_enabled(n->writable, false);
-        if (n->told_full)
-                hvt_log_debug(n->log, "The service manager reads its notifications again");
-        n->told_full = false;
-}
-
-static int on_writable(struct hvt_event_source *s, int fd, uint32_t revents, void *userdata) {
-        (void) s, (void) fd, (void) revents;
-        flush(userdata);
-        return 0;
-}
-
-static void wait_for_room(struct hvt_notify *n) {
-        say_full(n);
-        (void) hvt_event_source_set_enabled(n->writable, true);
-}
-
-/* Takes text (malloc()ed): sent now, or kept until the socket has room. */
-static void send_or_keep(struct hvt_notify *n, char *text, bool status_only) {
-        struct hvt_notify_message *tail = n->n_queued > 0 ? &n->queue[n->n_queued - 1] : NULL;
-        int r;
-
-        if (!tail) {
-                r = send_now(n, text);
-                if (r != -EAGAIN) {
-                        if (r < 0)
-                                lost(n, r, text);
-                        free(text);
-                        return;
-                }
-        }
-        if (tail && status_only && tail->status_only) {
-                free(tail->text);
-                tail->text = text;
+        if (kind == KIND_STATUS && hvt_dgram_replace_last(&n->manager, KIND_STATUS, text, size))
                 return;
-        }
-        if (n->n_queued == HVT_NOTIFY_QUEUE_MAX) {
+        if (n->manager.n_queued >= HVT_NOTIFY_QUEUE_MAX && (oldest = hvt_dgram_first(&n->manager))) {
                 hvt_log_debug(n->log, "The service manager has not read %d notifications: the oldest, %.*s, "
-                              "is lost", HVT_NOTIFY_QUEUE_MAX, key_len(n->queue[0].text), n->queue[0].text);
-                drop_head(n);
+                              "is lost", HVT_NOTIFY_QUEUE_MAX, key_len(oldest->data, oldest->size), oldest->data);
+                hvt_dgram_drop_first(&n->manager);
         }
-        n->queue[n->n_queued++] = (struct hvt_notify_message) { text, status_only };
-        wait_for_room(n);
+        r = hvt_dgram_send(&n->manager, kind, &(struct iovec) { (char *) text, size }, 1);
+        if (r == 0)
+                reached(n);
+        else if (r > 0)
+                say_full(n);
+        else
+                lost(n, r, text, size);
 }
 
 /* state (may be NULL), then STATUS=status escaped. */
 static void notify_status(struct hvt_notify *n, const char *state, const char *status) {
-        _cleanup_free_ char *shown = NULL;
-        char *text;
+        _cleanup_free_ char *shown = NULL, *text = NULL;
 
-        if (n->fd < 0)
+        if (n->manager.fd < 0)
                 return;
         shown = hvt_escape_dup(status);
         if (!shown || asprintf(&text, "%s%sSTATUS=%s", state ? state : "", state ? "\n" : "", shown) < 0)
                 return;
-        send_or_keep(n, text, !state);
+        send_or_keep(n, text, state ? KIND_STATE : KIND_STATUS);
 }
 
 void hvt_notify_ready(struct hvt_notify *n, const char *status) {
@@ -203,21 +160,12 @@ void hvt_notify_stopping(struct hvt_notify *n) {
 }
 
 void hvt_notify_watchdog(struct hvt_notify *n) {
-        int r;
-
-        if (n->fd < 0)
+        if (n->manager.fd < 0)
                 return;
-        /* Behind waiting messages, or itself refused: one ping for all, when there is room. */
-        if (n->n_queued > 0 || n->ping_waits) {
-                n->ping_waits = true;
+        /* One waiting already: it says all a second one would. */
+        if (hvt_dgram_has(&n->manager, KIND_PING))
                 return;
-        }
-        r = send_now(n, "WATCHDOG=1");
-        if (r == -EAGAIN) {
-                n->ping_waits = true;
-                wait_for_room(n);
-        } else if (r < 0)
-                lost(n, r, "WATCHDOG=1");
+        send_or_keep(n, "WATCHDOG=1", KIND_PING);
 }
 
 /* Half the period, as sd-event's watchdog does: a late wakeup still pings in time. */
@@ -277,20 +225,28 @@ static int watchdog_enabled(uint64_t *ret_usec) {
 
 int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_log *log) {
         const char *address = getenv("NOTIFY_SOCKET");
+        struct sockaddr_un sa;
+        socklen_t len;
         int r;
 
         n->log = log;
         if (!address)
                 return 0;
-        r = connect_manager(n, address);
-        if (r < 0) {
-                (void) hvt_log_errno(log, LOG_WARNING, r, "Cannot reach the service manager at NOTIFY_SOCKET=%s "
-                                     "(%m): it is not notified", address);
+        (void) hvt_strscpy(n->address, sizeof(n->address), address);
+        r = hvt_dgram_parse_address(address, &sa, &len);
+        if (r >= 0)
+                r = hvt_dgram_open(&n->manager, &sa, len, QUEUE_BYTES, on_lost, on_drained, n);
+        if (r < 0 && n->manager.fd < 0) {
+                _cleanup_free_ char *shown = hvt_escape_dup(address);
+
+                (void) hvt_log_errno(log, LOG_WARNING, r, "Cannot use NOTIFY_SOCKET=%s (%m): the service "
+                                     "manager is not notified", strna(shown));
                 return 0;
         }
-        r = hvt_event_add_io(e, &n->writable, n->fd, EPOLLOUT, on_writable, n);
-        if (r >= 0)
-                r = hvt_event_source_set_enabled(n->writable, false);
+        /* Not there yet, or gone: the next notification looks again. */
+        if (r < 0)
+                unreachable(n, r);
+        r = hvt_dgram_attach(&n->manager, e);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "Cannot watch the notification socket: %m");
 
@@ -310,12 +266,8 @@ int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_
         return 0;
 }
 
+/* What the manager has no room for now is dropped: nothing waits for it at exit. */
 void hvt_notify_done(struct hvt_notify *n) {
-        while (n->n_queued > 0)
-                drop_head(n);
         n->watchdog = hvt_event_source_free(n->watchdog);
-        n->writable = hvt_event_source_free(n->writable);
-        if (n->fd >= 0)
-                close(n->fd);
-        n->fd = -EBADF;
+        (void) hvt_dgram_done(&n->manager);
 }

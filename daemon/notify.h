@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "dgram.h"
 #include "event.h"
 #include "log.h"
 
@@ -15,29 +16,23 @@
  * nothing at all while this many pile up (four reloads) loses the oldest. */
 #define HVT_NOTIFY_QUEUE_MAX 8
 
-struct hvt_notify_message {
-        char *text;
-        bool status_only;  /* a later STATUS= supersedes it */
-};
-
 struct hvt_notify {
         const struct hvt_log *log;
-        int fd;                         /* connected to NOTIFY_SOCKET, non-blocking; -EBADF: none */
-        struct hvt_event_source *writable; /* EPOLLOUT: on while messages wait */
+        struct hvt_dgram manager;          /* NOTIFY_SOCKET's; fd -EBADF: none */
+        char address[sizeof(((struct sockaddr_un *) NULL)->sun_path) + 1];  /* as NOTIFY_SOCKET says it */
         struct hvt_event_source *watchdog; /* the keep-alive timer; NULL without WatchdogSec= */
         uint64_t watchdog_usec;
-        struct hvt_notify_message queue[HVT_NOTIFY_QUEUE_MAX];  /* waiting, oldest first */
-        size_t n_queued;
-        bool ping_waits;                /* one WATCHDOG=1 after them */
         bool told_full;                 /* "not reading" said, until the manager reads again */
-        int told_error;                 /* the last failure to send said, so each is said once */
+        bool told_unreachable;          /* "cannot reach" said, until a notification goes through */
+        int told_error;                 /* the last other failure to send said, so each is said once */
 };
 
-#define HVT_NOTIFY_NULL { .fd = -EBADF }
+#define HVT_NOTIFY_NULL { .manager = HVT_DGRAM_NULL }
 
 /* Connects to the socket NOTIFY_SOCKET names, if any, and, with WatchdogSec= (WATCHDOG_USEC),
- * pings it from a timer on e. A manager that cannot be reached is logged, not an error:
- * 0, or -errno when the loop cannot take the sources or WATCHDOG_USEC is invalid. */
+ * pings it from a timer on e. A manager that cannot be reached is a warning, not an error, and
+ * is looked for again at each notification: 0, or -errno when the loop cannot take the sources
+ * or WATCHDOG_USEC is invalid. */
 int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_log *log);
 void hvt_notify_done(struct hvt_notify *n);
 

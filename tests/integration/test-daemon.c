@@ -496,6 +496,106 @@ START_TEST(test_manager_not_reading) {
 }
 END_TEST
 
+/* Receives the datagrams waiting on fd for up to timeout_ms, until one holds want. */
+static bool receive_until(int fd, const char *want, int timeout_ms) {
+        for (int waited = 0; waited < timeout_ms; ) {
+                char buf[4096];
+                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+                if (n < 0) {
+                        usleep(10 * 1000);
+                        waited += 10;
+                        continue;
+                }
+                buf[n] = '\0';
+                if (strstr(buf, want))
+                        return true;
+        }
+        return false;
+}
+
+static int bind_notify(const struct sockaddr_un *sa) {
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(bind(fd, (const struct sockaddr *) sa, sizeof(*sa)), 0);
+        return fd;
+}
+
+/* Waits until the file at path holds needle; what it holds then. */
+static char *wait_file(const char *path, const char *needle, int timeout_ms) {
+        for (int waited = 0;; waited += 10) {
+                char *text = NULL;
+
+                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
+                        return hv_keep(text);
+                ck_assert_msg(waited < timeout_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, timeout_ms,
+                              text ? text : "(no file)");
+                g_free(text);
+                usleep(10 * 1000);
+        }
+}
+
+/* A service manager that binds its notification socket anew at the same path (systemd
+ * re-executed, a container's manager restarted): the socket hvtuned was connected to is gone
+ * (ECONNREFUSED, then ENOENT while nothing is bound there). hvtuned says once, as a warning,
+ * that the manager cannot be reached, and the next notification after the new bind finds it:
+ * the watchdog's pings go on, and a reload's RELOADING=1 and READY=1 arrive there. */
+START_TEST(test_manager_rebinds) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *err = NULL;
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX";
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd, status, told = 0, timeout_ms = hvtuned_under_valgrind() ? 100000 : 10000;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/hvtuned-rebind.%d", getpid());
+        unlink(sa.sun_path);
+        fd = bind_notify(&sa);
+        ck_assert_int_ge(status = mkstemp(err_path), 0);
+        close(status);
+
+        /* A ping every 100 ms. */
+        ck_assert_int_eq(setenv("WATCHDOG_USEC", "200000", 1), 0);
+        atexit(kill_stray);
+        stray = hvtuned_spawn_notify((const char *const[]) { "-c", config, NULL }, sa.sun_path, err_path);
+        ck_assert_msg(receive_until(fd, "READY=1", timeout_ms), "no READY=1");
+        ck_assert_msg(receive_until(fd, "WATCHDOG=1", timeout_ms), "no ping");
+
+        /* The manager's socket goes, and nothing is bound at its path for a while. */
+        close(fd);
+        ck_assert_int_eq(unlink(sa.sun_path), 0);
+        wait_file(err_path, "Cannot reach the service manager at NOTIFY_SOCKET=", timeout_ms);
+        usleep(500 * 1000);  /* some pings meet nobody */
+
+        /* Bound anew at the same path: the pings come back, and a reload is announced there. */
+        fd = bind_notify(&sa);
+        ck_assert_msg(receive_until(fd, "WATCHDOG=1", timeout_ms), "no ping on the socket bound anew");
+        ck_assert_int_eq(kill(stray, SIGHUP), 0);
+        ck_assert_msg(drain_until(fd, "RELOADING=1", "READY=1", timeout_ms),
+                      "no RELOADING=1, then READY=1, on the socket bound anew");
+
+        ck_assert_int_eq(kill(stray, SIGTERM), 0);
+        ck_assert_msg(receive_until(fd, "STOPPING=1", timeout_ms), "no STOPPING=1 on the socket bound anew");
+        status = hvtuned_wait_exit(stray, timeout_ms);
+        ck_assert_msg(status != -1, "hvtuned did not exit within %d ms of SIGTERM", timeout_ms);
+        stray = 0;
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ck_assert(g_file_get_contents(err_path, &err, NULL, NULL));
+        for (const char *p = err; (p = strstr(p, "Cannot reach the service manager")); p++)
+                told++;
+        ck_assert_msg(told == 1, "told %d times that the manager cannot be reached:\n%s", told, err);
+        assert_contains(err, "is reached again\n");
+
+        g_free(err);
+        ck_assert_int_eq(unsetenv("WATCHDOG_USEC"), 0);
+        close(fd);
+        unlink(sa.sun_path);
+        unlink(err_path);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("daemon");
         TCase *tc = tcase_create("notify");
@@ -512,6 +612,7 @@ int main(void) {
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
         tcase_add_test(tc, test_manager_not_reading);
+        tcase_add_test(tc, test_manager_rebinds);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -171,6 +171,7 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     check_shutdown_silent(hvtuned, env, denv)
     check_fault(hvtuned, env, denv, emulator, faults)
     check_shutdown_blind(hvtuned, manager, env, denv)
+    check_wedged(hvtuned, env, denv)
 
 
 def check_hw_queues(pid):
@@ -447,6 +448,180 @@ def check_lifecycle(pid):
     if got != ALL_RESTORED:
         fail(f"restored entries {got}, want {ALL_RESTORED}")
     print(f"ok: 1 repair, {len(states)} state entries and a summary, {len(restored)} restores")
+
+
+def disk(name):
+    """A Hyper-V disk's directory in the testbed."""
+    return os.path.realpath(f"/run/tb/sys/block/{name}")
+
+
+def scheduler(name):
+    with open(disk(name) + "/queue/scheduler") as f:
+        text = f.read()
+    return text[text.index("[") + 1:text.index("]")]
+
+
+def tuned_values():
+    """What hvtuned manages on each Hyper-V disk, as the kernel shows it now."""
+    values = {}
+    for name in ("sda", "sdb", "sdc", "sdd"):
+        with open(disk(name) + "/device/queue_depth") as f:
+            values[name] = (scheduler(name), f.read().strip())
+    return values
+
+
+def fill_socket(path):
+    """Datagrams of the test's own until journald's socket takes no more."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.setblocking(False)
+        n = 0
+        while True:
+            try:
+                s.sendto(b"MESSAGE=test-journal filler\nTEST_FILLER=1\n", path)
+            except BlockingIOError:
+                return n
+            n += 1
+
+
+class FakeManager:
+    """NOTIFY_SOCKET's other side, read all the time (PID 1 is not the one stuck here): every
+    notification with the time it came."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.1)
+        self.notes = []
+        self.done = False
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        while not self.done:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            self.notes.append((time.monotonic(), data.decode(errors="replace")))
+
+    def wait(self, needle, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(needle in text for _, text in self.notes):
+                return
+            time.sleep(0.05)
+        fail(f"no {needle} notification in {timeout} s")
+
+    def pings(self, start, end):
+        return [t for t, text in self.notes if "WATCHDOG=1" in text and start <= t <= end]
+
+    def close(self):
+        self.done = True
+        self.thread.join()
+        self.sock.close()
+
+
+def wait_value(what, get, want, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if get() == want:
+            return
+        time.sleep(0.05)
+    fail(f"{what} is {get()!r}, not {want!r}, after {timeout} s")
+
+
+def check_wedged(hvtuned, env, denv):
+    """A journald that stops reading (SIGSTOP, its socket full) while hvtuned runs as a service:
+    drifts are still repaired and the watchdog still pinged for longer than WatchdogSec, SIGTERM
+    still restores every original within 5 s; the entries journald had no room for and that did
+    not fit in hvtuned's queue are counted, and the count reaches the journal once it reads."""
+    scale = 10 if os.environ.get("HVTUNED_TEST_VALGRIND") else 1
+    watchdog = 2.0 * scale
+    journald = start_journald(env)
+    manager = FakeManager("/run/hvtuned-notify")
+    originals = tuned_values()
+    # stderr is journald's stream here as under systemd: a stream socket, read by the test
+    # only after the exit.
+    stream, stream_peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    st = os.fstat(stream.fileno())
+    daemon = subprocess.Popen(daemon_argv(hvtuned), stderr=stream.fileno(),
+                              env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}",
+                                       NOTIFY_SOCKET="/run/hvtuned-notify", WATCHDOG_USEC=str(int(watchdog * 1e6))))
+    stream.close()
+    pid = str(daemon.pid)
+    try:
+        manager.wait("READY=1", 30 * scale)
+        wait_for("the start-up pass of the wedged run", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+
+        journald.send_signal(signal.SIGSTOP)
+        wedged = time.monotonic()
+        filled = fill_socket(JOURNAL_SOCKET)
+        # State dumps: more entries than hvtuned's queue holds, with journald not reading.
+        for _ in range(300):
+            daemon.send_signal(signal.SIGUSR1)
+            time.sleep(0.005 * scale)
+        for name in ("sdb", "sdc"):
+            with open(disk(name) + "/queue/scheduler", "w") as f:
+                f.write("none mq-deadline kyber [bfq] \n")
+            wait_value(f"{name}'s scheduler while journald is stopped", lambda: scheduler(name), "none", 10 * scale)
+        while time.monotonic() < wedged + 1.5 * watchdog:
+            time.sleep(0.1)
+        resumed = time.monotonic()
+        pings = [wedged] + manager.pings(wedged, resumed) + [resumed]
+        gap = max(b - a for a, b in zip(pings, pings[1:]))
+        if gap >= watchdog:
+            fail(f"no watchdog ping for {gap:.2f} s (WatchdogSec {watchdog} s) while journald was stopped")
+        print(f"ok: journald stopped for {resumed - wedged:.1f} s ({filled} datagrams filled its socket): "
+              f"sdb and sdc repaired, {len(pings) - 2} pings, none more than {gap:.2f} s apart")
+
+        journald.send_signal(signal.SIGCONT)
+        deadline = time.monotonic() + 30 * scale
+        while not (dropped := [e for e in journal(f"_PID={pid}", "PRIORITY=4") if "HVTUNED_DROPPED" in e]):
+            if time.monotonic() > deadline:
+                fail("no entry with the count of dropped entries once journald read again")
+            time.sleep(0.1)
+        if len(dropped) != 1 or int(dropped[0]["HVTUNED_DROPPED"]) < 1 or dropped[0]["PRIORITY"] != "4" or \
+                dropped[0]["MESSAGE"] != f"Dropped {dropped[0]['HVTUNED_DROPPED']} log entries that journald " \
+                                         "did not read in time":
+            fail(f"dropped entries {dropped}")
+        repaired = journal(f"_PID={pid}", f"MESSAGE_ID={REPAIRED}")
+        print(f"ok: once journald read again: {dropped[0]['MESSAGE']}; {len(repaired)} repairs stored, "
+              f"{len(journal(f'_PID={pid}', f'MESSAGE_ID={STATE_SUMMARY}'))} state dumps")
+
+        # Stopped again: SIGTERM is obeyed, every original back, in time.
+        journald.send_signal(signal.SIGSTOP)
+        fill_socket(JOURNAL_SOCKET)
+        stopping = time.monotonic()
+        daemon.terminate()
+        try:
+            rc = daemon.wait(timeout=5 * scale)
+        except subprocess.TimeoutExpired:
+            fail(f"hvtuned did not exit within {5 * scale} s of SIGTERM while journald was stopped")
+        took = time.monotonic() - stopping
+        if rc != 0:
+            fail(f"hvtuned exited with {rc} while journald was stopped")
+        check_valgrind(pid)
+        if tuned_values() != originals:
+            fail(f"after stop {tuned_values()}, want the originals {originals}")
+        manager.wait("STOPPING=1", 1)
+        stream_peer.setblocking(False)
+        try:
+            said = stream_peer.recv(65536).decode()
+        except BlockingIOError:
+            said = ""
+        if not said.startswith("<4>Dropped ") or not said.endswith(" log entries that journald did not read "
+                                                                    "before exit\n"):
+            fail(f"the stream says {said!r}, not the count of entries dropped at exit")
+        print(f"ok: SIGTERM obeyed in {took * 1000:.0f} ms with journald stopped, the originals restored; "
+              f"on the stream: {said.strip()}")
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+        journald.send_signal(signal.SIGCONT)
+        journald.terminate()
+        journald.wait(timeout=30)
+        manager.close()
+        stream_peer.close()
 
 
 def main():

@@ -328,7 +328,8 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         r = write_file(d, text, why, sizeof(why));
         if (r < 0) {
                 if (r != d->metrics.error && *why)
-                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %s", path, why);
+                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %s",
+                                             path, why);
                 else if (r != d->metrics.error)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %m", path);
                 d->metrics.error = r;

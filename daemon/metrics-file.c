@@ -87,7 +87,7 @@ static int check_dir(const char *path, size_t len, int fd, char *why, size_t siz
  * link (see README, "Security and hostile conditions"). A refusal says why in why. */
 static int open_dir(const char *path, char *why, size_t size) {
         _cleanup_close_ int fd = -EBADF;
-        const char *p = path, *end = path;
+        const char *p = path, *end;
         int r;
 
         fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -140,11 +140,12 @@ static int open_dir(const char *path, char *why, size_t size) {
 
 /* ".hvtuned.PID.HEX.tmp", the temporaries of write_whole(). */
 static bool own_temporary(const char *name) {
-        const char *p = name + strlen(".hvtuned.");
+        const char *p;
         size_t n;
 
         if (strncmp(name, ".hvtuned.", strlen(".hvtuned.")) != 0)
                 return false;
+        p = name + strlen(".hvtuned.");
         n = strspn(p, "0123456789");
         if (n == 0 || p[n] != '.')
                 return false;

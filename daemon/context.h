@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <libudev.h>
 
 #include "apply.h"
@@ -39,7 +40,11 @@ struct hvt_counters {
 
 /* The metrics file as last written (metrics-file.h). */
 struct hvt_metrics_file {
-        char *path;      /* NULL: none written */
+        char *path;      /* NULL: none configured yet; the rest is of this path */
+        int dir_fd;      /* its directory, walked and checked; -EBADF until then */
+        bool made;       /* dev and ino are the file hvtuned renamed there */
+        dev_t dev;
+        ino_t ino;
         char *written;   /* its text */
         int error;       /* the last write's, said once */
 };

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the metrics file (see metrics-file.h).
+/* Owns: the metrics file (see metrics-file.h), its directory held open, and the temporaries
+ * hvtuned leaves there.
  *
  * A reader must never see half a file: the text goes to a temporary file beside it, made with
  * O_EXCL|O_NOFOLLOW (nothing in the directory is followed or overwritten in place) and named so
  * that the collector, which reads only *.prom, skips it, then is renamed over the file, both in
- * the one directory opened and checked for the write. It is made readable by all:
- * node_exporter runs as its own user, and the unit's UMask= is 0077. */
+ * the directory reached and checked once, by its descriptor. It is made readable by all:
+ * node_exporter runs as its own user, and the unit's UMask= is 0077. Named temporaries, not
+ * O_TMPFILE: linking one in takes CAP_DAC_READ_SEARCH before Linux 6.10, which the unit does
+ * not have. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,33 +57,127 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         hvt_host_metrics(d, ctrl);
 }
 
-/* The directory of path, opened once: the temporary file and the rename are both made in it,
- * so nobody can point them elsewhere between the two by renaming a directory on the way. It
- * must be root's (or ours) and not writable by others unless sticky, or anyone could put
- * their own file under the name. */
-static int open_dir(const char *path, const char **ret_name) {
-        _cleanup_free_ char *dir = strdup(path);
-        _cleanup_close_ int fd = -EBADF;
+/* Whether the directory of the metrics file is one only root (or the running user) may
+ * write. Not even a sticky one (/tmp) is taken: anyone could put a *.prom there for the
+ * collector, hold the file's name, or make a file of hvtuned's temporaries' name that the
+ * clean-up below would take for hvtuned's. */
+static int check_dir(const char *path, size_t len, int fd, char *why, size_t size) {
         struct stat st;
-        char *slash;
-        int r;
 
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        *slash = '\0';
-        *ret_name = path + (slash - dir) + 1;
-        fd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
-            ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+        if (st.st_uid != 0 && st.st_uid != geteuid()) {
+                snprintf(why, size, "refused, its directory %.*s is owned by uid %lu, not root", (int) len, path,
+                         (unsigned long) st.st_uid);
                 return -EPERM;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                snprintf(why, size, "refused, its directory %.*s is writable by group or others (mode %04lo)",
+                         (int) len, path, (unsigned long) (st.st_mode & 07777));
+                return -EPERM;
+        }
+        return 0;
+}
+
+/* The directory of path, walked a name at a time from the root without following a symlink:
+ * a symlink on the way could be swapped by whoever may write the directory it is in (on
+ * Debian, /var/lib/prometheus is prometheus's), so it is refused, not checked. The
+ * directories on the way may be anyone's: what one of their owners can do is rename a
+ * directory of root's that is already beside it into the path, never one of their own nor a
+ * link (see README, "Security and hostile conditions"). A refusal says why in why. */
+static int open_dir(const char *path, char *why, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *p = path, *end;
+        int r;
+
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                char name[NAME_MAX + 1];
+                struct stat st;
+                size_t len;
+                int next;
+
+                end = p;
+                p += strspn(p, "/");
+                len = strcspn(p, "/");
+                /* The last name is the file's. */
+                if (p[len] == '\0')
+                        break;
+                if (len > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(name, p, len);
+                name[len] = '\0';
+                p += len;
+                if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+                        snprintf(why, size, "refused, %.*s holds \"%s\": name the real directory",
+                                 (int) (p - path), path, name);
+                        return -EINVAL;
+                }
+                next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return negative_errno();
+                close(fd);
+                fd = next;
+                if (fstat(fd, &st) < 0)
+                        return negative_errno();
+                if (S_ISLNK(st.st_mode)) {
+                        snprintf(why, size, "refused, %.*s on its path is a symbolic link: name the real directory",
+                                 (int) (p - path), path);
+                        return -ELOOP;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return -ENOTDIR;
+        }
+        r = end == path ? check_dir("/", 1, fd, why, size) : check_dir(path, (size_t) (end - path), fd, why, size);
+        if (r < 0)
+                return r;
         r = fd;
         fd = -EBADF;
         return r;
+}
+
+/* ".hvtuned.PID.HEX.tmp", the temporaries of write_whole(). */
+static bool own_temporary(const char *name) {
+        const char *p;
+        size_t n;
+
+        if (strncmp(name, ".hvtuned.", strlen(".hvtuned.")) != 0)
+                return false;
+        p = name + strlen(".hvtuned.");
+        n = strspn(p, "0123456789");
+        if (n == 0 || p[n] != '.')
+                return false;
+        p += n + 1;
+        n = strspn(p, "0123456789abcdef");
+        return n > 0 && strcmp(p + n, ".tmp") == 0;
+}
+
+/* A kill between a temporary's creation and its rename leaves it behind; nothing else would
+ * ever remove it. Only one hvtuned writes the file at a time (the runtime directory's lock;
+ * --once and --dry-run never write it) and the directory is nobody else's to write (see
+ * check_dir()), so a temporary's name there is one a dead hvtuned left. unlinkat() opens
+ * nothing: a FIFO or a link under that name goes the same way. */
+static void remove_stale(struct hvt_daemon *d, int dir_fd, const char *path) {
+        _cleanup_(closedirp) DIR *dir = NULL;
+        unsigned n = 0;
+        int fd;
+
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        dir = fdopendir(fd);
+        if (!dir) {
+                close(fd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(dir)); )
+                if (own_temporary(de->d_name) && unlinkat(dir_fd, de->d_name, 0) == 0)
+                        n++;
+        if (n > 0)
+                hvt_log_info(&d->log, "Removed %u temporary file%s an earlier hvtuned left beside %s", n,
+                             n == 1 ? "" : "s", path);
 }
 
 static int write_all(int fd, const char *text) {
@@ -94,15 +193,12 @@ static int write_all(int fd, const char *text) {
         return 0;
 }
 
-static int write_whole(const char *path, const char *text) {
-        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+/* The text to a temporary file in dir_fd, renamed over name; the inode made in *ret. */
+static int write_whole(int dir_fd, const char *name, const char *text, struct stat *ret) {
+        _cleanup_close_ int fd = -EBADF;
         char tmp[64];
-        const char *name;
         int r;
 
-        dir_fd = open_dir(path, &name);
-        if (dir_fd < 0)
-                return dir_fd;
         /* Not a .prom name: the collector must not read it half written. */
         for (unsigned i = 0;; i++) {
                 struct timespec ts;
@@ -122,6 +218,8 @@ static int write_whole(const char *path, const char *text) {
         /* After a crash, the old figures or the new, never an empty file. */
         if (r == 0 && fsync(fd) < 0)
                 r = negative_errno();
+        if (r == 0 && fstat(fd, ret) < 0)
+                r = negative_errno();
         if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
                 r = negative_errno();
         if (r < 0)
@@ -129,18 +227,73 @@ static int write_whole(const char *path, const char *text) {
         return r;
 }
 
-static void forget_file(struct hvt_daemon *d) {
-        free(d->metrics.path);
-        free(d->metrics.written);
-        d->metrics.path = d->metrics.written = NULL;
-        d->metrics.error = 0;
+static const char *file_name(const char *path) {
+        return strrchr(path, '/') + 1;
 }
 
+static void forget_file(struct hvt_daemon *d) {
+        struct hvt_metrics_file *m = &d->metrics;
+
+        if (m->path && m->dir_fd >= 0)
+                close(m->dir_fd);
+        free(m->path);
+        free(m->written);
+        *m = (struct hvt_metrics_file) { .dir_fd = -EBADF };
+}
+
+/* Only the file hvtuned renamed there: one it could never write is somebody else's, and so is
+ * one put in its place since. Looked at and removed in the directory held since the write;
+ * only root (or this user) may change its names in between (check_dir()). */
 void hvt_metrics_remove(struct hvt_daemon *d) {
-        if (d->metrics.path && unlink(d->metrics.path) < 0 && errno != ENOENT)
-                (void) hvt_log_errno(&d->log, LOG_WARNING, errno, "Cannot remove the metrics file %s: %m",
-                                     d->metrics.path);
+        struct hvt_metrics_file *m = &d->metrics;
+        struct stat st;
+
+        if (m->path && m->dir_fd >= 0 && m->made) {
+                const char *name = file_name(m->path);
+
+                if (fstatat(m->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT)
+                                (void) hvt_log_errno(&d->log, LOG_WARNING, errno,
+                                                     "Cannot remove the metrics file %s: %m", m->path);
+                } else if (st.st_dev != m->dev || st.st_ino != m->ino)
+                        hvt_log_info(&d->log, "Leaving %s: it is no longer the file hvtuned wrote", m->path);
+                else if (unlinkat(m->dir_fd, name, 0) < 0 && errno != ENOENT)
+                        (void) hvt_log_errno(&d->log, LOG_WARNING, errno, "Cannot remove the metrics file %s: %m",
+                                             m->path);
+        }
         forget_file(d);
+}
+
+/* The directory held from its first use, so that a directory swapped on the path later (by
+ * the owner of one above it) redirects no write and no removal: the file goes on where it
+ * was, unlike a walk before every write, which would refuse from then on. One removed
+ * (ENOENT on a create in it) is walked again, so that a reinstalled node_exporter's is
+ * found. */
+static int write_file(struct hvt_daemon *d, const char *text, char *why, size_t size) {
+        struct hvt_metrics_file *m = &d->metrics;
+        struct stat st;
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                if (m->dir_fd < 0) {
+                        m->dir_fd = open_dir(m->path, why, size);
+                        if (m->dir_fd < 0)
+                                return m->dir_fd;
+                        m->made = false;
+                        remove_stale(d, m->dir_fd, m->path);
+                }
+                r = write_whole(m->dir_fd, file_name(m->path), text, &st);
+                if (r != -ENOENT || attempt > 0)
+                        break;
+                close(m->dir_fd);
+                m->dir_fd = -EBADF;
+        }
+        if (r < 0)
+                return r;
+        m->made = true;
+        m->dev = st.st_dev;
+        m->ino = st.st_ino;
+        return 0;
 }
 
 void hvt_metrics_update(struct hvt_daemon *d) {
@@ -148,6 +301,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         _cleanup_free_ struct hvt_metrics_controller *ctrl = NULL;
         _cleanup_free_ char *text = NULL;
         struct hvt_metrics m;
+        char why[PATH_MAX + 128] = "";
         int r;
 
         if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN))
@@ -158,7 +312,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         if (!path)
                 return;
         if (!d->metrics.path) {
-                d->metrics.path = strdup(path);
+                d->metrics = (struct hvt_metrics_file) { .path = strdup(path), .dir_fd = -EBADF };
                 if (!d->metrics.path)
                         return;
         }
@@ -172,9 +326,12 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         if (d->metrics.written && strcmp(text, d->metrics.written) == 0)
                 return;
 
-        r = write_whole(path, text);
+        r = write_file(d, text, why, sizeof(why));
         if (r < 0) {
-                if (r != d->metrics.error)
+                if (r != d->metrics.error && *why)
+                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %s",
+                                             path, why);
+                else if (r != d->metrics.error)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %m", path);
                 d->metrics.error = r;
                 return;

@@ -8,8 +8,8 @@ const char *writes_log(void);
 /* Whether every open for writing, rename and unlink in log was of the runtime directory's
  * records or of an allowlisted attribute (lib/attr.c) in the directory its group names, and
  * every write to an attribute was one plain token, once per open. A test that configures a
- * metrics file names its directory in $HVTUNED_TEST_METRICS_DIR: what hvtuned writes, renames
- * and unlinks there is its own too. Returns the number of
+ * metrics file names its directories in $HVTUNED_TEST_METRICS_DIR (colon-separated): what
+ * hvtuned writes, renames and unlinks there is its own too. Returns the number of
  * attribute writes, or -1 with *why (g_free()) saying what was wrong. */
 int writes_verify(const char *log, const char *runtime, char **why);
 

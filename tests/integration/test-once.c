@@ -58,7 +58,7 @@ START_TEST(test_record_refused_is_said) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *err;
 
-        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", ".#sda=open-write:EROFS", 1), 0);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", ".#hvtuned.sda.*=open-write:EROFS", 1), 0);
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 2);
         unsetenv("HVTUNED_TEST_FAULTS");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (not written: the record of its original "

@@ -500,10 +500,17 @@ START_TEST(test_writes_allowlisted) {
                 { "open @L/scheduler\n", "neither an allowlisted attribute" },    /* a queue name in the LUN */
                 { "open @Q/scheduler\nwrite @Q/scheduler none\\x0a\n", "not a plain token" },
                 { "open @Q/scheduler\nwrite @Q/scheduler none\nwrite @Q/scheduler none\n", "a second write" },
-                { "rename @R/.#sda /tmp/sda\n", "outside" },
+                { "rename @R/.#hvtuned.sda.0123456789abcdef /tmp/sda\n", "not a record's temporary into place" },
+                /* A record is written only as a temporary hvtuned made: never in place, never
+                 * through an older version's fixed temporary (a FIFO or a link planted there). */
+                { "open @R/sda\n", "nor a record's temporary" },
+                { "open @R/.#sda\nwrite @R/.#sda x\n", "nor a record's temporary" },
+                { "rename @R/.#sda @R/sda\n", "not a record's temporary into place" },
+                { "rename @R/sdb @R/sda\n", "not a record's temporary into place" },
                 { "unlink /sys/devices/v/host0\n", "neither" },
         };
-        g_autofree char *good = log_of("open @R/.#sda\nwrite @R/.#sda x\nrename @R/.#sda @R/sda\n"
+        g_autofree char *good = log_of("open @R/.#hvtuned.sda.0123456789abcdef\nwrite @R/.#hvtuned.sda.0123456789abcdef x\n"
+                                       "rename @R/.#hvtuned.sda.0123456789abcdef @R/sda\nunlink @R/.#hvtuned.sdb.0123456789abcdef\n"
                                        "open @Q/nr_requests\nwrite @Q/nr_requests 128\n"
                                        "open @L/timeout\nwrite @L/timeout 300\nunlink @R/sda\n", rt);
 

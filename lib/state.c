@@ -132,21 +132,6 @@ int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
         return 0;
 }
 
-int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
-        char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
-        int len, r;
-
-        r = record_name(s);
-        if (r < 0)
-                return r;
-        if (!any_recorded(s, o))
-                return hvt_state_remove(dirfd, s);
-        len = format_record(s, o, buf, sizeof(buf));
-        if (len < 0)
-                return len;
-        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
-}
-
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
         /* Non-blocking: a FIFO under a record's name would hold the open until a writer came
          * (before READY=1, or in an event handler that SIGTERM then waits on). */
@@ -256,25 +241,46 @@ static bool record_elsewhere(const char *buf, const char *syspath) {
         return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
 }
 
-int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
+/* Deletes what is under the subject's name, but a record of a disk at another path; with
+ * proven, only a record hvtuned can prove its own by the header. */
+static int remove_record(int dirfd, const struct hvt_subject *s, bool proven) {
         char buf[HVT_RECORD_MAX + 2];
-        int r = record_name(s);
+        int r;
 
-        if (r < 0)
-                return r;
         /* The record under this name may be another disk's by now (a disk that took the name
          * while events were lost, at another path): that one stays. At the same path it is
          * this disk's, or a stale one of an earlier instance: either way it goes. */
         r = hvt_state_read(dirfd, s->name, buf, sizeof(buf));
-        if (r == -ENOENT || r == -EBADMSG)
+        if (r == -ENOENT)
                 return 0;
+        if (r >= 0 && record_elsewhere(buf, s->syspath))
+                return 0;
+        if (proven && (r < 0 || strncmp(buf, HEADER, strlen(HEADER)) != 0))
+                return r == -EBADMSG || r >= 0 ? 0 : r;
+        return unlink_record(dirfd, s);
+}
+
+int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
+        int r = record_name(s);
+
+        /* A remove event for a disk hvtuned never managed must not take an operator's file of
+         * that name. */
+        return r < 0 ? r : remove_record(dirfd, s, true);
+}
+
+int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
+        char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
+        int len, r;
+
+        r = record_name(s);
         if (r < 0)
                 return r;
-        /* Only a record hvtuned can prove its own by the header goes: a remove event for a disk
-         * it never managed must not take an operator's file of that name. */
-        if (strncmp(buf, HEADER, strlen(HEADER)) != 0 || record_elsewhere(buf, s->syspath))
-                return 0;
-        return unlink_record(dirfd, s);
+        if (!any_recorded(s, o))
+                return remove_record(dirfd, s, false);
+        len = format_record(s, o, buf, sizeof(buf));
+        if (len < 0)
+                return len;
+        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
 }
 
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {

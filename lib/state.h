@@ -35,8 +35,8 @@ int hvt_state_check(int dirfd, struct stat *ret);
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
 /* Replaces the subject's record atomically (write, fsync, rename) with the originals of its
- * own attributes; with none recorded, the record is deleted. Whatever is under the disk's
- * name is replaced, hvtuned's header or not: the load before a disk's first save drops what
+ * own attributes; with none recorded, the record is deleted (but a record of a disk at
+ * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what
  * is there as a damaged record already, and refusing would leave the disk untuned for a
  * stray file; the rename swaps the name only, never writing into what it held (a hard link's
  * other name, a link's target). */

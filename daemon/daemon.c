@@ -13,6 +13,8 @@ void hvt_daemon_done(struct hvt_daemon *d) {
         hvt_config_free(d->config);
         if (d->state_fd >= 0)
                 close(d->state_fd);
+        if (d->lock_fd >= 0)
+                close(d->lock_fd);
         hvt_event_source_free(d->verify);
         hvt_event_source_free(d->status);
         hvt_notify_done(&d->notify);

@@ -132,7 +132,8 @@ static int run_once(struct hvt_daemon *d) {
 }
 
 int main(int argc, char *argv[]) {
-        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF, .notify = HVT_NOTIFY_NULL };
+        struct hvt_daemon d = { .config_path = HVTUNED_CONFIG_PATH, .state_fd = -EBADF, .lock_fd = -EBADF,
+                                .notify = HVT_NOTIFY_NULL };
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
         pid_t pid = 0;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the runtime directory of rundir.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -20,25 +23,75 @@ void hvt_rundir_path(char *buf, size_t size) {
         buf[strcspn(buf, ":")] = '\0';
 }
 
+static void refused(struct hvt_daemon *d, const char *path, int error, const char *why) {
+        (void) hvt_log_struct(&d->log, LOG_WARNING, error, HVT_MESSAGE_STATE_ERROR, NULL,
+                              "%s: refused for the records of original values, %s: they are kept in memory "
+                              "only, and a restart forgets them", path, why);
+}
+
+/* What is wrong with a directory hvt_state_check() refused: all of it, so that one fix is
+ * enough. */
+static void refusal(const struct stat *st, char *buf, size_t size) {
+        bool owner = st->st_uid != 0 && st->st_uid != geteuid(), mode = st->st_mode & (S_IWGRP | S_IWOTH);
+        int n = 0;
+
+        if (owner)
+                n = snprintf(buf, size, "it is owned by uid %u, not root", (unsigned) st->st_uid);
+        if (mode)
+                (void) snprintf(buf + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
+                                owner ? ", and " : "", (unsigned) st->st_mode & 07777);
+}
+
+/* Opens the directory into d->state_fd when it may hold records, or, when it is refused
+ * (said why), into d->lock_fd alone: still the one place where two hvtuned meet. */
+static int open_dir(struct hvt_daemon *d, const char *path) {
+        char why[160] = "it cannot be checked";
+        struct stat st;
+        int fd, r;
+
+        fd = hvt_state_open(path);
+        if (fd == -ELOOP) {
+                refused(d, path, fd, "it is a symbolic link");
+                /* Followed for the lock alone, which reads and writes nothing there (a link to
+                 * nowhere: nothing to meet at). */
+                d->lock_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                return 0;
+        }
+        if (fd < 0)
+                return fd;
+        r = hvt_state_check(fd, &st);
+        if (r < 0) {
+                if (r == -EPERM || r == -EACCES)
+                        refusal(&st, why, sizeof(why));
+                refused(d, path, r, why);
+                d->lock_fd = fd;
+                return 0;
+        }
+        d->state_fd = fd;
+        return 0;
+}
+
 int hvt_rundir_open(struct hvt_daemon *d) {
         char path[4096];
+        int held, r;
 
         hvt_rundir_path(path, sizeof(path));
 
-        d->state_fd = hvt_state_open(path);
-        if (d->state_fd < 0) {
-                (void) hvt_log_struct(&d->log, LOG_WARNING, d->state_fd, HVT_MESSAGE_STATE_ERROR, NULL,
+        r = open_dir(d, path);
+        if (r < 0) {
+                (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
                                       "Cannot use %s for the records of original values (%m): they "
                                       "are kept in memory only, and a restart forgets them", path);
                 return 0;
         }
         /* One hvtuned at a time owns the records: a --once beside the service would take the
-         * service's values for originals, or restore what the service still manages. */
-        if (flock(d->state_fd, LOCK_EX | LOCK_NB) < 0) {
-                int r = negative_errno();
-
-                close(d->state_fd);
-                d->state_fd = -EBADF;
+         * service's values for originals, or restore what the service still manages. That
+         * holds where the records are refused too: the values in memory are the service's. */
+        held = d->state_fd >= 0 ? d->state_fd : d->lock_fd;
+        if (held >= 0 && flock(held, LOCK_EX | LOCK_NB) < 0) {
+                r = negative_errno();
+                close(held);
+                d->state_fd = d->lock_fd = -EBADF;
                 if (r == -EWOULDBLOCK)
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Another hvtuned is running (it holds %s): "
                                              "reload it (systemctl reload hvtuned) instead", path);

@@ -13,22 +13,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "macro.h"
 #include "state.h"
 
-#define TMP_PREFIX ".#"
+/* hvt_state_write()'s temporaries: ".#hvtuned.NAME.0123456789abcdef", a name no editor or
+ * other tool makes, so that a file named so is a leftover of hvtuned's whatever its type. */
+#define TMP_PREFIX ".#hvtuned."
+#define TMP_RANDOM 16  /* hex digits */
+#define TMP_TRIES 16
+/* An older hvtuned's: ".#NAME", where emacs puts its lock link too. */
+#define OLD_TMP_PREFIX ".#"
 #define HEADER "# hvtuned: values before hvtuned first wrote them\n"
 
 int hvt_state_open(const char *path) {
+        struct stat st;
         int fd;
 
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 return negative_errno();
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? negative_errno() : fd;
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                return fd;
+        /* O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link, as for a file. */
+        if (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+                return -ELOOP;
+        return negative_errno();
+}
+
+int hvt_state_check(int dirfd, struct stat *ret) {
+        if (fstat(dirfd, ret) < 0)
+                return negative_errno();
+        if (ret->st_uid != 0 && ret->st_uid != geteuid())
+                return -EPERM;
+        if (ret->st_mode & (S_IWGRP | S_IWOTH))
+                return -EACCES;
+        return 0;
 }
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
@@ -68,17 +91,33 @@ static bool any_recorded(const struct hvt_subject *s, const struct hvt_originals
         return false;
 }
 
+/* Unique, not secret: O_EXCL tells a name already taken, and the next try draws another. */
+static uint64_t tmp_random(void) {
+        static uint64_t counter;
+        uint64_t v;
+
+        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t) sizeof(v))
+                return v;
+        /* The kernel's pool not ready yet (early boot), where getrandom() would block. */
+        return (hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) getpid() << 40)) + ++counter * UINT64_C(0x9e3779b97f4a7c15);
+}
+
 int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
         _cleanup_close_ int fd = -EBADF;
         char tmp[NAME_MAX + 1];
         ssize_t n;
         int r;
 
-        if (snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", name) >= (int) sizeof(tmp))
-                return -ENAMETOOLONG;
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return negative_errno();
+        /* A file hvtuned creates, never one it finds: a FIFO planted under a fixed name blocked
+         * the open for writing, a hard link had its other name's file emptied and written. */
+        for (unsigned tries = 1; fd < 0; tries++) {
+                if (snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s.%0*" PRIx64, name, TMP_RANDOM, tmp_random()) >=
+                    (int) sizeof(tmp))
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd < 0 && (errno != EEXIST || tries == TMP_TRIES))
+                        return negative_errno();
+        }
         n = write(fd, text, len);
         if (n < 0 || (size_t) n != len || fsync(fd) < 0) {
                 r = n < 0 || (size_t) n == len ? negative_errno() : -EIO;
@@ -91,21 +130,6 @@ int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
                 return r;
         }
         return 0;
-}
-
-int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
-        char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
-        int len, r;
-
-        r = record_name(s);
-        if (r < 0)
-                return r;
-        if (!any_recorded(s, o))
-                return hvt_state_remove(dirfd, s);
-        len = format_record(s, o, buf, sizeof(buf));
-        if (len < 0)
-                return len;
-        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
 }
 
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
@@ -217,12 +241,12 @@ static bool record_elsewhere(const char *buf, const char *syspath) {
         return strncmp(p, syspath, len) != 0 || (p[len] != '\n' && p[len] != '\0');
 }
 
-int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
+/* Deletes what is under the subject's name, but a record of a disk at another path; with
+ * proven, only a record hvtuned can prove its own by the header. */
+static int remove_record(int dirfd, const struct hvt_subject *s, bool proven) {
         char buf[HVT_RECORD_MAX + 2];
-        int r = record_name(s);
+        int r;
 
-        if (r < 0)
-                return r;
         /* The record under this name may be another disk's by now (a disk that took the name
          * while events were lost, at another path): that one stays. At the same path it is
          * this disk's, or a stale one of an earlier instance: either way it goes. */
@@ -231,7 +255,32 @@ int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
                 return 0;
         if (r >= 0 && record_elsewhere(buf, s->syspath))
                 return 0;
+        if (proven && (r < 0 || strncmp(buf, HEADER, strlen(HEADER)) != 0))
+                return r == -EBADMSG || r >= 0 ? 0 : r;
         return unlink_record(dirfd, s);
+}
+
+int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
+        int r = record_name(s);
+
+        /* A remove event for a disk hvtuned never managed must not take an operator's file of
+         * that name. */
+        return r < 0 ? r : remove_record(dirfd, s, true);
+}
+
+int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
+        char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
+        int len, r;
+
+        r = record_name(s);
+        if (r < 0)
+                return r;
+        if (!any_recorded(s, o))
+                return remove_record(dirfd, s, false);
+        len = format_record(s, o, buf, sizeof(buf));
+        if (len < 0)
+                return len;
+        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
 }
 
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
@@ -264,12 +313,21 @@ static bool is_record(int dirfd, const char *name) {
         return hvt_state_read(dirfd, name, buf, sizeof(buf)) >= 0 && strncmp(buf, HEADER, strlen(HEADER)) == 0;
 }
 
-/* A temporary of hvt_state_write(): ".#" and a name, a regular file (emacs puts its lock, a
+/* A temporary of hvt_state_write(), of any type (a FIFO or a link planted under such a name is
+ * no one else's either): unlinkat() never opens it. */
+static bool is_temporary(const char *name) {
+        size_t n = strlen(name), prefix = strlen(TMP_PREFIX);
+
+        return n >= prefix + 2 + TMP_RANDOM && strncmp(name, TMP_PREFIX, prefix) == 0 &&
+               name[n - TMP_RANDOM - 1] == '.' && strspn(name + n - TMP_RANDOM, "0123456789abcdef") == TMP_RANDOM;
+}
+
+/* An older hvtuned's temporary: ".#" and a name, a regular file (emacs puts its lock, a
  * symbolic link, at ".#name" too). */
-static bool is_temporary(int dirfd, const char *name) {
+static bool is_old_temporary(int dirfd, const char *name) {
         struct stat st;
 
-        return strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0 && name[strlen(TMP_PREFIX)] &&
+        return strncmp(name, OLD_TMP_PREFIX, strlen(OLD_TMP_PREFIX)) == 0 && name[strlen(OLD_TMP_PREFIX)] &&
                fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -289,7 +347,7 @@ int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata)
         while ((de = readdir(dir))) {
                 /* Left-over temporary files are never wanted; the daemon's own dot files are
                  * not records. */
-                if (!is_temporary(dirfd, de->d_name)) {
+                if (!is_temporary(de->d_name) && !is_old_temporary(dirfd, de->d_name)) {
                         if (de->d_name[0] == '.' || keep(de->d_name, userdata))
                                 continue;
                         if (!is_record(dirfd, de->d_name)) {
@@ -297,7 +355,12 @@ int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata)
                                 continue;
                         }
                 }
-                if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT)
+                if (unlinkat(dirfd, de->d_name, 0) >= 0 || errno == ENOENT)
+                        continue;
+                /* A directory under a temporary's name is none of hvtuned's making. */
+                if (errno == EISDIR)
+                        foreign++;
+                else
                         r = negative_errno();
         }
         closedir(dir);

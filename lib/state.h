@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "attr.h"
 #include "subject.h"
@@ -16,8 +17,15 @@ struct hvt_originals {
         struct hvt_setting value[_HVT_ATTR_MAX];  /* .set: recorded */
 };
 
-/* Creates the directory if needed; returns an fd on it or -errno. */
+/* Creates the directory if needed; returns an fd on it, -ELOOP when its last component is a
+ * symbolic link (never followed: whoever made the link chose the directory), or -errno. */
 int hvt_state_open(const char *path);
+
+/* Whether the directory may hold records: 0 when it is root's (or the running user's) and
+ * writable by neither group nor others; else -EPERM (another owner) or -EACCES (writable by
+ * group or others), whoever could plant a record there could choose the values a stop
+ * restores. *ret is its stat, for the message. */
+int hvt_state_check(int dirfd, struct stat *ret);
 
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
  * when the record found belongs to another instance (same name, other diskseq or device
@@ -27,22 +35,30 @@ int hvt_state_open(const char *path);
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
 /* Replaces the subject's record atomically (write, fsync, rename) with the originals of its
- * own attributes; with none recorded, the record is deleted. */
+ * own attributes; with none recorded, the record is deleted (but a record of a disk at
+ * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what
+ * is there as a damaged record already, and refusing would leave the disk untuned for a
+ * stray file; the rename swaps the name only, never writing into what it held (a hard link's
+ * other name, a link's target). */
 int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
 
 /* The runtime directory's small files, records and the daemon's own (dot files, which
- * pruning leaves alone): written whole or not at all (a temporary, fsync, rename), read whole
+ * pruning leaves alone): written whole or not at all (a temporary of a unique name that this
+ * call creates, O_EXCL, never one it finds; fsync, rename), read whole
  * into buf, NUL-terminated (-EBADMSG when it does not fit, holds a NUL byte, or is no regular
  * file: a FIFO would block the open, a symbolic link is never followed; -EISDIR for a
  * directory). */
 int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
 int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 
-/* Deletes the subject's record, unless the record under its name is of a disk at another
- * path. Only s->name and s->syspath are used. */
+/* Deletes the subject's record, when what is under its name is a record of hvtuned's (by
+ * its header) and not of a disk at another path: a remove event for a disk hvtuned never
+ * managed leaves an operator's file of that name alone. Only s->name and s->syspath are
+ * used. */
 int hvt_state_remove(int dirfd, const struct hvt_subject *s);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
- * not running), and left-over temporaries. A file it cannot prove is a record of its own
- * (by its header) is left alone: returns how many, or -errno. */
+ * not running), and left-over temporaries: hvt_state_write()'s of any type, an older
+ * hvtuned's (".#NAME") if regular files. A file it cannot prove is a record of its own (by
+ * its header) is left alone: returns how many, or -errno. */
 int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);

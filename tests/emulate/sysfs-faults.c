@@ -4,7 +4,9 @@
  *
  * HVTUNED_TEST_FAULTS is a comma-separated list of SUFFIX=FAULT. SUFFIX matches the end of
  * the path an attribute is opened by, from a '/' on ("sdb/queue/nr_requests",
- * "0:0:0:1/queue_depth", "parameters/storvsc_max_hw_queues"); FAULT is one of
+ * "0:0:0:1/queue_depth", "parameters/storvsc_max_hw_queues"), or, with a '*', is a pattern
+ * for the last component (fnmatch(3): ".#hvtuned.sda.*", any temporary of sda's record); FAULT
+ * is one of
  *   open:ERRNO        every open fails (ENOENT: this kernel has no such attribute)
  *   open-write:ERRNO  opens for writing fail (EACCES: no write bit, kernfs_fop_open();
  *                     EROFS: sysfs mounted read-only; ENOENT: removed since it was read)
@@ -30,6 +32,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -230,7 +233,10 @@ static void full_path(int dirfd, const char *name, char out[static 4096]) {
 /* "sdb/queue/nr_requests" matches ".../block/sdb/queue/nr_requests", not ".../xsdb/...". */
 static bool matches(const char *path, const char *suffix) {
         size_t lp = strlen(path), ls = strlen(suffix);
+        const char *base = strrchr(path, '/');
 
+        if (strchr(suffix, '*'))
+                return fnmatch(suffix, base ? base + 1 : path, 0) == 0;
         if (lp < ls || strcmp(path + lp - ls, suffix) != 0)
                 return false;
         return lp == ls || path[lp - ls - 1] == '/' || suffix[0] == '/';

@@ -9,7 +9,8 @@
  * from a parse of the input's lines of its own:
  *
  *   - hvt_state_remove() for a disk of the same name at another path leaves a record that names
- *     a single other syspath, and deletes one that names this disk's or none;
+ *     a single other syspath, and a file without the header, and deletes a record with the
+ *     header that names this disk's or none;
  *   - hvt_state_prune() deletes the record of a disk not kept when its header says it is
  *     hvtuned's, and counts it as foreign otherwise;
  *   - hvt_state_load() for another instance (the next diskseq) never accepts it, and deletes it;
@@ -21,7 +22,7 @@
  *   - what was accepted round-trips: hvt_state_save() of it writes a record (or, with nothing
  *     recorded, deletes it) of at most HVT_RECORD_MAX bytes that starts with the header, and
  *     -ENOBUFS only when the record would be longer (-ENAMETOOLONG only when its temporary's
- *     name would be); loaded again it gives the same originals. */
+ *     name would be), and leaves no temporary; loaded again it gives the same originals. */
 #include <inttypes.h>
 #include <limits.h>
 
@@ -281,6 +282,11 @@ static void check_refused_name(const struct hvt_disk *d) {
         fuzz_check(exists(d->sysname), "\"%s\" was touched", d->sysname);
 }
 
+/* A file hvtuned can prove its own: readable, starting with the header. */
+static bool ours(const uint8_t *data, size_t size, const struct expect *e) {
+        return e->readable && size >= strlen(HEADER) && memcmp(data, HEADER, strlen(HEADER)) == 0;
+}
+
 static void check_remove_elsewhere(const uint8_t *data, size_t size, const struct named *n, const char *other,
                                    const struct expect *e) {
         struct hvt_disk moved = n->disk;
@@ -288,21 +294,38 @@ static void check_remove_elsewhere(const uint8_t *data, size_t size, const struc
         moved.syspath = (char *) other;
         put(n->sysname, data, size);
         fuzz_check(hvt_state_remove(dir_fd, FUZZ_SUBJECT(&moved)) == 0, "remove");
-        if (e->elsewhere == 1)
+        if (!ours(data, size, e))
+                fuzz_check(exists(n->sysname), "a file without hvtuned's header was removed");
+        else if (e->elsewhere == 1)
                 fuzz_check(exists(n->sysname), "the record of %s was removed for a disk at %s", n->syspath, other);
         else if (e->elsewhere == 0)
                 fuzz_check(!exists(n->sysname), "a record naming no other path stayed at remove()");
 }
 
+/* Whether a temporary of hvt_state_write() is in the directory. */
+static bool temporary_left(void) {
+        int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+        bool found = false;
+
+        fuzz_check(d, "opendir: %m");
+        rewinddir(d);
+        while ((de = readdir(d)))
+                found = found || strncmp(de->d_name, ".#", 2) == 0;
+        closedir(d);
+        return found;
+}
+
 static void check_prune(const uint8_t *data, size_t size, const struct named *n, const struct expect *e) {
-        bool ours = e->readable && size >= strlen(HEADER) && memcmp(data, HEADER, strlen(HEADER)) == 0;
+        bool ours_ = ours(data, size, e);
         int r;
 
         put(n->sysname, data, size);
         r = hvt_state_prune(dir_fd, keep_none, NULL);
-        fuzz_check(r == (ours ? 0 : 1), "prune returned %d", r);
-        fuzz_check(exists(n->sysname) == !ours, "prune %s a %s file", ours ? "left" : "deleted",
-                   ours ? "hvtuned's" : "foreign");
+        fuzz_check(r == (ours_ ? 0 : 1), "prune returned %d", r);
+        fuzz_check(exists(n->sysname) == !ours_, "prune %s a %s file", ours_ ? "left" : "deleted",
+                   ours_ ? "hvtuned's" : "foreign");
 }
 
 static void check_other_instance(const uint8_t *data, size_t size, const struct named *n) {
@@ -335,9 +358,9 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
                 fuzz_check(r == -ENOBUFS, "a record of %zu bytes saved: %d", want, r);
                 return;
         }
-        /* The temporary is ".#" and the name: no disk's name is that long (DISK_NAME_LEN is
-         * 32), a file's may be. */
-        if (strlen(n->sysname) + 2 > NAME_MAX) {
+        /* The temporary is ".#hvtuned.", the name, "." and 16 hex digits: no disk's name is
+         * that long (DISK_NAME_LEN is 32), a file's may be. */
+        if (strlen(n->sysname) + 27 > NAME_MAX) {
                 fuzz_check(r == -ENAMETOOLONG, "a record named with %zu bytes saved: %d", strlen(n->sysname), r);
                 return;
         }
@@ -349,8 +372,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         close(fd);
         fuzz_check(len >= 0 && (size_t) len == want, "saved %zd bytes, the format says %zu", len, want);
         fuzz_check(strncmp(text, HEADER, strlen(HEADER)) == 0, "a saved record without the header");
-        snprintf(text, sizeof(text), ".#%s", n->sysname);
-        fuzz_check(!exists(text), "a temporary left");
+        fuzz_check(!temporary_left(), "a temporary left");
 
         r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&n->disk), &again);
         fuzz_check(r == 0, "a saved record loads with %d", r);

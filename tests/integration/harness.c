@@ -181,9 +181,17 @@ void testbed_sentinel(UMockdevTestbed *tb, const char *sysname) {
         testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
+static const char *runtime_dir_used;
+
+void runtime_dir_use(const char *path) {
+        runtime_dir_used = path;
+}
+
 const char *runtime_dir(void) {
         static char dir[64];
 
+        if (runtime_dir_used)
+                return runtime_dir_used;
         if (!*dir) {
                 snprintf(dir, sizeof(dir), "/tmp/hvtuned-runtime.XXXXXX");
                 ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -70,6 +70,9 @@ void testbed_sentinel(UMockdevTestbed *tb, const char *sysname);
 /* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
  * one per test, kept across restarts within it. */
 const char *runtime_dir(void);
+/* From then on, RUNTIME_DIRECTORY is path instead (a directory hvtuned must refuse), and
+ * runtime_dir() says so: where its writes are checked against. */
+void runtime_dir_use(const char *path);
 
 /* Writes a config file with text and returns its path. */
 char *config_write(const char *text);

@@ -689,6 +689,71 @@ START_TEST(test_no_restore_and_removed_records) {
 }
 END_TEST
 
+/* Only a record with hvtuned's header is hvtuned's: a remove event for a disk it never
+ * managed (vda, virtio; sde, a USB stick) leaves the operator's file of that name as it was. */
+START_TEST(test_remove_leaves_files_not_hvtuneds) {
+        g_autofree char *vda = g_build_filename(runtime_dir(), "vda", NULL);
+        g_autofree char *sde = g_build_filename(runtime_dir(), "sde", NULL);
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *text;
+
+        ck_assert(g_file_set_contents(vda, "my notes on vda\n", -1, NULL));
+        ck_assert(g_file_set_contents(sde, "syspath=/sys/devices/pci0000:00/usb/block/sde\n", -1, NULL));
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        testbed_remove(tb, testbed_syspath("vda"));
+        testbed_remove(tb, testbed_syspath("sde"));
+        testbed_sentinel(tb, "sdc");  /* events in order: both removes were handled */
+        ck_assert(g_file_get_contents(vda, &text, NULL, NULL));
+        ck_assert_str_eq(hv_keep(text), "my notes on vda\n");
+        ck_assert(g_file_get_contents(sde, &text, NULL, NULL));
+        ck_assert_str_eq(hv_keep(text), "syspath=/sys/devices/pci0000:00/usb/block/sde\n");
+        hvtuned_stop(&run);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* READY=1 within timeout_ms, or hvtuned is killed (a hang must not outlive the test) and the
+ * test fails. */
+static void ready_or_kill(struct hv_run *run, int timeout_ms) {
+        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+
+        for (;;) {
+                g_autofree char *note = g_async_queue_timeout_pop(run->notes, MAX(deadline - g_get_monotonic_time(), 0));
+
+                if (!note) {
+                        (void) kill(run->pid, SIGKILL);
+                        ck_abort_msg("no READY=1 in %d ms: hvtuned hangs", timeout_ms);
+                }
+                if (strstr(note, "READY=1"))
+                        return;
+        }
+}
+
+/* A FIFO at an older version's fixed temporary of the reload record (.#.reload), written just
+ * before READY=1: the daemon blocked in its open, before READY=1 and deaf to SIGTERM. Now the
+ * temporary is one it creates, and the reload handshake works. */
+START_TEST(test_fifo_at_reload_temporary) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *fifo = g_build_filename(runtime_dir(), ".#.reload", NULL);
+        g_autofree char *pid = NULL;
+        struct hv_run run;
+        char *config, *err;
+
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        config = config_write("queue = { scheduler = \"none\"; };\n");
+        hvtuned_launch(&run, (const char *const[]) { "-c", config, NULL });
+        ready_or_kill(&run, hvtuned_under_valgrind() ? 90000 : 20000);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        pid = g_strdup_printf("--reload=%d", (int) run.pid);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { pid, NULL }, &err), 0);
+        err = hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        unlink(fifo);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_records_pruned_and_guarded) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -821,6 +886,8 @@ int main(void) {
         tcase_add_test(tc, test_no_restore_and_removed_records);
         tcase_add_test(tc, test_spurious_remove_keeps_originals);
         tcase_add_test(tc, test_records_pruned_and_guarded);
+        tcase_add_test(tc, test_remove_leaves_files_not_hvtuneds);
+        tcase_add_test(tc, test_fifo_at_reload_temporary);
         tcase_add_test(tc, test_failed_restore_kept_and_quiet);
         tcase_add_test(tc, test_state_dump);
         suite_add_tcase(s, tc);

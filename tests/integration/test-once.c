@@ -2,9 +2,13 @@
 /* The real hvtuned binary in --once, --dry-run and --check-config modes on each generated
  * VM: exactly the Hyper-V disks change, exactly as configured, and nothing else does. */
 #include <check.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "writes.h"
@@ -58,13 +62,153 @@ START_TEST(test_record_refused_is_said) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *err;
 
-        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", ".#sda=open-write:EROFS", 1), 0);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", ".#hvtuned.sda.*=open-write:EROFS", 1), 0);
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", "--once", &err), 2);
         unsetenv("HVTUNED_TEST_FAULTS");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (not written: the record of its original "
                              "failed: Read-only file system)\n");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* --once with a deadline: a hang fails the test rather than holding it, and is killed. */
+static int once_within(const char *config_text, char **err) {
+        char *config = config_write(config_text);
+        const char *args[] = { "--once", "-c", config, NULL };
+        g_autofree char *err_path = g_strdup_printf("/tmp/hvtuned-once-err.%d", (int) getpid());
+        int timeout_ms = hvtuned_under_valgrind() ? 90000 : 20000;
+        pid_t pid = hvtuned_spawn_notify(args, NULL, err_path);
+        int status = hvtuned_wait_exit(pid, timeout_ms);
+
+        if (status == -1) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+        }
+        ck_assert_msg(status != -1, "hvtuned --once still ran after %d ms", timeout_ms);
+        ck_assert(g_file_get_contents(err_path, err, NULL, NULL));
+        hv_keep(*err);
+        unlink(err_path);
+        unlink(config);
+        ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* A record's temporary is a file hvtuned creates itself, never one it finds: a FIFO at an
+ * older version's fixed name (.#sda) blocked --once in its open for good, and a hard link
+ * there had the file it names elsewhere overwritten with sda's record. A FIFO under a name
+ * of hvtuned's own pattern is a leftover, pruned without being opened. */
+START_TEST(test_planted_temporaries) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *fifo = g_build_filename(runtime_dir(), ".#sda", NULL);
+        g_autofree char *ours = g_build_filename(runtime_dir(), ".#hvtuned.sdc.0123456789abcdef", NULL);
+        g_autofree char *record = g_build_filename(runtime_dir(), "sda", NULL);
+        char victim[] = "/tmp/hvtuned-victim.XXXXXX", *err, *text;
+        struct stat st;
+        int fd;
+
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert_int_eq(mkfifo(ours, 0600), 0);
+        ck_assert_int_eq(once_within("queue = { scheduler = \"none\"; };\n", &err), 0);
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
+        ck_assert(g_file_test(record, G_FILE_TEST_IS_REGULAR));
+        ck_assert(g_file_get_contents(record, &text, NULL, NULL));
+        assert_contains(hv_keep(text), "queue/scheduler=mq-deadline\n");
+        ck_assert_int_lt(lstat(ours, &st), 0);
+        ck_assert_int_eq(lstat(fifo, &st), 0);  /* not hvtuned's to prune: an editor's, for all it knows */
+        ck_assert(S_ISFIFO(st.st_mode));
+
+        /* sda written again, with a hard link at .#sda to a file outside the directory. */
+        ck_assert_int_eq(unlink(fifo), 0);
+        ck_assert_int_eq(unlink(record), 0);
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        fd = mkstemp(victim);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "precious\n", 9), 9);
+        ck_assert_int_eq(close(fd), 0);
+        ck_assert_int_eq(link(victim, fifo), 0);
+        ck_assert_int_eq(once_within("queue = { scheduler = \"none\"; };\n", &err), 0);
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        ck_assert(g_file_get_contents(victim, &text, NULL, NULL));
+        ck_assert_str_eq(hv_keep(text), "precious\n");
+        ck_assert(g_file_test(record, G_FILE_TEST_IS_REGULAR));
+        unlink(victim);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A runtime directory someone else could plant a record in is refused: a planted record made
+ * SIGTERM "restore" read_ahead_kb to 0. Reached through a link, another user's, writable by
+ * group or others: said, and the disks are tuned without records, as when the directory is
+ * read-only. The lock is still taken there: a --once beside the service must not take the
+ * service's values for originals. */
+static const struct {
+        const char *why;
+} refused_dirs[] = {
+        { "it is a symbolic link" },
+        { "it is owned by uid 65534, not root, and it is writable by group or others (mode 0777)" },
+        { "it is writable by group or others (mode 0775)" },
+        { "it is owned by uid 65534, not root" },
+};
+
+START_TEST(test_runtime_dir_refused) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char base[] = "/tmp/hvtuned-refused.XXXXXX", *err;
+        g_autofree char *dir = NULL, *path = NULL, *want = NULL, *clean = NULL;
+        const char *config = "queue = { scheduler = \"none\"; };\n";
+        GDir *entries;
+        int lock;
+
+        ck_assert_ptr_nonnull(mkdtemp(base));
+        dir = g_build_filename(base, "run", NULL);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        path = g_strdup(dir);
+        switch (_i) {
+        case 0:
+                g_free(path);
+                path = g_build_filename(base, "link", NULL);
+                ck_assert_int_eq(symlink(dir, path), 0);
+                break;
+        case 1:
+                ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+                ck_assert_int_eq(chmod(dir, 0777), 0);
+                break;
+        case 2:
+                ck_assert_int_eq(chmod(dir, 0775), 0);
+                break;
+        case 3:
+                ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+                break;
+        }
+        runtime_dir_use(path);
+
+        lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX | LOCK_NB), 0);
+        ck_assert_int_eq(run_once(config, "--once", &err), 1);
+        want = g_strdup_printf("Another hvtuned is running (it holds %s)", path);
+        assert_contains(err, want);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_int_eq(close(lock), 0);
+
+        ck_assert_int_eq(run_once(config, "--once", &err), 0);
+        g_free(want);
+        want = g_strdup_printf("%s: refused for the records of original values, %s: they are kept in memory "
+                               "only, and a restart forgets them\n", path, refused_dirs[_i].why);
+        assert_contains(err, want);
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+        entries = g_dir_open(dir, 0, NULL);
+        ck_assert_ptr_nonnull(entries);
+        ck_assert_msg(!g_dir_read_name(entries), "hvtuned wrote into %s", dir);
+        g_dir_close(entries);
+
+        runtime_dir_use(NULL);
+        clean = g_strdup_printf("rm -rf '%s'", base);
+        ck_assert_int_eq(system(clean), 0);
         g_object_unref(tb);
 }
 END_TEST
@@ -365,10 +509,17 @@ START_TEST(test_writes_allowlisted) {
                 { "open @L/scheduler\n", "neither an allowlisted attribute" },    /* a queue name in the LUN */
                 { "open @Q/scheduler\nwrite @Q/scheduler none\\x0a\n", "not a plain token" },
                 { "open @Q/scheduler\nwrite @Q/scheduler none\nwrite @Q/scheduler none\n", "a second write" },
-                { "rename @R/.#sda /tmp/sda\n", "outside" },
+                { "rename @R/.#hvtuned.sda.0123456789abcdef /tmp/sda\n", "not a record's temporary into place" },
+                /* A record is written only as a temporary hvtuned made: never in place, never
+                 * through an older version's fixed temporary (a FIFO or a link planted there). */
+                { "open @R/sda\n", "nor a record's temporary" },
+                { "open @R/.#sda\nwrite @R/.#sda x\n", "nor a record's temporary" },
+                { "rename @R/.#sda @R/sda\n", "not a record's temporary into place" },
+                { "rename @R/sdb @R/sda\n", "not a record's temporary into place" },
                 { "unlink /sys/devices/v/host0\n", "neither" },
         };
-        g_autofree char *good = log_of("open @R/.#sda\nwrite @R/.#sda x\nrename @R/.#sda @R/sda\n"
+        g_autofree char *good = log_of("open @R/.#hvtuned.sda.0123456789abcdef\nwrite @R/.#hvtuned.sda.0123456789abcdef x\n"
+                                       "rename @R/.#hvtuned.sda.0123456789abcdef @R/sda\nunlink @R/.#hvtuned.sdb.0123456789abcdef\n"
                                        "open @Q/nr_requests\nwrite @Q/nr_requests 128\n"
                                        "open @L/timeout\nwrite @L/timeout 300\nunlink @R/sda\n", rt);
 
@@ -397,6 +548,8 @@ int main(void) {
         tcase_add_test(tc, test_azure_scheduler_only);
         tcase_add_test(tc, test_runtime_dir_not_only_hvtuned);
         tcase_add_test(tc, test_record_refused_is_said);
+        tcase_add_test(tc, test_planted_temporaries);
+        tcase_add_loop_test(tc, test_runtime_dir_refused, 0, G_N_ELEMENTS(refused_dirs));
         tcase_add_test(tc, test_azure_issue_config);
         tcase_add_test(tc, test_dry_run);
         tcase_add_test(tc, test_gen1_ide_override);

@@ -94,6 +94,20 @@ static bool record_path(const char *runtime, const char *path) {
         return strncmp(path, runtime, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
 }
 
+/* A temporary of a record (lib/state.c): ".#hvtuned.NAME.0123456789abcdef". hvtuned opens
+ * nothing else in the runtime directory for writing: a record is only ever renamed into
+ * place, never written where it is found. The pattern is restated here, not taken from
+ * state.c: a test that used its code would pass whatever name that code made. */
+static bool temporary_path(const char *runtime, const char *path) {
+        const char *name = path + strlen(runtime) + 1;
+        size_t n;
+
+        if (!record_path(runtime, path) || strncmp(name, ".#hvtuned.", 10) != 0)
+                return false;
+        n = strlen(name);
+        return n >= 10 + 2 + 16 && name[n - 17] == '.' && strspn(name + n - 16, "0123456789abcdef") == 16;
+}
+
 /* A file of a directory a test named for the metrics file (metrics_file in hvtuned.conf): a
  * colon-separated list, for a test that moves the directory or names another. */
 static bool metrics_path(const char *path) {
@@ -131,17 +145,22 @@ int writes_verify(const char *log, const char *runtime, char **why) {
                 else if (strcmp(what, "unlink") == 0 && metrics_path(a))
                         continue;
                 else if (strcmp(what, "rename") == 0) {
-                        if (!b || !record_path(runtime, a) || !record_path(runtime, b))
-                                *why = g_strdup_printf("renamed %s to %s outside %s", a, b ? b : "", runtime);
+                        if (!b || !temporary_path(runtime, a) || !record_path(runtime, b) || temporary_path(runtime, b))
+                                *why = g_strdup_printf("renamed %s to %s: not a record's temporary into place in %s", a,
+                                                       b ? b : "", runtime);
                 } else if (strcmp(what, "unlink") == 0 && umockdev_own(a))
                         continue;
                 /* stderr's stand-in once its reader is gone (daemon/log.c). */
                 else if (strcmp(what, "open") == 0 && strcmp(a, "/dev/null") == 0)
                         continue;
-                else if (!(strcmp(what, "open") == 0 || strcmp(what, "write") == 0 ||
-                           strcmp(what, "unlink") == 0) || (!record_path(runtime, a) && !metrics_path(a)))
-                        *why = g_strdup_printf("\"%s\": neither an allowlisted attribute nor a record in %s",
-                                               *l, runtime);
+                else if (strcmp(what, "unlink") == 0) {
+                        if (!record_path(runtime, a) && !metrics_path(a))
+                                *why = g_strdup_printf("\"%s\": neither an allowlisted attribute nor a record in %s",
+                                                       *l, runtime);
+                } else if (!(strcmp(what, "open") == 0 || strcmp(what, "write") == 0) ||
+                           (!temporary_path(runtime, a) && !metrics_path(a)))
+                        *why = g_strdup_printf("\"%s\": neither an allowlisted attribute nor a record's temporary "
+                                               "(.#hvtuned.NAME.<16 hex digits>) in %s", *l, runtime);
         }
         return *why ? -1 : checked;
 }

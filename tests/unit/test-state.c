@@ -37,6 +37,23 @@ static bool exists(const char *name) {
         return access(path, F_OK) == 0;
 }
 
+/* The entries of the directory whose names start with prefix. */
+static unsigned count_prefixed(const char *prefix) {
+        _cleanup_(closedirp) DIR *d = opendir(dir);
+        struct dirent *de;
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+        return n;
+}
+
+static bool keep_sdd(const char *name, void *userdata) {
+        (*(unsigned *) userdata)++;
+        return strcmp(name, "sdd") == 0;
+}
+
 START_TEST(test_roundtrip) {
         struct hvt_subject d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 9);
         struct hvt_originals o = {}, back;
@@ -49,7 +66,7 @@ START_TEST(test_roundtrip) {
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_TIMEOUT], HVT_ATTR_TIMEOUT, "180"), 0);
         ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
         ck_assert(exists("sda"));
-        ck_assert(!exists(".#sda"));
+        ck_assert_uint_eq(count_prefixed(".#"), 0);
 
         ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
         ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
@@ -272,26 +289,183 @@ START_TEST(test_nul_byte) {
 }
 END_TEST
 
-/* remove() reads a record's syspath as load() does, on any line: on the first one too, where a
- * record without the header has it (found by fuzz-state). */
+/* remove() reads a record's syspath as load() does, on any line (found by fuzz-state): a
+ * record of the disk's name at another path stays, one at this path goes. */
 START_TEST(test_remove_syspath_first) {
         struct hvt_subject d = disk("/sys/devices/y/block/sdj", "8:144", 5);
         int fd = open_dir();
 
-        free(test_write_file(dir, "sdj", "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        free(test_write_file(dir, "sdj", "# hvtuned: values before hvtuned first wrote them\n"
+                                         "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
         ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
         ck_assert(exists("sdj"));
-        free(test_write_file(dir, "sdj", "syspath=/sys/devices/y/block/sdj\ndev=8:144\ndiskseq=5\n"));
+        free(test_write_file(dir, "sdj", "# hvtuned: values before hvtuned first wrote them\n"
+                                         "syspath=/sys/devices/y/block/sdj\ndev=8:144\ndiskseq=5\n"));
         ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
         ck_assert(!exists("sdj"));
         close(fd);
 }
 END_TEST
 
-static bool keep_sdd(const char *name, void *userdata) {
-        (*(unsigned *) userdata)++;
-        return strcmp(name, "sdd") == 0;
+/* Only a record proven hvtuned's by its header goes at remove(): a remove event for a disk
+ * hvtuned never managed must not take an operator's file of that name, nor a file without
+ * the header that names the disk. A save for a disk hvtuned manages replaces such a file (its
+ * load has dropped it as damaged before, see state.h). */
+START_TEST(test_remove_only_proven) {
+        struct hvt_subject d = disk("/sys/devices/x/block/sdz", "8:400", 2);
+        struct hvt_originals o = {}, back;
+        char path[PATH_MAX * 2], buf[64];
+        int fd = open_dir();
+
+        free(test_write_file(dir, "sdz", "my notes on sdz\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_state_read(fd, "sdz", buf, sizeof(buf)), 0);
+        ck_assert_str_eq(buf, "my notes on sdz\n");
+        free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(exists("sdz"));
+        snprintf(path, sizeof(path), "%s/sdz", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(exists("sdz"));
+
+        ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert(!exists("sdz"));
+        /* A save of nothing is the managed disk's too (found by fuzz-state): what its load
+         * took for a record goes, header or not. */
+        free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert(!exists("sdz"));
+        close(fd);
 }
+END_TEST
+
+/* The temporary is a file hvtuned creates, never one it finds: a FIFO at an older version's
+ * fixed temporary name (".#sdk", ".#.reload") blocked the open, and a hard link there had the
+ * file it names elsewhere emptied and overwritten with the record. */
+START_TEST(test_temporary_made_not_found) {
+        struct hvt_subject d = disk("/sys/devices/x/block/sdk", "8:160", 6);
+        struct hvt_originals o = {}, back;
+        char path[PATH_MAX * 2], victim[] = "/tmp/hvtuned-victim.XXXXXX", buf[64];
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        int fd = open_dir(), v;
+
+        ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 2), 0);
+        snprintf(path, sizeof(path), "%s/.#sdk", dir);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISFIFO(st.st_mode));
+        snprintf(path, sizeof(path), "%s/.#.reload", dir);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        ck_assert_int_eq(hvt_state_write(fd, ".reload", "0 0 ok\n", 7), 0);
+        ck_assert_int_eq(hvt_state_read(fd, ".reload", buf, sizeof(buf)), 0);
+        ck_assert_str_eq(buf, "0 0 ok\n");
+
+        v = mkstemp(victim);
+        ck_assert_int_ge(v, 0);
+        ck_assert_int_eq(write(v, "precious\n", 9), 9);
+        ck_assert_int_eq(close(v), 0);
+        snprintf(path, sizeof(path), "%s/.#sdk", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(link(victim, path), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_ge(hvt_read_file(victim, &text), 0);
+        ck_assert_str_eq(text, "precious\n");
+        ck_assert_int_eq(unlink(victim), 0);
+
+        /* Every temporary was renamed into place: none is left. */
+        ck_assert_uint_eq(count_prefixed(".#hvtuned."), 0);
+        close(fd);
+}
+END_TEST
+
+/* hvtuned's temporaries have a name only hvtuned uses: a leftover of any type goes (unlinkat()
+ * never opens it), a directory, which is none of its making, stays, counted. Names that only
+ * look alike are not its own; other dot files are never counted. */
+START_TEST(test_prune_temporaries) {
+        static const char *const near[] = {
+                ".#hvtuned.sda.0123456789abcde",     /* 15 digits */
+                ".#hvtuned.sda.0123456789abcdeg",
+                ".#hvtuned.sda.0123456789ABCDEF",
+                ".#hvtuned..0123456789abcdef",       /* no name */
+                ".#hvtuned.sda-0123456789abcdef",
+        };
+        char path[PATH_MAX * 2];
+        unsigned asked = 0;
+        struct stat st;
+        int fd = open_dir();
+
+        free(test_write_file(dir, ".#hvtuned.sda.0123456789abcdef", "half a record"));
+        free(test_write_file(dir, ".#hvtuned..reload.0123456789abcdef", "0 0"));
+        snprintf(path, sizeof(path), "%s/.#hvtuned.sdb.fedcba9876543210", dir);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        snprintf(path, sizeof(path), "%s/.#hvtuned.sdc.0000000000000000", dir);
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        snprintf(path, sizeof(path), "%s/.#hvtuned.sdd.1111111111111111", dir);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        /* FIFOs: an older hvtuned's temporaries (".#NAME") go when regular files. Nor is a
+         * FIFO there an older hvtuned's. */
+        for (size_t i = 0; i < ELEMENTSOF(near); i++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, near[i]);
+                ck_assert_int_eq(mkfifo(path, 0600), 0);
+        }
+        snprintf(path, sizeof(path), "%s/.#sde", dir);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+
+        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 1);
+        ck_assert(!exists(".#hvtuned.sda.0123456789abcdef"));
+        ck_assert(!exists(".#hvtuned..reload.0123456789abcdef"));
+        ck_assert(!exists(".#hvtuned.sdb.fedcba9876543210"));
+        snprintf(path, sizeof(path), "%s/.#hvtuned.sdc.0000000000000000", dir);
+        ck_assert_int_lt(lstat(path, &st), 0);
+        ck_assert_int_eq(access("/etc/passwd", F_OK), 0);
+        ck_assert(exists(".#hvtuned.sdd.1111111111111111"));
+        for (size_t i = 0; i < ELEMENTSOF(near); i++)
+                ck_assert_msg(exists(near[i]), "%s was pruned", near[i]);
+        ck_assert(exists(".#sde"));
+        ck_assert_uint_eq(asked, 0);
+        close(fd);
+}
+END_TEST
+
+/* The runtime directory holds records only when nobody else could plant one there: never
+ * through a link, root's (or the running user's), writable by neither group nor others. */
+START_TEST(test_dir_checked) {
+        char link[PATH_MAX * 2];
+        struct stat st;
+        int fd = open_dir(), lfd;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        ck_assert_int_eq(hvt_state_check(fd, &st), 0);
+        ck_assert_int_eq(chmod(dir, 0775), 0);
+        ck_assert_int_eq(hvt_state_check(fd, &st), -EACCES);
+        ck_assert_int_eq(chmod(dir, 0757), 0);
+        ck_assert_int_eq(hvt_state_check(fd, &st), -EACCES);
+        ck_assert_uint_eq(st.st_mode & 07777, 0757);
+        ck_assert_int_eq(chmod(dir, 0700), 0);
+        ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+        ck_assert_int_eq(hvt_state_check(fd, &st), -EPERM);
+        ck_assert_uint_eq(st.st_uid, 65534);
+        ck_assert_int_eq(chown(dir, 0, 0), 0);
+
+        snprintf(link, sizeof(link), "%s.link", dir);
+        ck_assert_int_eq(symlink(dir, link), 0);
+        lfd = hvt_state_open(link);
+        ck_assert_int_eq(lfd, -ELOOP);
+        ck_assert_int_eq(unlink(link), 0);
+        close(fd);
+}
+END_TEST
 
 START_TEST(test_prune) {
         int fd = open_dir();
@@ -333,6 +507,10 @@ int main(void) {
         tcase_add_test(tc, test_unreadable_dropped);
         tcase_add_test(tc, test_nul_byte);
         tcase_add_test(tc, test_remove_syspath_first);
+        tcase_add_test(tc, test_remove_only_proven);
+        tcase_add_test(tc, test_temporary_made_not_found);
+        tcase_add_test(tc, test_prune_temporaries);
+        tcase_add_test(tc, test_dir_checked);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

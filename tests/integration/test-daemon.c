@@ -327,20 +327,23 @@ START_TEST(test_bad_start) {
 }
 END_TEST
 
-/* Waits until the metrics file holds needle. */
-static char *wait_metrics(const char *path, const char *needle) {
-        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
-
+/* Waits until the file at path holds needle; what it holds then. */
+static char *wait_file(const char *path, const char *needle, int timeout_ms) {
         for (int waited = 0;; waited += 10) {
                 char *text = NULL;
 
                 if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
                         return hv_keep(text);
-                ck_assert_msg(waited < limit_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, limit_ms,
+                ck_assert_msg(waited < timeout_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, timeout_ms,
                               text ? text : "(no file)");
                 g_free(text);
                 usleep(10 * 1000);
         }
+}
+
+/* Waits until the metrics file holds needle. */
+static char *wait_metrics(const char *path, const char *needle) {
+        return wait_file(path, needle, hvtuned_under_valgrind() ? 200000 : 20000);
 }
 
 /* metrics_file: node_exporter's textfile, written whole after the start-up pass with what
@@ -786,19 +789,6 @@ static int bind_notify(const struct sockaddr_un *sa) {
         return fd;
 }
 
-/* Waits until the file at path holds needle; what it holds then. */
-static char *wait_file(const char *path, const char *needle, int timeout_ms) {
-        for (int waited = 0;; waited += 10) {
-                char *text = NULL;
-
-                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
-                        return hv_keep(text);
-                ck_assert_msg(waited < timeout_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, timeout_ms,
-                              text ? text : "(no file)");
-                g_free(text);
-                usleep(10 * 1000);
-        }
-}
 
 /* A service manager that binds its notification socket anew at the same path (systemd
  * re-executed, a container's manager restarted): the socket hvtuned was connected to is gone

@@ -330,13 +330,22 @@ END_TEST
 /* Every hvtuned the harness runs has its writes checked against the allowlist when it ends;
  * this shows the check sees them, and refuses what it should. */
 /* A log line with @R, @Q and @L for the runtime directory, a queue/ and a LUN directory. */
-static char *log_of(const char *text, const char *rt) {
-        GString *s = g_string_new(text);
+/* Not g_string_replace(): that is glib 2.68's, and Debian 11 has 2.66. Takes s. */
+static char *replace_all(char *s, const char *from, const char *to) {
+        char **parts = g_strsplit(s, from, -1);
+        char *r = g_strjoinv(to, parts);
 
-        g_string_replace(s, "@R", rt, 0);
-        g_string_replace(s, "@Q", "/sys/devices/v/host0/target0:0:0/0:0:0:0/block/sda/queue", 0);
-        g_string_replace(s, "@L", "/sys/devices/v/host0/target0:0:0/0:0:0:0", 0);
-        return g_string_free(s, false);
+        g_strfreev(parts);
+        g_free(s);
+        return r;
+}
+
+static char *log_of(const char *text, const char *rt) {
+        char *s = g_strdup(text);
+
+        s = replace_all(s, "@R", rt);
+        s = replace_all(s, "@Q", "/sys/devices/v/host0/target0:0:0/0:0:0:0/block/sda/queue");
+        return replace_all(s, "@L", "/sys/devices/v/host0/target0:0:0/0:0:0:0");
 }
 
 /* Every hvtuned the harness runs has its writes checked against the allowlist when it ends;

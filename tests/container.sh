@@ -44,14 +44,14 @@ container_boot() {
                 -- systemd.firstboot=off systemd.wants=hvtuned-test.service > "$log" 2>&1
 }
 
-# container_run NAME OUT LOG INSIDE NSPAWN_ARGS... [-- ARGS]: runs INSIDE as the container's
-# command, no init (a build, not a boot); otherwise as container_boot.
+# container_run NAME OUT LOG INSIDE NSPAWN_ARGS...: runs INSIDE as the container's command,
+# no init (a build, not a boot); otherwise as container_boot.
 container_run() {
         local name=$1 out=$2 log=$3 inside=$4
         shift 4
         timeout "$container_timeout" systemd-nspawn -q --register=no --keep-unit -M "hvtuned-$name-$$" \
                 --bind-ro="$container_sh:/opt/container.sh" --bind-ro="$inside:/opt/inside.sh" \
-                --bind="$out:/opt/out" "$@" > "$log" 2>&1
+                --bind="$out:/opt/out" "$@" -- /opt/inside.sh > "$log" 2>&1
 }
 
 # container_verdict OUT LOG STATUS: prints what the inside said; unless it said PASS, prints

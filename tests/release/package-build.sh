@@ -9,6 +9,11 @@ set -u
 suite=$HVTUNED_RELEASE
 
 echo "ok: $suite: $(dpkg-query -W -f='dpkg ${Version}' dpkg), $(dpkg-query -W -f='debhelper ${Version}' debhelper), $(dpkg-query -W -f='lintian ${Version}' lintian), $(gcc --version | head -1)"
+# The source package too, from the clean tree, for lintian's source checks (Standards-Version,
+# debian/control, debian/rules): a binary-only .changes has none.
+here=${PWD##*/}
+(cd .. && dpkg-source -b "$here") > /opt/out/dpkg-source.txt 2>&1 ||
+        { cat /opt/out/dpkg-source.txt; fail "dpkg-source -b"; }
 dpkg-buildpackage -us -uc -b > /opt/out/dpkg-buildpackage.txt 2>&1 ||
         { tail -40 /opt/out/dpkg-buildpackage.txt; fail "dpkg-buildpackage"; }
 echo "ok: dpkg-buildpackage built $(cd .. && echo hvtuned_*.deb)"
@@ -22,7 +27,7 @@ suppress=""
 case $suite in
 bullseye) suppress=newer-standards-version ;;
 esac
-if ! lintian --fail-on error,warning ${suppress:+--suppress-tags "$suppress"} ../hvtuned_*.changes \
+if ! lintian --fail-on error,warning ${suppress:+--suppress-tags "$suppress"} ../hvtuned_*.dsc ../hvtuned_*.changes \
         > /opt/out/lintian.txt 2>&1; then
         cat /opt/out/lintian.txt; fail "lintian"
 fi

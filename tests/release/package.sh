@@ -54,8 +54,8 @@ container_run "build-$suite" "$work/out-build" "$work/build.log" "$src/tests/rel
 container_umount "$work/build"
 cp "$work/out-build"/lintian.txt "$work/out-build"/dpkg-buildpackage.txt "$keep/" 2>/dev/null || true
 container_verdict "$work/out-build" "$work/build.log" "$rc" || exit 1
-cp "$work/src"/hvtuned_"$version"_*.deb "$work/src"/hvtuned_"$version"_*.changes \
-   "$work/src"/hvtuned_"$version"_*.buildinfo "$keep/"
+cp "$work/src"/*_"$version"_*.deb "$work/src"/hvtuned_"$version"_*.changes \
+   "$work/src"/hvtuned_"$version"_*.buildinfo "$work/src"/hvtuned_"$version".* "$keep/"
 deb=$(echo "$keep"/hvtuned_"$version"_*.deb)
 [ -f "$deb" ] || { ls "$keep"; echo "FAIL: no .deb in $keep"; exit 1; }
 

@@ -1,29 +1,13 @@
 #!/bin/bash
 # Runs inside the container of run.sh, as a unit of the real systemd there: installs the .deb
 # with dpkg as an operator would, runs the installed service on the Azure testbed, purges the
-# package and looks for anything left. Writes PASS or the first failure to /opt/out/result,
-# then powers the container off.
+# package and looks for anything left. finish, fail and expect: tests/container.sh.
 set -u
-exec > /opt/out/inside.log 2>&1
+. /opt/container.sh
 build=/opt/build tb=/run/tb
 sda=$tb/sys/block/sda
 APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
 dropin=/etc/systemd/system/hvtuned.service.d/testbed.conf
-
-finish() {
-        echo "$1" > /opt/out/result
-        systemctl --no-block poweroff
-        exit 0
-}
-fail() {
-        journalctl -u hvtuned --no-pager > /opt/out/journal.txt 2>&1
-        finish "FAIL: $*"
-}
-active() { sed 's/.*\[\([^]]*\)\].*/\1/' "$1/queue/scheduler"; }
-expect() {  # expect WHAT GOT WANT
-        [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-        echo "ok: $1 = $3"
-}
 
 dpkg-query -W hvtuned > /dev/null 2>&1 && fail "hvtuned is installed before the test"
 # A build host in a container may forbid services to start or stop from maintainer scripts

@@ -17,13 +17,9 @@ if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q 'ok installed'; th
         echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
 fi
 
+. "$src/tests/container.sh"
 work=$(mktemp -d /tmp/hvtuned-package.XXXXXX)
-cleanup() {
-        umount "$work/root" 2>/dev/null || true
-        umount "$work/ov" 2>/dev/null || true
-        rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'container_umount "$work"; rm -rf "$work"' EXIT
 version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
 copy_source() {  # into $1: what a release tarball holds, no build trees
         mkdir -p "$1"
@@ -63,34 +59,13 @@ rpmlint -r "$src/hvtuned.rpmlintrc" "$rpm" "$src/hvtuned.spec" > "$work/rpmlint.
 grep -q " 0 errors" "$work/rpmlint.txt" || { cat "$work/rpmlint.txt"; echo "FAIL: rpmlint reports errors"; exit 1; }
 echo "ok: rpmlint reports no error ($(grep -o '[0-9]* warnings' "$work/rpmlint.txt"))"
 
-# --- install, run, purge, in a container with a real systemd
+# --- install, run, purge, in a container with a real systemd: the host's root, under an
+# overlay whose writes land on a tmpfs.
 mkdir -p "$work/pkg" "$work/out"
 cp "$deb" "$work/pkg/"
-cat > "$work/pkgtest.service" <<UNIT
-[Unit]
-Description=hvtuned package test
-[Service]
-Type=oneshot
-ExecStart=/opt/inside.sh
-UNIT
-# The container's root: the host's, under an overlay whose writes land on a tmpfs (nspawn's
-# own --volatile=overlay refuses the host's root directory).
-mkdir -p "$work/ov" "$work/root"
-mount -t tmpfs -o mode=0755 hvtuned-pkgtest "$work/ov"
-mkdir "$work/ov/upper" "$work/ov/work"
-mount -t overlay hvtuned-pkgtest -o "lowerdir=/,upperdir=$work/ov/upper,workdir=$work/ov/work" "$work/root"
+container_overlay / "$work"
 rc=0
-timeout 300 systemd-nspawn -D "$work/root" -b --register=no --keep-unit -M "hvtuned-pkgtest-$$" \
-        --bind-ro="$work/pkgtest.service:/etc/systemd/system/hvtuned-pkgtest.service" \
-        --bind-ro="$src/tests/package/inside.sh:/opt/inside.sh" \
-        --bind-ro="$work/pkg:/opt/pkg" --bind-ro="$build:/opt/build" --bind="$work/out:/opt/out" \
-        -- systemd.firstboot=off systemd.wants=hvtuned-pkgtest.service > "$work/nspawn.log" 2>&1 || rc=$?
-cat "$work/out/inside.log" 2>/dev/null || true
-result=$(cat "$work/out/result" 2>/dev/null || echo "no result (container exit status $rc)")
-if [ "$result" != PASS ]; then
-        echo "$result"
-        echo "--- container console:"; tail -40 "$work/nspawn.log"
-        echo "--- hvtuned's journal:"; cat "$work/out/journal.txt" 2>/dev/null || true
-        exit 1
-fi
+container_boot pkgtest "$work/out" "$work/nspawn.log" "$src/tests/package/inside.sh" -D "$work/root" \
+        --bind-ro="$work/pkg:/opt/pkg" --bind-ro="$build:/opt/build" || rc=$?
+container_verdict "$work/out" "$work/nspawn.log" "$rc" || exit 1
 echo PASS

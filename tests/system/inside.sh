@@ -1,9 +1,9 @@
 #!/bin/bash
 # Runs inside the container, as a unit of the real systemd there (see run.sh): drives hvtuned
-# with systemctl and reads it back with journalctl, as an operator would. Writes PASS or the
-# first failure to /opt/out/result, then powers the container off.
+# with systemctl and reads it back with journalctl, as an operator would. finish, fail and
+# expect: tests/container.sh.
 set -u
-exec > /opt/out/inside.log 2>&1
+. /opt/container.sh
 build=/opt/build
 tb=/run/tb
 sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
@@ -11,21 +11,6 @@ param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
 APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
 CONFIG_ERROR=db0980a3242c48028642bc4ba477ff33
 CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
-
-finish() {
-        echo "$1" > /opt/out/result
-        systemctl --no-block poweroff
-        exit 0
-}
-fail() {
-        journalctl -u hvtuned --no-pager > /opt/out/journal.txt 2>&1
-        finish "FAIL: $*"
-}
-active() { sed 's/.*\[\([^]]*\)\].*/\1/' "$1/queue/scheduler"; }
-expect() {  # expect WHAT GOT WANT
-        [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-        echo "ok: $1 = $3"
-}
 
 # The Azure VM, persisted so that the daemon runs on it directly (testing.md).
 umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' ||

@@ -10,6 +10,7 @@ build=$(realpath "$1") src=$(realpath "$2")
 if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn"; exit 77; fi
 if ! command -v systemd-nspawn > /dev/null; then echo "SKIP: no systemd-nspawn (package systemd-container)"; exit 77; fi
 
+. "$src/tests/container.sh"
 work=$(mktemp -d /tmp/hvtuned-system.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 dest=$work/dest out=$work/out
@@ -27,14 +28,6 @@ for f in "$prefix/sbin/hvtuned" "$unitdir/hvtuned.service" "$catalogdir/hvtuned.
         [ -f "$dest$f" ] || { echo "FAIL: meson install --destdir did not install $f"; find "$dest"; exit 1; }
 done
 echo "ok: meson install --destdir put the daemon, unit, catalog, rule and man pages in place"
-
-cat > "$work/systest.service" <<UNIT
-[Unit]
-Description=hvtuned system test
-[Service]
-Type=oneshot
-ExecStart=/opt/inside.sh
-UNIT
 
 # journalctl --update-catalog reads /usr/local/lib/systemd/catalog and /usr/lib/systemd/catalog
 # only; the container's /usr is the host's, read-only, and its /usr/local/lib can be covered.
@@ -72,21 +65,12 @@ UNIT
 fi
 
 rc=0
-timeout 300 systemd-nspawn -D / --volatile=yes -b --register=no --keep-unit -M "hvtuned-systest-$$" \
+container_boot systest "$out" "$work/nspawn.log" "$src/tests/system/inside.sh" -D / --volatile=yes \
         --bind-ro="$dest$prefix/sbin:$prefix/sbin" \
         --bind-ro="$dest$unitdir/hvtuned.service:/etc/systemd/system/hvtuned.service" \
         --bind-ro="$work/local-lib:/usr/local/lib" \
-        --bind-ro="$work/systest.service:/etc/systemd/system/hvtuned-systest.service" \
-        --bind-ro="$src/tests/system/inside.sh:/opt/inside.sh" \
-        --bind-ro="$build:/opt/build" --bind="$out:/opt/out" "${valgrind_args[@]}" \
-        -- systemd.firstboot=off systemd.wants=hvtuned-systest.service > "$work/nspawn.log" 2>&1 || rc=$?
-
-cat "$out/inside.log" 2>/dev/null || true
-result=$(cat "$out/result" 2>/dev/null || echo "no result (container exit status $rc)")
-if [ "$result" != PASS ]; then
-        echo "$result"
-        echo "--- container console:"; tail -40 "$work/nspawn.log"
-        echo "--- hvtuned's journal:"; cat "$out/journal.txt" 2>/dev/null || true
+        --bind-ro="$build:/opt/build" "${valgrind_args[@]}" || rc=$?
+if ! container_verdict "$out" "$work/nspawn.log" "$rc"; then
         [ -z "${HVTUNED_TEST_VALGRIND:-}" ] || { echo "--- memcheck:"; cat "$out"/valgrind.* 2>/dev/null || true; }
         exit 1
 fi

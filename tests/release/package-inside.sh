@@ -1,0 +1,147 @@
+#!/bin/bash
+# Runs inside a release's root booted under systemd-nspawn, as a unit of that release's own
+# systemd (see package.sh): installs the release's .deb with dpkg as an operator would, runs
+# the udev rule through the release's udevadm, verifies the installed unit and rates its
+# exposure with the release's systemd-analyze, drives the service on the Azure testbed (start,
+# STATUS=, journal fields, catalog, reload, a refused reload, stop), purges the package and
+# looks for anything left. finish, fail and expect: tests/container.sh.
+set -u
+. /opt/container.sh
+tb=/run/tb
+sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
+param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
+APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
+CONFIG_ERROR=db0980a3242c48028642bc4ba477ff33
+dropin=/etc/systemd/system/hvtuned.service.d/testbed.conf
+. /etc/os-release
+systemd_version=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+echo "ok: $PRETTY_NAME, systemd $systemd_version as PID 1, umockdev $(dpkg-query -W -f='${Version}' umockdev)"
+
+dpkg-query -W hvtuned > /dev/null 2>&1 && fail "hvtuned is installed before the test"
+rm -f /usr/sbin/policy-rc.d
+find /etc /run /var/lib/systemd -name '*hvtuned*' 2>/dev/null | sort > /opt/out/before.txt
+
+# --- install: enabled, not started on a machine that is no Hyper-V guest.
+dpkg -i /opt/pkg/hvtuned_*.deb || fail "dpkg -i failed"
+echo "ok: dpkg -i installed $(dpkg-query -W -f='${Package} ${Version}' hvtuned)"
+dpkg -L hvtuned > /opt/out/files.txt
+expect "is-enabled after install" "$(systemctl is-enabled hvtuned)" enabled
+expect "is-active after install (ConditionVirtualization)" "$(systemctl is-active hvtuned)" inactive
+journalctl --list-catalog | grep -q "$APPLIED hvtuned" || fail "the catalog is not in journalctl's database"
+echo "ok: dpkg's trigger indexed the journal catalog"
+
+# --- the unit as this release's systemd reads it: Type= chosen at build time for it, no key
+# it does not know, and its exposure rating.
+unit=$(systemctl show -P FragmentPath hvtuned)
+if [ "$systemd_version" -ge 253 ]; then
+        expect "Type (systemd $systemd_version)" "$(systemctl show -P Type hvtuned)" notify-reload
+else
+        expect "Type (systemd $systemd_version)" "$(systemctl show -P Type hvtuned)" notify
+        systemctl show -P ExecReload hvtuned | grep -q -- "--reload=" || fail "no ExecReload= with hvtuned --reload"
+fi
+systemd-analyze verify "$unit" > /opt/out/verify.txt 2>&1 ||
+        { cat /opt/out/verify.txt; fail "systemd-analyze verify $unit failed"; }
+[ -s /opt/out/verify.txt ] && { cat /opt/out/verify.txt; fail "systemd-analyze verify $unit is not clean"; }
+echo "ok: systemd-analyze verify $unit says nothing"
+systemd-analyze security --no-pager hvtuned.service > /opt/out/security.txt 2>&1 ||
+        { cat /opt/out/security.txt; fail "systemd-analyze security failed"; }
+level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' /opt/out/security.txt)
+[ -n "$level" ] || fail "no exposure level from systemd-analyze security"
+echo "ok: systemd $systemd_version rates hvtuned.service's exposure $level"
+
+# --- the testbed, and the udev rule through this release's rules engine: no udevd runs in a
+# container, so the rule is run by udevadm test (the rule starting the unit is a guest's test).
+umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' ||
+        fail "cannot make the testbed"
+# udevadm 257 indents the properties it prints; 247 does not.
+props() { echo "$1" | grep -E '^\s*[A-Z_.]+=|hvtuned'; }
+for d in sda sdc; do
+        out=$(umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- udevadm test --action=add "/sys/class/block/$d" 2>&1)
+        echo "$out" | grep -qE '^\s*SYSTEMD_WANTS=hvtuned.service$' ||
+                { props "$out"; fail "udevadm test: $d does not want hvtuned.service"; }
+        echo "$out" | grep -qE '^\s*TAGS=.*:systemd:' || { props "$out"; fail "udevadm test: $d is not tagged systemd"; }
+        echo "ok: udevadm test: $d wants hvtuned.service"
+done
+out=$(umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- udevadm test --action=add /sys/class/block/vda 2>&1)
+echo "$out" | grep -q hvtuned.service && { props "$out"; fail "udevadm test: vda wants hvtuned.service"; }
+echo "ok: udevadm test: vda left alone"
+
+# --- run the installed service on the testbed (the drop-in only points it there and lifts the
+# condition; the shim is the one built with this release's compiler).
+mkdir -p "${dropin%/*}"
+cat > "$dropin" <<CONF
+[Unit]
+ConditionVirtualization=
+[Service]
+Environment=LD_PRELOAD=/opt/shim/hvtuned-sysfs-kernel.so:libumockdev-preload.so.0
+Environment=UMOCKDEV_DIR=$tb
+ReadWritePaths=$tb
+CONF
+printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf
+systemctl daemon-reload
+systemctl start hvtuned || fail "systemctl start hvtuned failed: $(systemctl status hvtuned --no-pager)"
+expect "is-active after start" "$(systemctl is-active hvtuned)" active
+expect "sda scheduler when start returned" "$(active "$sda")" none
+expect "sdc scheduler when start returned" "$(active "$sdc")" none
+expect "the cap when start returned" "$(cat "$param")" 4
+expect "StatusText" "$(systemctl show -P StatusText hvtuned)" \
+        "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
+journalctl -u hvtuned -o json MESSAGE_ID=$APPLIED > /opt/out/applied.json
+got=$(python3 -c '
+import json, sys
+rows = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_FROM"], e["HVTUNED_TO"], e["HVTUNED_RESULT"])
+              for e in map(json.loads, open(sys.argv[1])))
+print(";".join(",".join(r) for r in rows))' /opt/out/applied.json)
+expect "applied entries" "$got" "hv_storvsc,parameters/storvsc_max_hw_queues,0,4,applied;sda,queue/scheduler,mq-deadline,none,applied;sdc,queue/scheduler,bfq,none,applied"
+journalctl -x -u hvtuned MESSAGE_ID=$APPLIED --no-pager > /opt/out/catalog.txt
+grep -q "as hvtuned.conf asks, and read" /opt/out/catalog.txt || fail "journalctl -x shows no catalog text: $(cat /opt/out/catalog.txt)"
+echo "ok: journalctl -x explains the entries"
+
+# reload: returns once the new values are applied (notify-reload from 253, else ExecReload=).
+printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
+systemctl reload hvtuned || fail "systemctl reload failed"
+expect "sda nr_requests when reload returned" "$(cat "$sda/queue/nr_requests")" 128
+expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 128
+
+# A bad file: the unit stays active on the old values, its status and the journal say why.
+# Through ExecReload= (before 253) systemctl reload fails; Type=notify-reload has no answer
+# but READY=1, so there systemctl reload returns 0 and STATUS= carries the refusal.
+printf 'queue = { scheduler = "none"; nr_requests = 99999; };\n' > /etc/hvtuned.conf
+if [ "$systemd_version" -ge 253 ]; then
+        systemctl reload hvtuned 2> /opt/out/bad-reload.txt || fail "the reload of a bad file did not return"
+else
+        systemctl reload hvtuned 2> /opt/out/bad-reload.txt && fail "a reload of a bad file succeeded"
+fi
+systemctl show -P StatusText hvtuned | grep -q "; config error at /etc/hvtuned.conf:1, keeping previous$" ||
+        fail "STATUS= does not say the file was refused: $(systemctl show -P StatusText hvtuned)"
+expect "is-active after a bad reload" "$(systemctl is-active hvtuned)" active
+expect "sda nr_requests after a bad reload" "$(cat "$sda/queue/nr_requests")" 128
+journalctl -u hvtuned MESSAGE_ID=$CONFIG_ERROR -o cat | grep -q '/etc/hvtuned.conf:1: queue.nr_requests: 99999 is out of range' ||
+        fail "no configuration error in the journal"
+echo "ok: the refused reload kept the old values and is in the journal"
+journalctl -u hvtuned --no-pager > /opt/out/journal.txt
+
+# stop: the originals are back.
+systemctl stop hvtuned || fail "systemctl stop failed"
+expect "sda scheduler after stop" "$(active "$sda")" mq-deadline
+expect "sdc scheduler after stop" "$(active "$sdc")" bfq
+expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256
+expect "the cap after stop" "$(cat "$param")" 0
+
+# --- purge: everything the package put or made goes.
+rm -rf "${dropin%/*}" /etc/hvtuned.conf
+systemctl daemon-reload
+dpkg --purge hvtuned || fail "dpkg --purge failed"
+dpkg-query -W hvtuned > /dev/null 2>&1 && fail "dpkg still knows hvtuned"
+while read -r f; do
+        [ -d "$f" ] && continue
+        [ -e "$f" ] && fail "$f is left after purge"
+done < /opt/out/files.txt
+find /etc /run /var/lib/systemd -name '*hvtuned*' 2>/dev/null | sort > /opt/out/after.txt
+left=$(comm -13 /opt/out/before.txt /opt/out/after.txt | tr '\n' ' ')
+[ -z "$left" ] || fail "left after purge: $left"
+[ -e /run/hvtuned ] && fail "/run/hvtuned is left after purge"
+expect "unit after purge" "$(systemctl show -P LoadState hvtuned)" not-found
+journalctl --list-catalog | grep -q "$APPLIED" && fail "the catalog database still has hvtuned's entries"
+echo "ok: purge left nothing (files, unit links, runtime directory, catalog)"
+finish PASS

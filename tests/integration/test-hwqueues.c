@@ -360,6 +360,7 @@ struct kernel {
         int stop_pipe[2];
         GThread *thread;
         GPtrArray *removed;      /* struct uevent_device, children first */
+        GPtrArray *added;        /* struct uevent_device, parents first */
         char *requests;          /* "unbind NAME\nbind NAME\n" as received */
         GMutex lock;
 };
@@ -526,7 +527,19 @@ static int kernel_bind(struct kernel *k, const char *name) {
                 target = t;
         }
         ck_assert_int_eq(symlink(target, driver), 0);
+        /* The devices come back, and udevd passes on the adds hvtuned listens for, parents
+         * first, once answered (kernel_request); umockdev's own non-blocking adds would
+         * overflow hvtuned's queue. */
+        uevent_monitors_hide();
         testbed_add(k->tb, k->fragment);
+        uevent_monitors_show();
+        {
+                GPtrArray *devs = host_devices(dir);
+
+                for (size_t i = devs->len; i-- > 0;)
+                        capture_into(k->added, devs->pdata[i]);
+                g_ptr_array_unref(devs);
+        }
         g_free(target);
         g_free(driver);
         free(dir);
@@ -556,6 +569,9 @@ static void kernel_request(struct kernel *k, const char *what) {
         for (size_t i = 0; i < k->removed->len; i++)
                 uevent_send_captured(k->removed->pdata[i], "remove");
         g_ptr_array_set_size(k->removed, 0);
+        for (size_t i = 0; i < k->added->len; i++)
+                uevent_send_captured(k->added->pdata[i], "add");
+        g_ptr_array_set_size(k->added, 0);
         g_free(text);
         g_free(path);
 }
@@ -585,6 +601,7 @@ static void kernel_start(struct kernel *k, UMockdevTestbed *tb, const char *frag
         *k = (struct kernel) { .tb = tb, .fragment = fragment };
         k->dir = sys_path("bus/vmbus/drivers/hv_storvsc");
         k->removed = g_ptr_array_new_with_free_func(g_free);
+        k->added = g_ptr_array_new_with_free_func(g_free);
         k->requests = g_strdup("");
         g_mutex_init(&k->lock);
         k->inotify = inotify_init1(IN_CLOEXEC);
@@ -604,6 +621,7 @@ static char *kernel_stop(struct kernel *k) {
         close(k->stop_pipe[0]);
         close(k->stop_pipe[1]);
         g_ptr_array_unref(k->removed);
+        g_ptr_array_unref(k->added);
         requests = k->requests;
         g_mutex_clear(&k->lock);
         return hv_keep(requests);

@@ -159,3 +159,34 @@ void uevent_send_blocking(const char *syspath, const char *action, unsigned coun
         uevent_capture(syspath, &dev);
         send_to_monitors(&dev, action, count);
 }
+
+/* Renames every name matching pattern in the testbed's root to prefix + its own name minus
+ * strip characters: a renamed socket keeps its inode, so the monitor bound to it still hears
+ * whoever connects to the new name. */
+static void rename_monitors(const char *pattern, const char *prefix, size_t strip) {
+        char *glob_pattern = g_build_filename(getenv("UMOCKDEV_DIR"), pattern, NULL);
+        glob_t gl;
+        int r = glob(glob_pattern, 0, NULL, &gl);
+
+        ck_assert_msg(r == 0 || r == GLOB_NOMATCH, "glob %s: %d", glob_pattern, r);
+        for (size_t i = 0; r == 0 && i < gl.gl_pathc; i++) {
+                char *name = g_path_get_basename(gl.gl_pathv[i]), *dir = g_path_get_dirname(gl.gl_pathv[i]);
+                char *renamed = g_strconcat(dir, "/", prefix, name + strip, NULL);
+
+                ck_assert_msg(rename(gl.gl_pathv[i], renamed) == 0, "%s: %m", gl.gl_pathv[i]);
+                g_free(renamed);
+                g_free(dir);
+                g_free(name);
+        }
+        if (r == 0)
+                globfree(&gl);
+        g_free(glob_pattern);
+}
+
+void uevent_monitors_hide(void) {
+        rename_monitors("event[0-9]*", "hidden-", 0);
+}
+
+void uevent_monitors_show(void) {
+        rename_monitors("hidden-event[0-9]*", "", strlen("hidden-"));
+}

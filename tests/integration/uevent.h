@@ -22,3 +22,10 @@ struct uevent_device {
 
 void uevent_capture(const char *syspath, struct uevent_device *ret);
 void uevent_send_captured(const struct uevent_device *dev, const char *action);
+
+/* umockdev_testbed_add_*() also sends an "add" of every device it makes, without blocking:
+ * umockdev 0.19 aborts the process when a monitor's queue is full (0.17 dropped the event),
+ * which a whole controller's devices do. Between these two calls the testbed's monitors are
+ * out of umockdev's sight; the caller then sends what udevd would, with the calls above. */
+void uevent_monitors_hide(void);
+void uevent_monitors_show(void);

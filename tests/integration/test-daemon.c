@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "uevent.h"
 #include "testutil.h"
 
 /* A distro rule puts bfq back on sysname; the change event that follows must undo it. This
@@ -22,7 +23,7 @@ static void drift_and_wait(UMockdevTestbed *tb, const char *sysname) {
         char *syspath = testbed_syspath(sysname);
 
         umockdev_testbed_set_attribute(tb, syspath, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        umockdev_testbed_uevent(tb, syspath, "change");
+        uevent_send_blocking(syspath, "change", 1);
         testbed_wait_value(sysname, "queue/scheduler", "none");
 }
 
@@ -79,8 +80,8 @@ START_TEST(test_hotplug_add_change_remove) {
         before = snapshot_take();
         vda = testbed_syspath("vda");
         umockdev_testbed_set_attribute(tb, vda, "queue/scheduler", "none [mq-deadline] kyber bfq \n");
-        umockdev_testbed_uevent(tb, vda, "change");
-        umockdev_testbed_uevent(tb, vda, "add");
+        uevent_send_blocking(vda, "change", 1);
+        uevent_send_blocking(vda, "add", 1);
         drift_and_wait(tb, "sdd");
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "vda/queue/scheduler");
         ck_assert_str_eq(testbed_read("vda", "queue/scheduler"), "none [mq-deadline] kyber bfq \n");
@@ -117,11 +118,11 @@ START_TEST(test_stops_matching) {
         ck_assert_int_eq(unlink(driver), 0);
         g_free(driver);
         sdd = testbed_syspath("sdd");
-        umockdev_testbed_uevent(tb, sdd, "change");
+        uevent_send_blocking(sdd, "change", 1);
         hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed");
 
         umockdev_testbed_set_attribute(tb, sdd, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        umockdev_testbed_uevent(tb, sdd, "change");
+        uevent_send_blocking(sdd, "change", 1);
         drift_and_wait(tb, "sda");  /* handled after sdd's event */
         ck_assert_str_eq(testbed_value("sdd", "queue/scheduler"), "bfq");
 
@@ -143,7 +144,7 @@ START_TEST(test_reprobed_is_new) {
         sdc = testbed_syspath("sdc");
         umockdev_testbed_set_attribute(tb, sdc, "diskseq", "9999\n");
         umockdev_testbed_set_attribute(tb, sdc, "queue/scheduler", "none [mq-deadline] kyber bfq \n");
-        umockdev_testbed_uevent(tb, sdc, "change");
+        uevent_send_blocking(sdc, "change", 1);
         testbed_wait_value("sdc", "queue/scheduler", "none");
         err = hvtuned_stop(&run);
         assert_contains(err, "sdc: removed Hyper-V scsi disk 1:0:0:0");
@@ -202,7 +203,7 @@ START_TEST(test_vm_as_daemon) {
         hv_keep(lun);
         *strrchr(lun, '/') = '\0';
         umockdev_testbed_set_attribute(tb, lun, "timeout", "180\n");
-        umockdev_testbed_uevent(tb, lun, "change");
+        uevent_send_blocking(lun, "change", 1);
         testbed_wait_value(vms[_i].lun_disk, "device/timeout", "300");
 
         added = testbed_syspath(vms[_i].added);
@@ -735,7 +736,7 @@ START_TEST(test_manager_not_reading) {
         ck_assert_int_eq(errno, EAGAIN);
 
         umockdev_testbed_set_attribute(tb, sdb, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
-        umockdev_testbed_uevent(tb, sdb, "change");
+        uevent_send_blocking(sdb, "change", 1);
         testbed_wait_value_for("sdb", "queue/scheduler", "none", timeout_ms);
 
         ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));

@@ -121,6 +121,13 @@ def inside(hvtuned, testbed, emulator, manager, faults):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/var/log/journal"], check=True)
     os.makedirs("/run/systemd/journal")
     os.makedirs("/run/log/journal")
+    # A build root has an empty /etc/machine-id (debootstrap leaves it so, for the first
+    # boot to fill); journald 247 then cannot open its journal once it was restarted
+    # ("No medium found"). A booted system has one: this namespace gets its own.
+    if os.path.isfile("/etc/machine-id") and os.path.getsize("/etc/machine-id") == 0:
+        with open("/run/machine-id", "w") as f:
+            f.write(os.urandom(16).hex() + "\n")
+        subprocess.run(["mount", "--bind", "/run/machine-id", "/etc/machine-id"], check=True)
 
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "UMOCKDEV_DIR", "NOTIFY_SOCKET")}
     journald = start_journald(env)

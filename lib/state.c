@@ -189,9 +189,10 @@ static int parse_line(char *line, const struct hvt_subject *s, struct hvt_origin
                 uint64_t ino;
                 char *end;
 
+                /* Digits only: strtoull() would take blanks, a sign and wrap a negative. */
                 errno = 0;
                 ino = strtoull(value, &end, 10);
-                if (errno != 0 || end == value || *end != '\0' || value[0] == '-')
+                if (value[0] < '0' || value[0] > '9' || errno != 0 || *end != '\0')
                         return -EBADMSG;
                 return ino == 0 || s->ino == 0 || ino == s->ino ? 0 : -ESTALE;
         }

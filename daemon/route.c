@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "host.h"
 #include "macro.h"
@@ -40,15 +41,20 @@ void hvt_route_forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed)
 /* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add after it:
  * taken for a removal, it would cost the disk its record, and the add would record the tuned
  * values as its originals. The kernel says whether it is gone: the same disk is still there
- * while its directory shows the device number and diskseq hvtuned tracks. (A real removal's
+ * while its directory shows the device number and diskseq hvtuned tracks, and is the same
+ * directory (without diskseq, a disk re-added at the same LUN has the same path and dev, and
+ * only its new kernfs node tells it apart). (A real removal's
  * event reaches hvtuned through udevd, after its rules, long after the kernel removed the
  * directory.) */
 static bool still_present(const struct hvt_tracked *t) {
         _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
         char dev[sizeof(t->disk.dev)], seq[32];
+        struct stat st;
         char *end;
 
         if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
+                return false;
+        if (t->disk.ino != 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != t->disk.ino))
                 return false;
         if (t->disk.diskseq == 0)
                 return true;
@@ -90,7 +96,8 @@ static int route_classified(struct hvt_daemon *d, struct hvt_tracked *t, const c
         }
 
         /* Another disk at the same path (a LUN re-probed): a new disk, with no history. */
-        if (t && (strcmp(t->disk.dev, disk->dev) != 0 || t->disk.diskseq != disk->diskseq)) {
+        if (t && (strcmp(t->disk.dev, disk->dev) != 0 || t->disk.diskseq != disk->diskseq ||
+                  (t->disk.ino != 0 && disk->ino != 0 && t->disk.ino != disk->ino))) {
                 hvt_route_forget(d, t, true);
                 t = NULL;
         }

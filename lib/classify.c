@@ -276,11 +276,13 @@ static int read_address(const char *sdev, struct hvt_disk *d) {
 }
 
 static void read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
+        struct stat st;
         char seq[32];
 
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
         if (read_below(syspath, "diskseq", seq, sizeof(seq)) < 0 || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
                 d->diskseq = 0;
+        d->ino = stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;
 }
 
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {

@@ -34,9 +34,13 @@ struct hvt_disk {
         char vendor[HVT_VENDOR_MAX];  /* trailing blanks stripped */
         char model[HVT_MODEL_MAX];
         /* Which instance of the disk this is: a disk removed and added again under the same
-         * name is a new one (diskseq is 0 on kernels before 5.15, which lack it). */
+         * name is a new one (diskseq is 0 on kernels before 5.15, which lack it). A hot-remove
+         * and re-add at one LUN gives the same path and often the same dev, so without diskseq
+         * only the sysfs directory tells them apart: kernfs gives every new node a new inode
+         * number (from 4.18; 0 when it cannot be read). */
         char dev[24];                 /* "8:32" */
         uint64_t diskseq;
+        uint64_t ino;
 };
 
 const char *hvt_kind_to_string(enum hvt_kind k);

@@ -65,8 +65,8 @@ static int format_record(const struct hvt_subject *s, const struct hvt_originals
         size_t off;
         int n;
 
-        n = snprintf(buf, size, HEADER "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\n", s->syspath, s->dev,
-                     s->diskseq);
+        n = snprintf(buf, size, HEADER "syspath=%s\ndev=%s\ndiskseq=%" PRIu64 "\nino=%" PRIu64 "\n", s->syspath,
+                     s->dev, s->diskseq, s->ino);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         off = (size_t) n;
@@ -182,6 +182,19 @@ static int parse_line(char *line, const struct hvt_subject *s, struct hvt_origin
                 *identity |= 4;
                 snprintf(seq, sizeof(seq), "%" PRIu64, s->diskseq);
                 return strcmp(value, seq) == 0 ? 0 : -ESTALE;
+        }
+        /* Optional: a record of an older hvtuned (kept across an upgrade restart) has none,
+         * and 0 is an identity nobody could read. Either way the other keys decide. */
+        if (strcmp(key, "ino") == 0) {
+                uint64_t ino;
+                char *end;
+
+                /* Digits only: strtoull() would take blanks, a sign and wrap a negative. */
+                errno = 0;
+                ino = strtoull(value, &end, 10);
+                if (value[0] < '0' || value[0] > '9' || errno != 0 || *end != '\0')
+                        return -EBADMSG;
+                return ino == 0 || s->ino == 0 || ino == s->ino ? 0 : -ESTALE;
         }
 
         char *slash = strchr(key, '/');

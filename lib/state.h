@@ -28,8 +28,8 @@ int hvt_state_open(const char *path);
 int hvt_state_check(int dirfd, struct stat *ret);
 
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
- * when the record found belongs to another instance (same name, other diskseq or device
- * number: a disk removed and added again), which is then deleted. -EBADMSG for a record that
+ * when the record found belongs to another instance (same name, other diskseq, device number
+ * or sysfs inode where both know it: a disk removed and added again), which is then deleted. -EBADMSG for a record that
  * cannot be read, or holds an attribute that is not the subject's, deleted too: a guess at
  * originals is worse than none. */
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);

@@ -19,6 +19,7 @@ struct hvt_subject {
         const char *controller;  /* the disk's "{guid}"; "" for the driver */
         const char *dev;         /* which instance of the disk: "8:32"; "" for the driver */
         uint64_t diskseq;        /* 0 on kernels without it, and for the driver */
+        uint64_t ino;            /* its sysfs directory's inode; 0 when unknown, and for the driver */
 };
 
 static inline struct hvt_subject hvt_subject_disk(const struct hvt_disk *d) {
@@ -28,6 +29,7 @@ static inline struct hvt_subject hvt_subject_disk(const struct hvt_disk *d) {
                 .controller = d->controller,
                 .dev = d->dev,
                 .diskseq = d->diskseq,
+                .ino = d->ino,
         };
 }
 

@@ -102,7 +102,7 @@ static bool decimal_u64(const char *s, uint64_t *ret) {
 }
 
 static void named_disk(const uint8_t *data, size_t size, struct named *n) {
-        bool syspath = false, dev = false, seq = false;
+        bool syspath = false, dev = false, seq = false, ino = false;
         char buf[HVT_RECORD_MAX + 1];
         struct line l;
         size_t pos = 0;
@@ -119,6 +119,8 @@ static void named_disk(const uint8_t *data, size_t size, struct named *n) {
                         dev = true;
                 } else if (!seq && (v = line_value(&l, "diskseq", buf, sizeof(buf))))
                         seq = decimal_u64(v, &n->disk.diskseq);
+                else if (!ino && (v = line_value(&l, "ino", buf, sizeof(buf))))
+                        ino = decimal_u64(v, &n->disk.ino);
         }
         if (!dev)
                 strcpy(n->disk.dev, "8:0");
@@ -155,6 +157,7 @@ static void expect_line(struct expect *e, const struct line *l, const struct hvt
         char text[HVT_RECORD_MAX + 1], seq[24];
         const char *eq = memchr(l->start, '=', l->len), *key = text, *value;
         struct hvt_setting s;
+        uint64_t ino;
         int id;
 
         if (l->len == 0 || l->start[0] == '#')
@@ -179,6 +182,13 @@ static void expect_line(struct expect *e, const struct line *l, const struct hvt
                 e->stale = e->stale || strcmp(value, d->dev) != 0;
         else if (strcmp(key, "diskseq") == 0)
                 e->stale = e->stale || strcmp(value, seq) != 0;
+        else if (strcmp(key, "ino") == 0) {
+                /* Optional; compared only where both sides know it (not 0). */
+                if (!decimal_u64(value, &ino))
+                        e->damaged = true;
+                else
+                        e->stale = e->stale || (ino != 0 && d->ino != 0 && ino != d->ino);
+        }
         else if ((id = attr_of_key(key)) >= 0) {
                 /* A known attribute's value is what the kernel could have shown, and it is
                  * a disk's: the driver's parameter or bind file is damage in a disk's record. */
@@ -231,6 +241,8 @@ static size_t record_size(const struct hvt_disk *d, const struct hvt_originals *
 
         snprintf(seq, sizeof(seq), "%" PRIu64, d->diskseq);
         n = strlen(HEADER) + strlen("syspath=\ndev=\ndiskseq=\n") + strlen(d->syspath) + strlen(d->dev) + strlen(seq);
+        snprintf(seq, sizeof(seq), "%" PRIu64, d->ino);
+        n += strlen("ino=\n") + strlen(seq);
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
                 char path[64];
 

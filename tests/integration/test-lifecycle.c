@@ -4,6 +4,8 @@
  * apply, SIGHUP bursts, change floods that cost only reads, the drift repair budget,
  * verify_interval, originals that survive kill -9, restore on SIGTERM, the SIGUSR1 dump. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -688,6 +690,131 @@ START_TEST(test_spurious_remove_keeps_originals) {
 }
 END_TEST
 
+/* The hot-added data disk sdf at 1:0:0:2 as a kernel without diskseq (before 5.15) shows it,
+ * left by its operator at the scheduler in sched; hvtuned stopped meanwhile (when running),
+ * so that it sees the disk only once it is complete. */
+static char *add_sdf_without_diskseq(UMockdevTestbed *tb, const struct hv_run *run, const char *sched) {
+        char *sdf, *seq;
+
+        if (run)
+                ck_assert_int_eq(kill(run->pid, SIGSTOP), 0);
+        testbed_add(tb, "azure-gen2-sdf.umockdev");
+        sdf = testbed_syspath("sdf");
+        seq = g_build_filename(getenv("UMOCKDEV_DIR"), sdf, "diskseq", NULL);
+        ck_assert_int_eq(unlink(seq), 0);
+        g_free(seq);
+        drift(tb, "sdf", "queue/scheduler", sched);
+        if (run)
+                ck_assert_int_eq(kill(run->pid, SIGCONT), 0);
+        return sdf;
+}
+
+/* Removes sdf from the testbed and adds it again at the same path: same syspath, same dev, no
+ * diskseq, a new directory. kernfs never hands a removed node's inode number straight to a new
+ * one; a plain directory's could be reused, so the old one is held open (as a deleted inode)
+ * until the end, and the new one is checked to be another. Returns the fd holding it. */
+static int readd_sdf_without_diskseq(UMockdevTestbed *tb, const struct hv_run *run, const char *sched) {
+        char *sdf = testbed_syspath("sdf"), *real = g_build_filename(getenv("UMOCKDEV_DIR"), sdf, NULL);
+        struct stat old, new;
+        int fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &old), 0);
+        if (run)
+                ck_assert_int_eq(kill(run->pid, SIGSTOP), 0);
+        /* The disk, then the rest of the LUN the fragment adds back, deepest first. The
+         * remove event reaches only a running hvtuned's monitor. */
+        if (run)
+                testbed_remove(tb, sdf);
+        else
+                umockdev_testbed_remove_device(tb, sdf);
+        for (const char *const *rel = (const char *const[]) { "../../scsi_disk/1:0:0:2", "../../scsi_device/1:0:0:2",
+                                                              "../..", NULL }; *rel; rel++) {
+                char *dev = g_build_filename(sdf, *rel, NULL), *canon = g_canonicalize_filename(dev, "/");
+
+                umockdev_testbed_remove_device(tb, canon);
+                g_free(canon);
+                g_free(dev);
+        }
+        /* What umockdev leaves of the disk: the links the add makes again. */
+        for (const char *const *link = (const char *const[]) { "sys/block/sdf", "sys/dev/block/8:80", NULL }; *link;
+             link++) {
+                char *path = g_build_filename(getenv("UMOCKDEV_DIR"), *link, NULL);
+
+                ck_assert(unlink(path) == 0 || errno == ENOENT);
+                g_free(path);
+        }
+        ck_assert_str_eq(add_sdf_without_diskseq(tb, NULL, sched), sdf);
+        ck_assert_int_eq(stat(real, &new), 0);
+        ck_assert_uint_ne(new.st_ino, old.st_ino);
+        if (run)
+                ck_assert_int_eq(kill(run->pid, SIGCONT), 0);
+        g_free(real);
+        return fd;
+}
+
+/* No diskseq (5.10, RHEL 8's 4.18): the LUN is hot-removed and added again while hvtuned is
+ * busy, so that the remove event comes after the new disk's directory appeared, at the same
+ * path with the same dev. The new disk is another instance: its originals are its own. */
+START_TEST(test_readded_without_diskseq) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *record, *path, *err;
+        int held;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        add_sdf_without_diskseq(tb, &run, "none [mq-deadline] kyber bfq \n");
+        testbed_wait_value("sdf", "queue/scheduler", "none");
+        path = g_build_filename(runtime_dir(), "sdf", NULL);
+        ck_assert(g_file_get_contents(path, &record, NULL, NULL));
+        hv_keep(record);
+        assert_contains(record, "\ndiskseq=0\n");
+        assert_contains(record, "queue/scheduler=mq-deadline\n");
+
+        held = readd_sdf_without_diskseq(tb, &run, "none mq-deadline kyber [bfq] \n");
+        testbed_wait_value("sdf", "queue/scheduler", "none");
+        ck_assert(g_file_get_contents(path, &record, NULL, NULL));
+        hv_keep(record);
+        assert_contains(record, "queue/scheduler=bfq\n");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
+        assert_contains(err, "sdf queue/scheduler: none -> bfq (restored)\n");
+        ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "bfq");
+        close(held);
+        g_free(path);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The same across a restart: hvtuned killed, the LUN removed and added again before it
+ * starts. The record left by the old disk is another instance's: deleted, not loaded. */
+START_TEST(test_readded_without_diskseq_restart) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *record, *path;
+        int held;
+
+        start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        add_sdf_without_diskseq(tb, &run, "none [mq-deadline] kyber bfq \n");
+        testbed_wait_value("sdf", "queue/scheduler", "none");
+        ck_assert(record_exists("sdf"));
+        hvtuned_kill(&run, SIGKILL);
+
+        held = readd_sdf_without_diskseq(tb, NULL, "none mq-deadline kyber [bfq] \n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "none");
+        path = g_build_filename(runtime_dir(), "sdf", NULL);
+        ck_assert(g_file_get_contents(path, &record, NULL, NULL));
+        hv_keep(record);
+        assert_contains(record, "queue/scheduler=bfq\n");
+        assert_contains(hvtuned_stop(&run), "sdf queue/scheduler: none -> bfq (restored)\n");
+        ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "bfq");
+        close(held);
+        g_free(path);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_no_restore_and_removed_records) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -918,6 +1045,12 @@ int main(void) {
         tcase_add_test(tc, test_fifo_at_reload_temporary);
         tcase_add_test(tc, test_failed_restore_kept_and_quiet);
         tcase_add_test(tc, test_state_dump);
+        suite_add_tcase(s, tc);
+        /* A kernel without diskseq (tests/testbeds gives every 5.15+ disk one). */
+        tc = tcase_create("no-diskseq");
+        tcase_set_timeout(tc, 240);
+        tcase_add_test(tc, test_readded_without_diskseq);
+        tcase_add_test(tc, test_readded_without_diskseq_restart);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

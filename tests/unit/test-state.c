@@ -112,6 +112,72 @@ START_TEST(test_other_instance) {
 }
 END_TEST
 
+/* Without diskseq (kernels before 5.15 write 0), a disk removed and added again at the same
+ * LUN has the same path and often the same dev: only the inode of its sysfs directory (a new
+ * kernfs node) says it is another instance. */
+START_TEST(test_other_inode) {
+        struct hvt_subject d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb", "8:16", 0);
+        struct hvt_subject again = d, unknown = d;
+        struct hvt_originals o = {}, back;
+        _cleanup_free_ char *text = NULL;
+        char path[PATH_MAX * 2];
+        int fd = open_dir();
+
+        d.ino = 4242;
+        again.ino = 4243;
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "2"), 0);
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        snprintf(path, sizeof(path), "%s/sdb", dir);
+        ck_assert_int_ge(hvt_read_file(path, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "\nino=4242\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
+
+        /* Another directory at the same path, same dev, diskseq 0 on both: another disk. */
+        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert(!exists("sdb"));
+
+        /* An inode nobody could read (0) on either side leaves the other keys to decide. */
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &unknown, &back), 0);
+        ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
+
+        /* With diskseq too, both keys are compared: either differing is another instance. */
+        d.diskseq = again.diskseq = 7;
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert(!exists("sdb"));
+        again.ino = d.ino;
+        again.diskseq = 8;
+        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert(!exists("sdb"));
+
+        /* A value that is no inode number is damage. */
+        free(test_write_file(dir, "sdb", "syspath=/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb\n"
+                                         "dev=8:16\ndiskseq=7\nino=12x\nqueue/nomerges=2\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert(!exists("sdb"));
+        close(fd);
+}
+END_TEST
+
+/* A record of an hvtuned before ino= (records survive an upgrade restart) still loads for the
+ * instance its other keys name, whatever inode the disk has now. */
+START_TEST(test_record_without_ino) {
+        struct hvt_subject d = disk("/sys/devices/x/block/sdc", "8:32", 0);
+        struct hvt_originals back;
+        int fd = open_dir();
+
+        d.ino = 4242;
+        free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
+                                         "queue/nomerges=1\n"));
+        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 1);
+        close(fd);
+}
+END_TEST
+
 START_TEST(test_damaged) {
         struct hvt_subject d = disk("/sys/devices/x/block/sdc", "8:32", 0);
         struct hvt_originals back;
@@ -500,6 +566,8 @@ int main(void) {
 
         tcase_add_test(tc, test_roundtrip);
         tcase_add_test(tc, test_other_instance);
+        tcase_add_test(tc, test_other_inode);
+        tcase_add_test(tc, test_record_without_ino);
         tcase_add_test(tc, test_damaged);
         tcase_add_test(tc, test_subject_attributes);
         tcase_add_test(tc, test_prune);

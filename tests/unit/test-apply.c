@@ -383,7 +383,7 @@ START_TEST(test_hook_once_before_writes) {
         hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
         ck_assert_uint_eq(s.calls, 1);
         ck_assert_uint_eq(s.writes_before, 0);
-        ck_assert_str_eq(s.attrs, "scheduler=mq-deadline read_ahead_kb=128 nr_requests=256 ");
+        ck_assert_str_eq(s.attrs, "scheduler=mq-deadline nr_requests=256 read_ahead_kb=128 ");
         /* Only the planned attributes have results; the watched one is not written. */
         ck_assert_uint_eq(a.n, 2);
         ck_assert_str_eq(get(&f, "sda/queue/nr_requests"), "256\n");

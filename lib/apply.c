@@ -328,7 +328,7 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                                                 cause[res->attr], res);
                         continue;
                 }
-                /* Written under the scheduler that failed to come, it would be the wrong
+                /* Written under the scheduler that could not come, it could be the wrong
                  * elevator's value; the next pass tries both again. */
                 if (sched_failed && hvt_attr_write_may_change(HVT_ATTR_SCHEDULER, res->attr) &&
                     res->outcome == HVT_WOULD_APPLY) {
@@ -349,7 +349,9 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                                 stale[id] = true;
                                 cause[id] = res->attr;
                         }
-                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED)
+                /* Busy still after the tries: another switch is under way, and what is
+                 * written next would land under whichever elevator wins. */
+                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED && res->error == EBUSY)
                         sched_failed = res;
                 sched_written = sched_written ||
                         (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));

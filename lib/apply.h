@@ -78,8 +78,8 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i);
 /* One result per planned attribute, and one per watched attribute a write changed
  * (HVT_KNOCKED_ON; put back under HVT_APPLY_RESTORE), in table order. A planned attribute
  * with p->left set is a knock-on to put back: found other than both left and its original,
- * someone changed it since, and it is not written (HVT_LEFT). A scheduler whose write fails
- * holds what depends on it (nr_requests, wbt_lat_usec): failed, .held. Every attribute is read before the
+ * someone changed it since, and it is not written (HVT_LEFT). A scheduler whose write stays
+ * busy (EBUSY) holds what depends on it (nr_requests, wbt_lat_usec): failed, .held. Every attribute is read before the
  * first write; after a write, each later one is read again before it is compared, since the
  * kernel may have changed it. A failure of one attribute never stops the others, but for
  * one: the scheduler is not switched while an attribute the switch resets cannot be read

@@ -284,6 +284,23 @@ static void recheck_watched(const struct item *item, unsigned flags, hvt_before_
         write_one(item->dirfd, res->attr, res);
 }
 
+/* A restore left res at the operator's newer value, and a restore write of this pass changed
+ * it again (the scheduler's resets nr_requests): leaving theirs is the point, so it goes back
+ * as it was. Failing that, the report says so instead of "left". */
+static void keep_left(const struct item *item, struct hvt_result *res) {
+        struct hvt_result now = *res;
+        struct hvt_setting back;
+
+        watch(item->dirfd, &now);
+        if (now.outcome != HVT_UNCHANGED || strcmp(now.from, res->from) == 0 ||
+            hvt_setting_from_kernel(&back, res->attr, res->from) < 0)
+                return;
+        copy_value(now.to, back.text);
+        write_one(item->dirfd, res->attr, &now);
+        if (now.outcome == HVT_FAILED)
+                *res = now;
+}
+
 /* The pass over items[], one result each in a, in table order: all read first, the hook,
  * then the writes, then what they knocked on. */
 static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
@@ -339,6 +356,8 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 }
                 if (stale[res->attr] && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
                         redecide(&items[i], before_write, userdata, covered[i], res);
+                if (stale[res->attr] && res->outcome == HVT_LEFT && (flags & HVT_APPLY_RESTORE))
+                        keep_left(&items[i], res);
                 if (res->outcome != HVT_WOULD_APPLY)
                         continue;
                 res->knock_on = sched_written && hvt_attr_reset_by_scheduler(res->attr);

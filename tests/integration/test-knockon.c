@@ -169,6 +169,51 @@ START_TEST(test_active_scheduler_not_written) {
 }
 END_TEST
 
+/* The scheduler's restore resets nr_requests, which the operator changed since hvtuned's
+ * switch: theirs is left, so it goes back after the reset, and is reported as left. */
+START_TEST(test_left_survives_the_scheduler_restore) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *err;
+        struct hv_run run;
+
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/nr_requests", "200");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "2534");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/nr_requests", "500");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda queue/nr_requests: 500 (left: changed since hvtuned's write left 2534; "
+                        "the original 200 is not put back)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "500");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* read_ahead_kb dropped from the configuration while max_sectors_kb stays: its original goes
+ * back at once (the operator's value, not what max_sectors_kb's write would have left), and
+ * stays when max_sectors_kb is restored on stop, although that restore raises read-ahead. */
+START_TEST(test_managed_knock_on_dropped) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { max_sectors_kb = 256; read_ahead_kb = 1024; };\n");
+        GHashTable *before = snapshot_take();
+        struct hv_run run;
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1024");
+        ck_assert(g_file_set_contents(config, MAX_SECTORS, -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "256");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("knockon");
         TCase *tc = tcase_create("emulated-kernel");
@@ -179,6 +224,8 @@ int main(void) {
         tcase_add_test(tc, test_knock_on_changed_since_left);
         tcase_add_loop_test(tc, test_busy_retried_then_held, 0, 2);
         tcase_add_test(tc, test_active_scheduler_not_written);
+        tcase_add_test(tc, test_left_survives_the_scheduler_restore);
+        tcase_add_test(tc, test_managed_knock_on_dropped);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

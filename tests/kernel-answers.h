@@ -156,9 +156,8 @@ static inline void kernel_answers_check(const char *queue_dir) {
  * is at least 256: kernel_couplings_check() on a real loop device (tests/kernel/test-loop.c,
  * the vm tier's guests too) and on the emulation (tests/integration/test-faults.c, with
  * $HVTUNED_TEST_KERNEL naming the column). "=depth" is the tag depth, as above.
- * Not here: device/timeout <-> queue/io_timeout (one rq_timeout, sdev_store_timeout() and
- * queue_io_timeout_store(), every version): a loop device has no device/; bfq's
- * wbt_disable_default(): a loop device may lack wbt. */
+ * device/timeout <-> queue/io_timeout is the table after, on a SCSI disk. Not here: bfq's
+ * wbt_disable_default() (a loop device may lack wbt; hvtuned watches wbt_lat_usec anyway). */
 enum { KERNEL_5_10, KERNEL_6_1, KERNEL_6_12, KERNEL_6_18, KERNEL_7_3, _KERNEL_MAX };
 
 static const char *const kernel_names[_KERNEL_MAX] = { "5.10", "6.1", "6.12", "6.18", "7.3" };
@@ -256,4 +255,40 @@ static inline void kernel_couplings_check(const char *queue_dir, const char *ker
                                       hvt_attr_get(k->watch)->name, shown, want);
         }
         close(fd);
+}
+
+/* device/timeout and queue/io_timeout are one rq_timeout, in jiffies, on every version:
+ * sdev_store_timeout() sets seconds x HZ and sdev_show_timeout() shows it divided by HZ
+ * (drivers/scsi/scsi_sysfs.c); queue_io_timeout_store() sets msecs_to_jiffies(), and
+ * queue_io_timeout_show() shows jiffies_to_msecs() (block/blk-sysfs.c, 5.10 to 7.3). Whole
+ * for any HZ that divides 1000 x 1.5 (100, 250, 300, 1000): writing seconds after ms loses
+ * the ms, so io_timeout is restored last. Run in order on a SCSI disk's directory. */
+static const struct kernel_coupling kernel_timeout_couplings[] = {
+        { HVT_ATTR_TIMEOUT, "30", HVT_ATTR_IO_TIMEOUT, ON_ALL("30000") },
+        { HVT_ATTR_IO_TIMEOUT, "1500", HVT_ATTR_TIMEOUT, ON_ALL("1") },
+        { HVT_ATTR_IO_TIMEOUT, "1500", HVT_ATTR_IO_TIMEOUT, ON_ALL("1500") },
+        { HVT_ATTR_TIMEOUT, "1", HVT_ATTR_IO_TIMEOUT, ON_ALL("1000") },
+};
+
+static inline void kernel_timeouts_check(const char *disk_dir) {
+        char path[4200];
+        int fd[_HVT_GROUP_MAX] = { -1, -1, -1, -1 };
+
+        for (enum hvt_group g = HVT_GROUP_QUEUE; g <= HVT_GROUP_DEVICE; g++) {
+                snprintf(path, sizeof(path), "%s/%s", disk_dir, hvt_group_name(g));
+                fd[g] = hvt_sysfs_open_dir(path);
+                ck_assert_msg(fd[g] >= 0, "%s: %s", path, strerror(-fd[g]));
+        }
+        for (size_t i = 0; i < sizeof(kernel_timeout_couplings) / sizeof(kernel_timeout_couplings[0]); i++) {
+                const struct kernel_coupling *k = &kernel_timeout_couplings[i];
+                int r = hvt_sysfs_write(fd[hvt_attr_get(k->attr)->group], k->attr, k->value);
+                char shown[128];
+
+                ck_assert_msg(r >= 0, "row %zu, %s = %s: %s", i, hvt_attr_get(k->attr)->name, k->value, strerror(-r));
+                kernel_answer_read(fd[hvt_attr_get(k->watch)->group], k->watch, shown, sizeof(shown));
+                ck_assert_msg(strcmp(shown, k->shows[0]) == 0, "row %zu, %s = %s: %s shows \"%s\", not \"%s\"", i,
+                              hvt_attr_get(k->attr)->name, k->value, hvt_attr_get(k->watch)->name, shown, k->shows[0]);
+        }
+        close(fd[HVT_GROUP_QUEUE]);
+        close(fd[HVT_GROUP_DEVICE]);
 }

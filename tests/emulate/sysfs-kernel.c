@@ -14,6 +14,7 @@
  * a store of max_sectors_kb, add_random or iostats commits the limits, and what that does to
  * read-ahead, "none" while none is active, and EBUSY from a trylock follow the kernel that
  * $HVTUNED_TEST_KERNEL names (kernel_version() below; tests/kernel-answers.h's couplings);
+ * a LUN's timeout and its disk's io_timeout show one rq_timeout, in jiffies of HZ 250;
  * a uint module parameter takes what kstrtouint() takes, ERANGE beyond UINT_MAX
  * (kernel/params.c). An attribute without
  * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
@@ -28,6 +29,7 @@
 /* openat and openat64 are both defined here: no redirection of one to the other. */
 #undef _FILE_OFFSET_BITS
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +56,10 @@
 #define BLKDEV_DEFAULT_RQ 128
 #define MAX_SCHED_RQ 2048
 #define PAGE_KB 4
+/* Debian's CONFIG_HZ: a request timeout is kept in jiffies. */
+#define HZ 250
 
-enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, PARAM_UINT, DRIVER_BIND };
+enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, TIMEOUT_S, IO_TIMEOUT_MS, PARAM_UINT, DRIVER_BIND };
 
 /* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel-answers.h has each
  * one's rows): 5.10 and 6.1 (the default) keep read-ahead on a limits write, 6.12 raises it to
@@ -86,6 +90,9 @@ static const struct {
         { "/queue/max_sectors_kb", LIMITS },
         { "/queue/add_random", LIMITS },
         { "/queue/iostats", LIMITS },
+        /* One rq_timeout: a LUN's timeout in seconds, its disk's io_timeout in ms. */
+        { "/timeout", TIMEOUT_S },
+        { "/queue/io_timeout", IO_TIMEOUT_MS },
         { "/parameters/storvsc_max_hw_queues", PARAM_UINT },
         { "/drivers/hv_storvsc/bind", DRIVER_BIND },
         { "/drivers/hv_storvsc/unbind", DRIVER_BIND },
@@ -549,6 +556,52 @@ static void apply_bdi_limits(const struct tracked *t) {
         (void) real_close(fd);
 }
 
+/* Puts value into the file at path, when there is one. */
+static void store_at(const char *path, const char *value) {
+        int fd = real_openat(AT_FDCWD, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
+
+        if (fd < 0)
+                return;
+        (void) real_write(fd, value, strlen(value));
+        (void) real_close(fd);
+}
+
+/* The queue's rq_timeout, in jiffies, as the other of its two attributes shows it:
+ * sdev_store_timeout() (drivers/scsi/scsi_sysfs.c) sets seconds x HZ, which io_timeout shows
+ * as jiffies_to_msecs(); queue_io_timeout_store() (block/blk-sysfs.c) sets
+ * msecs_to_jiffies(), rounded up, which the LUN's timeout shows divided by HZ. Every
+ * version. t's path is ".../H:C:T:L/timeout" or ".../H:C:T:L/block/sdX/queue/io_timeout". */
+static void couple_timeouts(const struct tracked *t, unsigned long long jiffies) {
+        char path[4200], value[32], *cut;
+        struct dirent *e;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%s", t->path);
+        if (t->kind == IO_TIMEOUT_MS) {
+                for (int i = 0; i < 4 && (cut = strrchr(path, '/')); i++)
+                        *cut = '\0';
+                if (!strchr(strrchr(path, '/') ? strrchr(path, '/') : path, ':'))
+                        return;   /* not a SCSI disk: no LUN timeout */
+                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/timeout");
+                snprintf(value, sizeof(value), "%llu\n", jiffies / HZ);
+                store_at(path, value);
+                return;
+        }
+        *strrchr(path, '/') = '\0';
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/block");
+        d = opendir(path);
+        if (!d)
+                return;
+        while ((e = readdir(d)) && e->d_name[0] == '.')
+                ;
+        if (e) {
+                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%.64s/queue/io_timeout", e->d_name);
+                snprintf(value, sizeof(value), "%llu\n", jiffies * 1000 / HZ);
+                store_at(path, value);
+        }
+        closedir(d);
+}
+
 /* 7.3's elv_iosched_store() and queue_requests_store() take update_nr_hwq_lock with a
  * trylock and answer EBUSY when someone else holds it: $HVTUNED_TEST_KERNEL_BUSY="sdX:N"
  * plays N such writes to sdX's scheduler or nr_requests, counted in this process. */
@@ -585,7 +638,7 @@ static int wait_for_kernel(const char *path) {
 ssize_t write(int fd, const void *buf, size_t len) {
         struct tracked *t;
         char value[CONTENT_MAX], shown[CONTENT_MAX];
-        unsigned long long v;
+        unsigned long long v, jiffies = 0;
         int error;
 
         init();
@@ -620,6 +673,21 @@ ssize_t write(int fd, const void *buf, size_t len) {
         case LIMITS:
                 error = store_limit(t, buf, len, shown);
                 break;
+        case TIMEOUT_S:
+                /* sdev_store_timeout(): a number of seconds (garbage, which older kernels take
+                 * as whatever sscanf() leaves, is not played: hvtuned writes numbers). */
+                error = parse_number(buf, len, 10, INT_MAX / HZ, &v) ? EINVAL : 0;
+                jiffies = v * HZ;
+                if (!error)
+                        snprintf(shown, sizeof(shown), "%llu\n", v);
+                break;
+        case IO_TIMEOUT_MS:
+                /* queue_io_timeout_store(): kstrtou32(), EINVAL for 0. */
+                error = parse_number(buf, len, 10, UINT_MAX, &v) || v == 0 ? EINVAL : 0;
+                jiffies = (v * HZ + 999) / 1000;
+                if (!error)
+                        snprintf(shown, sizeof(shown), "%llu\n", jiffies * 1000 / HZ);
+                break;
         case READ_AHEAD_KB:
         case NR_REQUESTS:
                 /* queue_var_store(): kstrtoul(), base 10; EINVAL for anything it refuses or
@@ -645,6 +713,8 @@ ssize_t write(int fd, const void *buf, size_t len) {
         put_back(t, shown);
         if (t->kind == LIMITS)
                 apply_bdi_limits(t);
+        else if (t->kind == TIMEOUT_S || t->kind == IO_TIMEOUT_MS)
+                couple_timeouts(t, jiffies);
         return (ssize_t) len;
 }
 

@@ -625,6 +625,15 @@ START_TEST(test_testbed_couplings_like_each_kernel) {
 }
 END_TEST
 
+/* device/timeout and io_timeout, one setting, on sdb (a SCSI disk). */
+START_TEST(test_testbed_timeouts_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+
+        kernel_timeouts_check(testbed_syspath("sdb"));
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("faults");
         TCase *tc = tcase_create("azure"), *emulated = tcase_create("emulated-kernel");
@@ -643,6 +652,7 @@ int main(void) {
         tcase_set_timeout(emulated, 60);
         tcase_add_test(emulated, test_testbed_answers_like_the_kernel);
         tcase_add_loop_test(emulated, test_testbed_couplings_like_each_kernel, 0, _KERNEL_MAX);
+        tcase_add_test(emulated, test_testbed_timeouts_like_the_kernel);
         suite_add_tcase(s, tc);
         suite_add_tcase(s, emulated);
         return test_run(s);

@@ -274,7 +274,9 @@ static char *journal_problems(size_t from) {
                 GHashTable *e = journal_entries->pdata[i];
                 const char *result = g_hash_table_lookup(e, "HVTUNED_RESULT");
 
-                if (result && strcmp(result, "applied") != 0 && strcmp(result, "unchanged") != 0)
+                /* A knock-on (io_timeout after device/timeout) is told, not a problem. */
+                if (result && strcmp(result, "applied") != 0 && strcmp(result, "unchanged") != 0 &&
+                    strcmp(result, "knocked on") != 0)
                         g_string_append_printf(s, "%s %s %s\n", field(e, "HVTUNED_DEVICE"),
                                                field(e, "HVTUNED_ATTR"), result);
         }

@@ -42,11 +42,12 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                 const struct hvt_slot *s = hvt_slot_get(&t->slots, id);
                 char attr[48];
                 /* What hvtuned last did to it; "unchanged" if it never had to. An original
-                 * that only a scheduler switch touched goes back with the scheduler's. */
+                 * that only a scheduler switch touched goes back with the scheduler's, and
+                 * any other unmanaged one (a knock-on) with the write that can change it. */
                 const char *last = s->acted ? hvt_outcome_to_string(s->last_action) :
                                    s->last.to[0] ? "unchanged" :
                                    !s->want.set && hvt_attr_reset_by_scheduler(id) ? "reset by the scheduler" :
-                                   "none yet";
+                                   !s->want.set ? "watched, goes back with its cause" : "none yet";
 
                 (void) hvt_attr_format_path(id, attr, sizeof(attr));
                 snprintf(state[i], sizeof(state[i]),

@@ -101,6 +101,8 @@ static const struct {
         [HVT_FAILED]      = { LOG_ERR,     HVT_MESSAGE_ATTR_FAILED },
         [HVT_UNSUPPORTED] = { LOG_WARNING, HVT_MESSAGE_ATTR_UNSUPPORTED },
         [HVT_WOULD_APPLY] = { LOG_INFO,    NULL },
+        [HVT_KNOCKED_ON]  = { LOG_NOTICE,  HVT_MESSAGE_ATTR_KNOCKED_ON },
+        [HVT_LEFT]        = { LOG_NOTICE,  HVT_MESSAGE_ATTR_LEFT },
 };
 
 static const char *const action_names[] = {
@@ -121,7 +123,28 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, ch
                        r->outcome == HVT_FAILED ? "restore failed" :
                        r->outcome == HVT_UNCHANGED ? "already the original" : outcome;
 
+        char cause[48] = "";
+
+        (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
+        if (r->watched && action == HVT_ACTION_RESTORE && r->outcome != HVT_KNOCKED_ON) {
+                /* A restore's knock-on, put back. */
+                if (r->outcome == HVT_FAILED)
+                        snprintf(buf, size, "%s -> %s (changed by the restore of %s, putting it back failed: %s)",
+                                 r->from, r->to, cause, strerror(r->error));
+                else
+                        snprintf(buf, size, "%s -> %s (changed by the restore of %s, put back)", r->from, r->to,
+                                 cause);
+                return;
+        }
         switch (r->outcome) {
+        case HVT_KNOCKED_ON:
+                snprintf(buf, size, "%s -> %s (knock-on: changed by the write of %s; the original goes back with it)",
+                         r->from, r->to, cause);
+                break;
+        case HVT_LEFT:
+                snprintf(buf, size, "%s (left: changed since hvtuned's write left %s; the original %s is not put back)",
+                         r->from, r->kept, r->to);
+                break;
         case HVT_UNCHANGED:
                 if (*r->kept)
                         snprintf(buf, size, "%s (%s: the kernel keeps it for %s)", r->kept, what, r->to);
@@ -136,6 +159,9 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, ch
                 if (r->not_recorded)
                         snprintf(buf, size, "%s -> %s (not written: the record of its original failed: %s)",
                                  r->from, r->to, strerror(r->error));
+                else if (r->held)
+                        snprintf(buf, size, "%s -> %s (not written: the write of %s it depends on failed: %s)",
+                                 r->from, r->to, cause, strerror(r->error));
                 else if (*r->from)
                         snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, what, strerror(r->error));
                 else
@@ -166,7 +192,7 @@ static const char *message_id(const struct hvt_result *r, enum hvt_action action
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_action action, unsigned flags) {
-        char attr[48], text[256];
+        char attr[48], cause[48] = "", text[320];
         int prio = outcome_log[r->outcome].prio;
 
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO))
@@ -179,12 +205,16 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subj
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
         format_result(r, action, text, sizeof(text));
+        if (r->watched || r->held)
+                (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
         (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action),
                                HVT_FIELDS(HVT_FIELD("HVTUNED_ATTR=%s", attr),
                                           HVT_FIELD("HVTUNED_FROM=%s", r->from),
                                           HVT_FIELD("HVTUNED_TO=%s", r->to),
                                           HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
                                           HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
+                                          /* The optional ones last: the first NULL ends the list. */
+                                          *cause ? HVT_FIELD("HVTUNED_CAUSE=%s", cause) : NULL,
                                           *r->kept ? HVT_FIELD("HVTUNED_KEPT=%s", r->kept) :
                                           *r->offered ? HVT_FIELD("HVTUNED_OFFERED=%s", r->offered) : NULL),
                                "%s %s: %s", subject->name, attr, text);

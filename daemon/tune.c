@@ -123,7 +123,7 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struc
 
         if (hvt_plan_count(p) == 0)
                 return 0;
-        hvt_apply_disk(&t->disk, p, d->apply_flags, NULL, NULL, &a);
+        hvt_apply_disk(&t->disk, p, d->apply_flags | HVT_APPLY_RESTORE, NULL, NULL, &a);
         failed = hvt_track_restored(&t->slots, &a, v);
         report_results(d, t, &a, v);
         (void) save_record(d, t);

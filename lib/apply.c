@@ -24,6 +24,8 @@ static const char *const outcome_names[_HVT_OUTCOME_MAX] = {
         [HVT_FAILED] = "failed",
         [HVT_UNSUPPORTED] = "unsupported",
         [HVT_WOULD_APPLY] = "would apply",
+        [HVT_KNOCKED_ON] = "knocked on",
+        [HVT_LEFT] = "left",
 };
 
 const char *hvt_outcome_to_string(enum hvt_outcome o) {
@@ -69,7 +71,7 @@ static int parse_current(const struct hvt_attr *a, const char *text, char now[st
 /* Reads and compares: the outcome is unchanged, would apply (res->to holds the value to
  * write), failed or unsupported; res->from what was found. */
 static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, const char *kept,
-                   struct hvt_result *res) {
+                   const char *left, struct hvt_result *res) {
         const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
@@ -105,7 +107,18 @@ static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *wan
                 res->outcome = HVT_UNCHANGED;
                 return;
         }
+        if (*left && strcmp(now, left) != 0) {
+                copy_value(res->kept, left);  /* what hvtuned's write had left */
+                res->outcome = HVT_LEFT;
+                return;
+        }
         res->outcome = HVT_WOULD_APPLY;
+}
+
+/* The writes that take a trylock on 7.3 (elevator_change(), queue_requests_store()): EBUSY
+ * there means another switch is under way, not that the value is wrong. */
+static bool busy_retried(enum hvt_attr_id id) {
+        return id == HVT_ATTR_SCHEDULER || id == HVT_ATTR_NR_REQUESTS;
 }
 
 /* Writes res->to and reads it back. */
@@ -113,9 +126,11 @@ static void write_one(int dirfd, enum hvt_attr_id id, struct hvt_result *res) {
         const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
-        int r;
+        int r, tries = 0;
 
-        r = hvt_sysfs_write(dirfd, id, res->to);
+        do
+                r = hvt_sysfs_write(dirfd, id, res->to);
+        while (r == -EBUSY && busy_retried(id) && ++tries < HVT_APPLY_BUSY_TRIES);
         if (r >= 0)
                 r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
         if (r >= 0)
@@ -137,6 +152,7 @@ struct item {
         int dirfd;   /* negative: its directory could not be opened */
         const struct hvt_setting *want;
         const char *kept;
+        const char *left;
 };
 
 /* Reads what a watched attribute holds, into res->from. */
@@ -165,20 +181,23 @@ const struct hvt_result *hvt_apply_find(const struct hvt_apply *a, enum hvt_attr
 }
 
 bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
-        const struct hvt_result *res = &found->results[i], *sched;
+        const struct hvt_result *res = &found->results[i];
 
         if (res->outcome == HVT_WOULD_APPLY)
                 return true;
-        if (res->outcome != HVT_UNCHANGED || !hvt_attr_reset_by_scheduler(res->attr))
+        if (res->outcome != HVT_UNCHANGED)
                 return false;
-        sched = hvt_apply_find(found, HVT_ATTR_SCHEDULER);
-        return sched && sched->outcome == HVT_WOULD_APPLY;
+        for (size_t j = 0; j < found->n; j++)
+                if (found->results[j].outcome == HVT_WOULD_APPLY &&
+                    hvt_attr_write_may_change(found->results[j].attr, res->attr))
+                        return true;
+        return false;
 }
 
 /* The scheduler waits while an attribute its switch resets could not be read: the switch
  * would lose that value for good. One the kernel does not have (unsupported) loses nothing. */
 static void hold_scheduler(struct hvt_apply *a) {
-        /* The scheduler comes first (table order), when planned. */
+        /* The scheduler comes first (table order), when there. */
         struct hvt_result *sched = a->n > 0 && a->results[0].attr == HVT_ATTR_SCHEDULER ? &a->results[0] : NULL;
 
         if (!sched || sched->outcome != HVT_WOULD_APPLY)
@@ -214,7 +233,8 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
 
         copy_value(first, res->from);
         res->kept[0] = '\0';
-        decide(item->dirfd, res->attr, item->want, item->kept, res);
+        /* Found as hvtuned's write left it, or not, was settled by the first read. */
+        decide(item->dirfd, res->attr, item->want, item->kept, "", res);
         if (differed && res->outcome == HVT_WOULD_APPLY)
                 copy_value(res->from, first);
         if (!covered && res->outcome == HVT_WOULD_APPLY) {
@@ -226,16 +246,68 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
         }
 }
 
-/* After a write of `written`, marks what it may have changed (lib/attr.c) to be read again. */
-static void mark_stale(enum hvt_attr_id written, bool stale[static _HVT_ATTR_MAX]) {
-        for (size_t id = 0; id < _HVT_ATTR_MAX; id++)
-                stale[id] = stale[id] || hvt_attr_write_may_change(written, (enum hvt_attr_id) id);
+/* A watched attribute after the writes that may have changed it: changed, it was knocked on
+ * by the last of them, and the hook records its original if nothing said it would change;
+ * under a restore it goes back to what it showed before the pass. */
+static void recheck_watched(const struct item *item, unsigned flags, hvt_before_write_t before_write,
+                            void *userdata, bool covered, enum hvt_attr_id cause, struct hvt_result *res) {
+        struct hvt_setting back;
+        char first[HVT_VALUE_MAX];
+
+        if (res->outcome != HVT_UNCHANGED)
+                return;
+        copy_value(first, res->from);
+        watch(item->dirfd, res);
+        if (res->outcome != HVT_UNCHANGED || strcmp(res->from, first) == 0) {
+                copy_value(res->from, first);
+                return;
+        }
+        copy_value(res->to, res->from);
+        copy_value(res->from, first);
+        res->cause = cause;
+        res->outcome = HVT_KNOCKED_ON;
+        if (!(flags & HVT_APPLY_RESTORE)) {
+                if (!covered) {
+                        struct hvt_result was = *res;
+
+                        was.outcome = HVT_WOULD_APPLY;
+                        if (before_late_write(&was, first, before_write, userdata) < 0)
+                                res->not_recorded = true;
+                }
+                return;
+        }
+        /* A restore's knock-on: put back what was there. */
+        if (hvt_setting_from_kernel(&back, res->attr, first) < 0)
+                return;
+        copy_value(res->from, res->to);
+        copy_value(res->to, back.text);
+        write_one(item->dirfd, res->attr, res);
 }
 
-/* The pass over items[], one result each in a: all read first, the hook, then the writes. */
+/* A restore left res at the operator's newer value, and a restore write of this pass changed
+ * it again (the scheduler's resets nr_requests): leaving theirs is the point, so it goes back
+ * as it was. Failing that, the report says so instead of "left". */
+static void keep_left(const struct item *item, struct hvt_result *res) {
+        struct hvt_result now = *res;
+        struct hvt_setting back;
+
+        watch(item->dirfd, &now);
+        if (now.outcome != HVT_UNCHANGED || strcmp(now.from, res->from) == 0 ||
+            hvt_setting_from_kernel(&back, res->attr, res->from) < 0)
+                return;
+        copy_value(now.to, back.text);
+        write_one(item->dirfd, res->attr, &now);
+        if (now.outcome == HVT_FAILED)
+                *res = now;
+}
+
+/* The pass over items[], one result each in a, in table order: all read first, the hook,
+ * then the writes, then what they knocked on. */
 static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
                         struct hvt_apply *a) {
         bool any = false, sched_written = false, covered[_HVT_ATTR_DISK_MAX], stale[_HVT_ATTR_MAX] = {};
+        enum hvt_attr_id cause[_HVT_ATTR_MAX];
+        const struct hvt_result *sched_failed = NULL;
         int r;
 
         for (size_t i = 0; i < a->n; i++) {
@@ -246,7 +318,7 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 else if (!items[i].want)
                         watch(items[i].dirfd, res);
                 else
-                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, res);
+                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, items[i].left, res);
         }
         hold_scheduler(a);
         for (size_t i = 0; i < a->n; i++)
@@ -260,23 +332,46 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
         for (size_t i = 0; i < a->n; i++) {
                 struct hvt_result *res = &a->results[i];
 
-                if (!items[i].want)
-                        continue;
                 if (r < 0) {
-                        if (res->outcome == HVT_WOULD_APPLY) {
+                        if (items[i].want && res->outcome == HVT_WOULD_APPLY) {
                                 result_error(res, r);
                                 res->not_recorded = true;
                         }
                         continue;
                 }
+                if (!items[i].want) {
+                        if (stale[res->attr])
+                                recheck_watched(&items[i], flags, before_write, userdata, covered[i],
+                                                cause[res->attr], res);
+                        continue;
+                }
+                /* Written under the scheduler that could not come, it could be the wrong
+                 * elevator's value; the next pass tries both again. */
+                if (sched_failed && hvt_attr_write_may_change(HVT_ATTR_SCHEDULER, res->attr) &&
+                    res->outcome == HVT_WOULD_APPLY) {
+                        result_error(res, -sched_failed->error);
+                        res->held = true;
+                        res->cause = HVT_ATTR_SCHEDULER;
+                        continue;
+                }
                 if (stale[res->attr] && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
                         redecide(&items[i], before_write, userdata, covered[i], res);
+                if (stale[res->attr] && res->outcome == HVT_LEFT && (flags & HVT_APPLY_RESTORE))
+                        keep_left(&items[i], res);
                 if (res->outcome != HVT_WOULD_APPLY)
                         continue;
                 res->knock_on = sched_written && hvt_attr_reset_by_scheduler(res->attr);
                 write_one(items[i].dirfd, res->attr, res);
                 /* Failed too: a write the kernel refused may still have been half done. */
-                mark_stale(res->attr, stale);
+                for (size_t id = 0; id < _HVT_ATTR_MAX; id++)
+                        if (hvt_attr_write_may_change(res->attr, (enum hvt_attr_id) id)) {
+                                stale[id] = true;
+                                cause[id] = res->attr;
+                        }
+                /* Busy still after the tries: another switch is under way, and what is
+                 * written next would land under whichever elevator wins. */
+                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED && res->error == EBUSY)
+                        sched_failed = res;
                 sched_written = sched_written ||
                         (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));
         }
@@ -315,14 +410,22 @@ static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_D
                      const struct hvt_setting *want) {
         struct hvt_result *res = &all->results[all->n];
 
-        *res = (struct hvt_result) { .attr = id };
+        *res = (struct hvt_result) { .attr = id, .watched = !want };
         if (want)
                 copy_value(res->to, want->text);
         items[all->n++] = (struct item) {
                 .dirfd = dirs_get(dirs, d, hvt_attr_get(id)->group),
                 .want = want,
                 .kept = p->kept[id],
+                .left = p->left[id],
         };
+}
+
+static bool changed_by_plan(const struct hvt_plan *p, enum hvt_attr_id id) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                if (p->want[i].set && hvt_attr_write_may_change((enum hvt_attr_id) i, id))
+                        return true;
+        return false;
 }
 
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
@@ -330,25 +433,25 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
         _cleanup_(dirs_close) struct dirs dirs = {};
         struct item items[_HVT_ATTR_DISK_MAX];
         struct hvt_apply all = {};
-        size_t planned;
 
-        /* The planned attributes in table order, then, when the plan has the scheduler, what
-         * its switch resets that the plan leaves alone: only watched. */
+        /* In table order, the planned attributes and, only watched, those the plan leaves
+         * alone that a planned write can change. */
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 if (p->want[i].set)
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, &p->want[i]);
-        planned = all.n;
-        for (size_t i = 0; p->want[HVT_ATTR_SCHEDULER].set && i < _HVT_ATTR_DISK_MAX; i++)
-                if (!p->want[i].set && hvt_attr_reset_by_scheduler((enum hvt_attr_id) i))
+                else if (changed_by_plan(p, (enum hvt_attr_id) i))
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, NULL);
         apply_items(items, flags, before_write, userdata, &all);
-        ret->n = planned;
-        memcpy(ret->results, all.results, planned * sizeof(all.results[0]));
+        /* A watched attribute is told only when a write changed it: then it has a "to". */
+        ret->n = 0;
+        for (size_t i = 0; i < all.n; i++)
+                if (items[i].want || *all.results[i].to)
+                        ret->results[ret->n++] = all.results[i];
 }
 
 void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_result *ret) {
-        const struct item item = { .dirfd = dirfd, .want = want, .kept = "" };
+        const struct item item = { .dirfd = dirfd, .want = want, .kept = "", .left = "" };
         struct hvt_apply a = { .n = 1 };
 
         a.results[0] = (struct hvt_result) { .attr = id };

@@ -17,6 +17,9 @@ enum hvt_outcome {
         HVT_FAILED,       /* the read or the write failed: error says why */
         HVT_UNSUPPORTED,  /* this kernel or disk does not have it (attribute, scheduler) */
         HVT_WOULD_APPLY,  /* dry run: differs, would be written */
+        /* Not managed by the pass, only watched: */
+        HVT_KNOCKED_ON,   /* changed by the pass's write of .cause: to is what it shows now */
+        HVT_LEFT,         /* a knock-on to put back that someone changed since: not written */
         _HVT_OUTCOME_MAX,
 };
 
@@ -31,6 +34,9 @@ struct hvt_result {
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
         bool knock_on;                /* written because the scheduler was, in the same pass */
         bool not_recorded;            /* failed: not written, as its original could not be recorded */
+        bool watched;                 /* not planned: told only when a write of the pass changed it */
+        bool held;                    /* failed: not written, as .cause's write, which it depends on, failed */
+        enum hvt_attr_id cause;       /* knocked on or held: the write that did it */
 };
 
 /* Of a disk's plan, or of hvt_apply_attr()'s one attribute. */
@@ -41,12 +47,21 @@ struct hvt_apply {
 
 enum {
         HVT_APPLY_DRY_RUN = 1 << 0,
+        /* Putting originals back: what a write of the pass changes that the plan does not
+         * have goes back to what it showed before the pass, so that a restore leaves nothing
+         * of hvtuned's behind (on 6.9+ restoring max_sectors_kb raises read_ahead_kb again). */
+        HVT_APPLY_RESTORE = 1 << 1,
 };
 
+/* A scheduler or nr_requests write that gets EBUSY (7.3 takes a trylock) is tried this many
+ * times in all, at once: the pass's order is kept and nothing sleeps. */
+#define HVT_APPLY_BUSY_TRIES 4
+
 /* Called before the first write of a pass with every planned attribute as first read, and
- * after them the attributes the plan does not manage that a scheduler switch resets (when it
- * has the scheduler): those for which hvt_apply_may_write() is true have their value found
- * in .from. A negative return skips every write and fails the attributes that would have
+ * the attributes the plan does not manage that a planned write can change (lib/attr.c
+ * hvt_attr_write_may_change(): a scheduler switch resets nr_requests, a limits update
+ * read_ahead_kb, ...), in table order: those for which hvt_apply_may_write() is true have
+ * their value found in .from. A negative return skips every write and fails the attributes that would have
  * been written with that error. This is where originals are recorded: all before the first
  * write, because a write changes other attributes (a scheduler switch resets nr_requests,
  * managed or not), and at once, so that they survive a crash right after it. Called again,
@@ -56,11 +71,15 @@ typedef int (*hvt_before_write_t)(const struct hvt_apply *found, void *userdata)
 /* The result of id, or NULL when the pass had none. */
 const struct hvt_result *hvt_apply_find(const struct hvt_apply *a, enum hvt_attr_id id);
 
-/* Whether the pass may change found->results[i]: it differs, or the scheduler differs and
- * resets it when written. */
+/* Whether the pass may change found->results[i]: it differs, or an attribute whose write can
+ * change it differs. */
 bool hvt_apply_may_write(const struct hvt_apply *found, size_t i);
 
-/* One result per planned attribute, in table order. Every attribute is read before the
+/* One result per planned attribute, and one per watched attribute a write changed
+ * (HVT_KNOCKED_ON; put back under HVT_APPLY_RESTORE), in table order. A planned attribute
+ * with p->left set is a knock-on to put back: found other than both left and its original,
+ * someone changed it since, and it is not written (HVT_LEFT). A scheduler whose write stays
+ * busy (EBUSY) holds what depends on it (nr_requests, wbt_lat_usec): failed, .held. Every attribute is read before the
  * first write; after a write, each later one is read again before it is compared, since the
  * kernel may have changed it. A failure of one attribute never stops the others, but for
  * one: the scheduler is not switched while an attribute the switch resets cannot be read

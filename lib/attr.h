@@ -17,9 +17,11 @@ enum hvt_group {
         _HVT_GROUP_MAX,
 };
 
-/* Table order is apply order. The scheduler goes first: the nr_requests limit depends on it
- * and switching resets nr_requests. read_ahead_kb goes last of the queue group: on 6.9+ a
- * limits update (max_sectors_kb, add_random, iostats) recomputes ra_pages and would undo it. */
+/* Table order is apply order, and restore order. The scheduler goes first: the nr_requests
+ * limit depends on it and switching resets nr_requests. read_ahead_kb comes after every
+ * limits update (max_sectors_kb, add_random, iostats): on 6.9+ each recomputes ra_pages and
+ * would undo it, written or put back. io_timeout (ms) comes after device/timeout (s), the
+ * same request timeout: the finer one last, or its precision is lost. */
 enum hvt_attr_id {
         HVT_ATTR_SCHEDULER,
         HVT_ATTR_NR_REQUESTS,
@@ -28,11 +30,11 @@ enum hvt_attr_id {
         HVT_ATTR_NOMERGES,
         HVT_ATTR_ADD_RANDOM,
         HVT_ATTR_IOSTATS,
-        HVT_ATTR_IO_TIMEOUT,
         HVT_ATTR_WBT_LAT_USEC,
         HVT_ATTR_READ_AHEAD_KB,
         HVT_ATTR_QUEUE_DEPTH,
         HVT_ATTR_TIMEOUT,
+        HVT_ATTR_IO_TIMEOUT,
         HVT_ATTR_EH_TIMEOUT,
         /* Attributes of disks end here; the driver's follow. */
         HVT_ATTR_MAX_HW_QUEUES,   /* read at every controller probe */

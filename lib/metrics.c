@@ -68,10 +68,10 @@ static void render(const struct hvt_metrics *m, FILE *f) {
 
         header(f, "hvtuned_attributes", "gauge",
                "Managed attributes of all managed disks, by the result of their last pass.");
-        for (int o = 0; o < _HVT_OUTCOME_MAX; o++)
-                if (o != HVT_WOULD_APPLY)
-                        fprintf(f, "hvtuned_attributes{result=\"%s\"} %u\n",
-                                hvt_outcome_to_string((enum hvt_outcome) o), m->attributes[o]);
+        /* A managed attribute's: a dry run's, a knock-on's or a left one's are none. */
+        for (int o = 0; o < HVT_WOULD_APPLY; o++)
+                fprintf(f, "hvtuned_attributes{result=\"%s\"} %u\n",
+                        hvt_outcome_to_string((enum hvt_outcome) o), m->attributes[o]);
 
         header(f, "hvtuned_drift_repairs_total", "counter",
                "Attributes written again after something else changed them.");

@@ -16,6 +16,10 @@ struct hvt_plan {
          * the kernel's answer, not drift, and is not written again. "" when none. Filled by
          * the caller, which knows the history; hvt_policy_plan() leaves it empty. */
         char kept[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
+        /* A restore of a knock-on: what hvtuned's write left in it. Found other than that
+         * (and than the original), someone changed it since: their value stays. "" when
+         * none: put back whatever it shows. */
+        char left[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
 };
 
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);

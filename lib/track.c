@@ -120,12 +120,20 @@ static void forget_history(struct hvt_slot *s) {
 
 /* An original that a scheduler switch resets (nr_requests) belongs to the scheduler it was
  * found under: while hvtuned still holds the scheduler at another, writing it back would not
- * restore anything, and the scheduler's own restore would reset it again. It goes back with
- * the scheduler's. */
-static bool waits_for_scheduler(const struct hvt_slots *s, const struct hvt_plan *plan, enum hvt_attr_id id) {
-        const struct hvt_slot *sched = hvt_slot_get(s, HVT_ATTR_SCHEDULER);
+ * restore anything, and the scheduler's own restore would reset it again. A knock-on of
+ * another write (read_ahead_kb after max_sectors_kb) is the kernel's answer to that write
+ * while it holds. Either goes back with what changed it. */
+static bool waits_for_cause(const struct hvt_slots *s, const struct hvt_plan *plan, const struct hvt_slot *slot) {
+        if (!hvt_attr_reset_by_scheduler(slot->id) && !*slot->left)
+                return false;
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
+                const struct hvt_slot *cause = hvt_slot_get(s, (enum hvt_attr_id) i);
 
-        return hvt_attr_reset_by_scheduler(id) && sched && sched->orig.set && plan->want[HVT_ATTR_SCHEDULER].set;
+                if (plan->want[i].set && cause && cause->orig.set &&
+                    hvt_attr_write_may_change((enum hvt_attr_id) i, slot->id))
+                        return true;
+        }
+        return false;
 }
 
 /* What stays the same keeps its history (settled, what the kernel kept). An original
@@ -138,15 +146,20 @@ int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *
                 const struct hvt_setting *now = &plan->want[i];
                 struct hvt_slot *slot = hvt_slot_get(s, id);
                 bool was = slot && slot->want.set;
-                bool unmanaged = !now->set && slot && slot->orig.set && !waits_for_scheduler(s, plan, id);
+                bool unmanaged = !now->set && slot && slot->orig.set && !waits_for_cause(s, plan, slot);
 
+                /* Managed now: its original is put back as any managed one's. */
+                if (now->set && slot)
+                        slot->left[0] = '\0';
                 if (was && now->set && strcmp(slot->want.text, now->text) == 0)
                         memcpy(plan->kept[i], slot->last.kept, HVT_VALUE_MAX);
                 else if (slot && (!unmanaged || was))
                         forget_history(slot);
                 /* else: a restore still to do keeps the result of its last try. */
-                if (unmanaged)
+                if (unmanaged) {
                         ret_restore->want[i] = slot->orig;
+                        memcpy(ret_restore->left[i], slot->left, HVT_VALUE_MAX);
+                }
         }
         return hvt_slots_set_wants(s, plan);
 }
@@ -156,8 +169,10 @@ void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret) {
         for (size_t i = 0; i < s->n; i++) {
                 const struct hvt_slot *slot = &s->slot[i];
 
-                if (slot->orig.set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX)
+                if (slot->orig.set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX) {
                         ret->want[slot->id] = slot->orig;
+                        memcpy(ret->left[slot->id], slot->left, HVT_VALUE_MAX);
+                }
         }
 }
 
@@ -174,14 +189,18 @@ unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
                 ret[i] = (struct hvt_verdict) { HVT_ACTION_RESTORE, repeated(r, slot) };
                 if (r->outcome == HVT_FAILED) {
                         failed++;
-                        if (slot)
+                        if (slot && !r->watched)
                                 keep_last(&slot->last, r);
                         continue;
                 }
                 /* Its original belongs to the scheduler's: the next try of that resets it. */
                 if (!slot || (sched_failed && hvt_attr_reset_by_scheduler(r->attr)))
                         continue;
+                /* A knock-on of the restore itself, put back: not this slot's original. */
+                if (r->watched)
+                        continue;
                 slot->orig.set = false;
+                slot->left[0] = '\0';
                 forget_history(slot);
         }
         return failed;
@@ -259,6 +278,13 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 ret_tally->would_apply += r->outcome == HVT_WOULD_APPLY;
                 if (!slot)
                         continue;
+                /* Changed by a write of hvtuned's, not managed: only its original and what
+                 * the write left, for its restore. */
+                if (r->outcome == HVT_KNOCKED_ON) {
+                        if (!slot->want.set && slot->orig.set)
+                                memcpy(slot->left, r->to, HVT_VALUE_MAX);
+                        continue;
+                }
                 keep_last(&slot->last, r);
                 slot->settled = slot->settled || wrote(r) || r->outcome == HVT_UNCHANGED;
                 if (r->outcome != HVT_UNCHANGED) {

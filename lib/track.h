@@ -41,6 +41,9 @@ struct hvt_slot {
         struct hvt_setting want;   /* what the last pass wanted; .set false: not managed */
         struct hvt_setting orig;   /* before hvtuned's first write, as recorded */
         struct hvt_last last;
+        /* A knock-on not managed: what hvtuned's write left in it, which its restore expects
+         * to find ("": not one, or not known since a restart: put back as it is). */
+        char left[HVT_VALUE_MAX];
         bool settled;              /* has had its desired value: a later write repairs drift */
         bool acted;                /* a pass wrote it or failed: last_action says how */
         enum hvt_outcome last_action;
@@ -97,16 +100,19 @@ struct hvt_tally {
 /* The new plan, against what the slots knew: plan->kept filled where the wanted value is the
  * same as last time, history forgotten where it changed; the slots then want what the plan
  * wants. *ret_restore gets the originals to put back: of the attributes the plan no longer
- * manages, but for one a scheduler switch resets while the scheduler is still managed (it
- * goes back with the scheduler's). -ENOMEM, with the slots part done: no pass. */
+ * manages, but for a knock-on (one a scheduler switch resets, one a write of hvtuned's
+ * changed) while what changed it is still managed and written (it goes back with that one's);
+ * a knock-on's with the value its restore expects to find in ->left. -ENOMEM, with the slots
+ * part done: no pass. */
 int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *ret_restore);
 
-/* Every recorded original, to put back (when hvtuned stops). */
+/* Every recorded original, to put back (when hvtuned stops), knock-ons with ->left. */
 void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret);
 
-/* The results of a restore: ret[i] for a->results[i]. A restore that worked drops the
- * original and the history; one that failed keeps them, for a later try, and its result, so
- * that the same failure is said once. Returns how many failed. */
+/* The results of a restore: ret[i] for a->results[i]. A restore that worked, or a knock-on
+ * left to whoever changed it since (HVT_LEFT), drops the original and the history; one that
+ * failed keeps them, for a later try, and its result, so that the same failure is said once.
+ * Returns how many failed. */
 unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
                             struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX]);
 

@@ -148,3 +148,147 @@ static inline void kernel_answers_check(const char *queue_dir) {
         }
         close(fd);
 }
+
+/* The couplings per kernel: what a write of one attribute does to another, on each kernel
+ * hvtuned is tested on, each from that version's sources (Debian's linux-source-5.10, -6.12,
+ * -7.3; 6.1 and 6.18 as the vm tier and this host's loop device answered). Run in order on a
+ * rotational queue without an optimal I/O size, starting under none, whose max_hw_sectors_kb
+ * is at least 256: kernel_couplings_check() on a real loop device (tests/kernel/test-loop.c,
+ * the vm tier's guests too) and on the emulation (tests/integration/test-faults.c, with
+ * $HVTUNED_TEST_KERNEL naming the column). "=depth" is the tag depth, as above.
+ * device/timeout <-> queue/io_timeout is the table after, on a SCSI disk. Not here: bfq's
+ * wbt_disable_default() (a loop device may lack wbt; hvtuned watches wbt_lat_usec anyway). */
+enum { KERNEL_5_10, KERNEL_6_1, KERNEL_6_12, KERNEL_6_18, KERNEL_7_3, _KERNEL_MAX };
+
+static const char *const kernel_names[_KERNEL_MAX] = { "5.10", "6.1", "6.12", "6.18", "7.3" };
+
+struct kernel_coupling {
+        enum hvt_attr_id attr;    /* written */
+        const char *value;
+        enum hvt_attr_id watch;   /* read after: what it shows on each kernel */
+        const char *shows[_KERNEL_MAX];
+};
+
+#define ON_ALL(v) { v, v, v, v, v }
+
+static const struct kernel_coupling kernel_couplings[] = {
+        { HVT_ATTR_SCHEDULER, "none", HVT_ATTR_SCHEDULER, ON_ALL("none") },
+        { HVT_ATTR_NR_REQUESTS, "7", HVT_ATTR_NR_REQUESTS, ON_ALL("7") },
+        /* elevator_change(): 5.10 (__elevator_change()), 6.1 and 6.12 return at once for none
+         * while none is active; 7.3 switches unless an elevator is active and matches, and
+         * elevator_switch() puts nr_requests at the tag depth. */
+        { HVT_ATTR_SCHEDULER, "none", HVT_ATTR_NR_REQUESTS, { "7", "7", "7", "=depth", "=depth" } },
+        { HVT_ATTR_READ_AHEAD_KB, "64", HVT_ATTR_READ_AHEAD_KB, ON_ALL("64") },
+        /* queue_max_sectors_store(): 5.10 and 6.1 set bdi->io_pages only; 6.12 commits the
+         * limits, and blk_apply_bdi_limits() raises ra_pages to max(ra, 2 x io_opt, 128 KiB);
+         * 6.18 and 7.3 take max_sectors for io_opt on a rotational disk without one. */
+        { HVT_ATTR_MAX_SECTORS_KB, "256", HVT_ATTR_READ_AHEAD_KB, { "64", "64", "128", "512", "512" } },
+        { HVT_ATTR_READ_AHEAD_KB, "0", HVT_ATTR_READ_AHEAD_KB, ON_ALL("0") },
+        /* queue_feature_store() (QUEUE_SYSFS_FEATURE, 6.11+) commits the limits too; 5.10 and
+         * 6.1's queue_store_random() and queue_store_iostats() set a queue flag. */
+        { HVT_ATTR_ADD_RANDOM, "0", HVT_ATTR_READ_AHEAD_KB, { "0", "0", "128", "512", "512" } },
+        { HVT_ATTR_READ_AHEAD_KB, "0", HVT_ATTR_READ_AHEAD_KB, ON_ALL("0") },
+        { HVT_ATTR_IOSTATS, "1", HVT_ATTR_READ_AHEAD_KB, { "0", "0", "128", "512", "512" } },
+        /* blk_apply_bdi_limits(): "don't ever decrease it" (6.12 and later). */
+        { HVT_ATTR_READ_AHEAD_KB, "1024", HVT_ATTR_READ_AHEAD_KB, ON_ALL("1024") },
+        { HVT_ATTR_MAX_SECTORS_KB, "128", HVT_ATTR_READ_AHEAD_KB, ON_ALL("1024") },
+};
+
+/* The column for kernel ("7.3", "6.18.1+deb13-amd64"): the newest one not newer; -1 before
+ * 5.10. The test chooses which rows it expects; hvtuned itself never looks at the version. */
+static inline int kernel_column(const char *kernel) {
+        unsigned major = 0, minor = 0, v;
+        int col = -1;
+
+        if (sscanf(kernel, "%u.%u", &major, &minor) != 2)
+                return -1;
+        v = major * 1000 + minor;
+        for (int i = 0; i < _KERNEL_MAX; i++) {
+                unsigned kmaj = 0, kmin = 0;
+
+                (void) sscanf(kernel_names[i], "%u.%u", &kmaj, &kmin);
+                if (kmaj * 1000 + kmin <= v)
+                        col = i;
+        }
+        return col;
+}
+
+static inline void kernel_queue_write(const char *queue_dir, const char *name, const char *value) {
+        char path[4200];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", queue_dir, name);
+        f = fopen(path, "we");
+        ck_assert_msg(f && fputs(value, f) >= 0 && fclose(f) == 0, "cannot write %s to %s", value, path);
+}
+
+/* Every row, in order, on queue_dir, expecting the column of kernel. */
+static inline void kernel_couplings_check(const char *queue_dir, const char *kernel) {
+        char depth[32], tags_path[4200];
+        int col = kernel_column(kernel), fd;
+        long tags;
+        FILE *f;
+
+        ck_assert_msg(col >= 0, "no column for kernel %s", kernel);
+        snprintf(tags_path, sizeof(tags_path), "%s/../mq/0/nr_tags", queue_dir);
+        f = fopen(tags_path, "re");
+        ck_assert_msg(f && fscanf(f, "%ld", &tags) == 1 && tags > 0, "cannot read %s", tags_path);
+        fclose(f);
+        snprintf(depth, sizeof(depth), "%ld", tags);
+        kernel_queue_write(queue_dir, "rotational", "1");
+        fd = hvt_sysfs_open_dir(queue_dir);
+        ck_assert_msg(fd >= 0, "%s: %s", queue_dir, strerror(-fd));
+        for (size_t i = 0; i < sizeof(kernel_couplings) / sizeof(kernel_couplings[0]); i++) {
+                const struct kernel_coupling *k = &kernel_couplings[i];
+                const char *want = strcmp(k->shows[col], "=depth") == 0 ? depth : k->shows[col];
+                char shown[128];
+                int r = hvt_sysfs_write(fd, k->attr, k->value);
+
+                ck_assert_msg(r >= 0, "%s: row %zu, %s = %s: %s", kernel_names[col], i, hvt_attr_get(k->attr)->name,
+                              k->value, strerror(-r));
+                kernel_answer_read(fd, k->watch, shown, sizeof(shown));
+                if (k->watch == HVT_ATTR_SCHEDULER)
+                        kernel_answer_check_scheduler(shown, want, hvt_attr_get(k->attr)->name);
+                else
+                        ck_assert_msg(strcmp(shown, want) == 0, "%s: row %zu, %s = %s: %s shows \"%s\", not \"%s\"",
+                                      kernel_names[col], i, hvt_attr_get(k->attr)->name, k->value,
+                                      hvt_attr_get(k->watch)->name, shown, want);
+        }
+        close(fd);
+}
+
+/* device/timeout and queue/io_timeout are one rq_timeout, in jiffies, on every version:
+ * sdev_store_timeout() sets seconds x HZ and sdev_show_timeout() shows it divided by HZ
+ * (drivers/scsi/scsi_sysfs.c); queue_io_timeout_store() sets msecs_to_jiffies(), and
+ * queue_io_timeout_show() shows jiffies_to_msecs() (block/blk-sysfs.c, 5.10 to 7.3). Whole
+ * for any HZ that divides 1000 x 1.5 (100, 250, 300, 1000): writing seconds after ms loses
+ * the ms, so io_timeout is restored last. Run in order on a SCSI disk's directory. */
+static const struct kernel_coupling kernel_timeout_couplings[] = {
+        { HVT_ATTR_TIMEOUT, "30", HVT_ATTR_IO_TIMEOUT, ON_ALL("30000") },
+        { HVT_ATTR_IO_TIMEOUT, "1500", HVT_ATTR_TIMEOUT, ON_ALL("1") },
+        { HVT_ATTR_IO_TIMEOUT, "1500", HVT_ATTR_IO_TIMEOUT, ON_ALL("1500") },
+        { HVT_ATTR_TIMEOUT, "1", HVT_ATTR_IO_TIMEOUT, ON_ALL("1000") },
+};
+
+static inline void kernel_timeouts_check(const char *disk_dir) {
+        char path[4200];
+        int fd[_HVT_GROUP_MAX] = { -1, -1, -1, -1 };
+
+        for (enum hvt_group g = HVT_GROUP_QUEUE; g <= HVT_GROUP_DEVICE; g++) {
+                snprintf(path, sizeof(path), "%s/%s", disk_dir, hvt_group_name(g));
+                fd[g] = hvt_sysfs_open_dir(path);
+                ck_assert_msg(fd[g] >= 0, "%s: %s", path, strerror(-fd[g]));
+        }
+        for (size_t i = 0; i < sizeof(kernel_timeout_couplings) / sizeof(kernel_timeout_couplings[0]); i++) {
+                const struct kernel_coupling *k = &kernel_timeout_couplings[i];
+                int r = hvt_sysfs_write(fd[hvt_attr_get(k->attr)->group], k->attr, k->value);
+                char shown[128];
+
+                ck_assert_msg(r >= 0, "row %zu, %s = %s: %s", i, hvt_attr_get(k->attr)->name, k->value, strerror(-r));
+                kernel_answer_read(fd[hvt_attr_get(k->watch)->group], k->watch, shown, sizeof(shown));
+                ck_assert_msg(strcmp(shown, k->shows[0]) == 0, "row %zu, %s = %s: %s shows \"%s\", not \"%s\"", i,
+                              hvt_attr_get(k->attr)->name, k->value, hvt_attr_get(k->watch)->name, shown, k->shows[0]);
+        }
+        close(fd[HVT_GROUP_QUEUE]);
+        close(fd[HVT_GROUP_DEVICE]);
+}

@@ -11,6 +11,10 @@
  * holds what a real kernel answered, and both are tested against it), and resets nr_requests on
  * every scheduler switch, as blk_mq_init_sched() does (block/blk-mq-sched.c; seen on 6.1 and
  * 6.18): to the tag depth for none, to 2 x min(tag depth, BLKDEV_DEFAULT_RQ) for an elevator;
+ * a store of max_sectors_kb, add_random or iostats commits the limits, and what that does to
+ * read-ahead, "none" while none is active, and EBUSY from a trylock follow the kernel that
+ * $HVTUNED_TEST_KERNEL names (kernel_version() below; tests/kernel-answers.h's couplings);
+ * a LUN's timeout and its disk's io_timeout show one rq_timeout, in jiffies of HZ 250;
  * a uint module parameter takes what kstrtouint() takes, ERANGE beyond UINT_MAX
  * (kernel/params.c). An attribute without
  * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
@@ -25,6 +29,7 @@
 /* openat and openat64 are both defined here: no redirection of one to the other. */
 #undef _FILE_OFFSET_BITS
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +56,24 @@
 #define BLKDEV_DEFAULT_RQ 128
 #define MAX_SCHED_RQ 2048
 #define PAGE_KB 4
+/* Debian's CONFIG_HZ: a request timeout is kept in jiffies. */
+#define HZ 250
 
-enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, PARAM_UINT, DRIVER_BIND };
+enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, TIMEOUT_S, IO_TIMEOUT_MS, PARAM_UINT, DRIVER_BIND };
+
+/* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel-answers.h has each
+ * one's rows): 5.10 and 6.1 (the default) keep read-ahead on a limits write, 6.12 raises it to
+ * at least 128 KiB, 6.18 and 7.3 to twice max_sectors_kb on a rotational disk without an
+ * optimal I/O size; 6.18 and 7.3 switch again on "none" while none is active; 7.3 takes a
+ * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY). */
+static unsigned kernel_version(void) {
+        const char *k = getenv("HVTUNED_TEST_KERNEL");
+        unsigned major = 6, minor = 1;
+
+        if (k)
+                (void) sscanf(k, "%u.%u", &major, &minor);
+        return major * 1000 + minor;
+}
 
 /* How long a bind or unbind waits for the test's answer. */
 #define BIND_TIMEOUT_MS 30000
@@ -64,6 +85,14 @@ static const struct {
         { "/queue/scheduler", SCHEDULER },
         { "/queue/read_ahead_kb", READ_AHEAD_KB },
         { "/queue/nr_requests", NR_REQUESTS },
+        /* The limits hvtuned may write (lib/attr.c): rotational, write_cache and
+         * stable_writes go through the same commit on 6.12+, but hvtuned never writes them. */
+        { "/queue/max_sectors_kb", LIMITS },
+        { "/queue/add_random", LIMITS },
+        { "/queue/iostats", LIMITS },
+        /* One rq_timeout: a LUN's timeout in seconds, its disk's io_timeout in ms. */
+        { "/timeout", TIMEOUT_S },
+        { "/queue/io_timeout", IO_TIMEOUT_MS },
         { "/parameters/storvsc_max_hw_queues", PARAM_UINT },
         { "/drivers/hv_storvsc/bind", DRIVER_BIND },
         { "/drivers/hv_storvsc/unbind", DRIVER_BIND },
@@ -445,7 +474,9 @@ static void reset_nr_requests(const char *sched_path, const char *before, const 
 
         active_of(before, was);
         active_of(after, now);
-        if (strcmp(was, now) == 0 || !offers(after, "none"))
+        /* 6.18 and 7.3's elevator_change() switches unless an elevator is active and matches:
+         * "none" while none is active is a switch again. */
+        if (!offers(after, "none") || (strcmp(was, now) == 0 && !(strcmp(now, "none") == 0 && kernel_version() >= 6018)))
                 return;
         snprintf(path, sizeof(path), "%.*s/nr_requests", (int) (strrchr(sched_path, '/') - sched_path), sched_path);
         depth = tag_depth(path);
@@ -458,6 +489,134 @@ static void reset_nr_requests(const char *sched_path, const char *before, const 
                 return;
         (void) real_write(fd, value, strlen(value));
         (void) real_close(fd);
+}
+
+/* The file beside t's attribute in its queue directory. */
+static void sibling(const struct tracked *t, const char *name, char out[static 4200]) {
+        snprintf(out, 4200, "%.*s/%s", (int) (strrchr(t->path, '/') - t->path), t->path, name);
+}
+
+/* A store of a limits-backed attribute: max_sectors_kb as queue_max_sectors_store() takes it
+ * (kstrtoul(), EINVAL below a page or above max_hw_sectors_kb; 0, "the default" on 6.12+, is
+ * not played: hvtuned's allowlist starts at 4), add_random and iostats as
+ * queue_feature_store() (any number, nonzero sets the feature). */
+static int store_limit(const struct tracked *t, const char *buf, size_t len, char shown[static CONTENT_MAX]) {
+        char path[4200];
+        unsigned long long v;
+        long long hw;
+
+        if (parse_number(buf, len, 10, UINT_MAX, &v))
+                return EINVAL;
+        if (strcmp(strrchr(t->path, '/'), "/max_sectors_kb") != 0) {
+                snprintf(shown, CONTENT_MAX, "%d\n", v != 0);
+                return 0;
+        }
+        sibling(t, "max_hw_sectors_kb", path);
+        hw = read_number(path);
+        if (v < PAGE_KB || (hw > 0 && v > (unsigned long long) hw))
+                return EINVAL;
+        snprintf(shown, CONTENT_MAX, "%llu\n", v);
+        return 0;
+}
+
+/* blk_apply_bdi_limits() after a limits commit (block/blk-settings.c): 6.12 raises read-ahead
+ * to 2 x io_opt and at least VM_READAHEAD_PAGES (128 KiB), never lowering it; 6.18 and 7.3
+ * take max_sectors for io_opt on a rotational disk that reports none. Before 6.12 (on the
+ * kernels this plays) a store of these attributes does not touch read-ahead. */
+static void apply_bdi_limits(const struct tracked *t) {
+        char path[4200], value[32];
+        unsigned version = kernel_version();
+        long long ra, io_opt_kb, floor;
+        int fd;
+
+        if (version < 6012)
+                return;
+        sibling(t, "optimal_io_size", path);
+        io_opt_kb = read_number(path) / 1024;
+        if (io_opt_kb <= 0) {
+                io_opt_kb = 0;
+                sibling(t, "rotational", path);
+                if (version >= 6018 && read_number(path) == 1) {
+                        sibling(t, "max_sectors_kb", path);
+                        io_opt_kb = read_number(path);
+                }
+        }
+        sibling(t, "read_ahead_kb", path);
+        ra = read_number(path);
+        floor = 2 * io_opt_kb / PAGE_KB * PAGE_KB;
+        if (floor < 128)
+                floor = 128;
+        if (ra < 0 || ra >= floor)
+                return;
+        snprintf(value, sizeof(value), "%lld\n", floor);
+        fd = real_openat(AT_FDCWD, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
+        if (fd < 0)
+                return;
+        (void) real_write(fd, value, strlen(value));
+        (void) real_close(fd);
+}
+
+/* Puts value into the file at path, when there is one. */
+static void store_at(const char *path, const char *value) {
+        int fd = real_openat(AT_FDCWD, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
+
+        if (fd < 0)
+                return;
+        (void) real_write(fd, value, strlen(value));
+        (void) real_close(fd);
+}
+
+/* The queue's rq_timeout, in jiffies, as the other of its two attributes shows it:
+ * sdev_store_timeout() (drivers/scsi/scsi_sysfs.c) sets seconds x HZ, which io_timeout shows
+ * as jiffies_to_msecs(); queue_io_timeout_store() (block/blk-sysfs.c) sets
+ * msecs_to_jiffies(), rounded up, which the LUN's timeout shows divided by HZ. Every
+ * version. t's path is ".../H:C:T:L/timeout" or ".../H:C:T:L/block/sdX/queue/io_timeout". */
+static void couple_timeouts(const struct tracked *t, unsigned long long jiffies) {
+        char path[4200], value[32], *cut;
+        struct dirent *e;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%s", t->path);
+        if (t->kind == IO_TIMEOUT_MS) {
+                for (int i = 0; i < 4 && (cut = strrchr(path, '/')); i++)
+                        *cut = '\0';
+                if (!strchr(strrchr(path, '/') ? strrchr(path, '/') : path, ':'))
+                        return;   /* not a SCSI disk: no LUN timeout */
+                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/timeout");
+                snprintf(value, sizeof(value), "%llu\n", jiffies / HZ);
+                store_at(path, value);
+                return;
+        }
+        *strrchr(path, '/') = '\0';
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/block");
+        d = opendir(path);
+        if (!d)
+                return;
+        while ((e = readdir(d)) && e->d_name[0] == '.')
+                ;
+        if (e) {
+                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%.64s/queue/io_timeout", e->d_name);
+                snprintf(value, sizeof(value), "%llu\n", jiffies * 1000 / HZ);
+                store_at(path, value);
+        }
+        closedir(d);
+}
+
+/* 7.3's elv_iosched_store() and queue_requests_store() take update_nr_hwq_lock with a
+ * trylock and answer EBUSY when someone else holds it: $HVTUNED_TEST_KERNEL_BUSY="sdX:N"
+ * plays N such writes to sdX's scheduler or nr_requests, counted in this process. */
+static bool trylock_fails(const struct tracked *t) {
+        static unsigned busy_done;
+        const char *spec = getenv("HVTUNED_TEST_KERNEL_BUSY"), *colon;
+        char needle[64];
+
+        if (kernel_version() < 7003 || !spec || !(colon = strchr(spec, ':')))
+                return false;
+        snprintf(needle, sizeof(needle), "/block/%.*s/queue/", (int) (colon - spec), spec);
+        if (!strstr(t->path, needle) || busy_done >= (unsigned) atoi(colon + 1))
+                return false;
+        busy_done++;
+        return true;
 }
 
 /* The test's answer to a bind or unbind: the errno in "<path>.done", 0 for success. */
@@ -479,7 +638,7 @@ static int wait_for_kernel(const char *path) {
 ssize_t write(int fd, const void *buf, size_t len) {
         struct tracked *t;
         char value[CONTENT_MAX], shown[CONTENT_MAX];
-        unsigned long long v;
+        unsigned long long v, jiffies = 0;
         int error;
 
         init();
@@ -509,7 +668,25 @@ ssize_t write(int fd, const void *buf, size_t len) {
                         snprintf(shown, sizeof(shown), "%llu\n", v);
                 break;
         case SCHEDULER:
-                error = store_scheduler(t->old, buf, len, shown);
+                error = trylock_fails(t) ? EBUSY : store_scheduler(t->old, buf, len, shown);
+                break;
+        case LIMITS:
+                error = store_limit(t, buf, len, shown);
+                break;
+        case TIMEOUT_S:
+                /* sdev_store_timeout(): a number of seconds (garbage, which older kernels take
+                 * as whatever sscanf() leaves, is not played: hvtuned writes numbers). */
+                error = parse_number(buf, len, 10, INT_MAX / HZ, &v) ? EINVAL : 0;
+                jiffies = v * HZ;
+                if (!error)
+                        snprintf(shown, sizeof(shown), "%llu\n", v);
+                break;
+        case IO_TIMEOUT_MS:
+                /* queue_io_timeout_store(): kstrtou32(), EINVAL for 0. */
+                error = parse_number(buf, len, 10, UINT_MAX, &v) || v == 0 ? EINVAL : 0;
+                jiffies = (v * HZ + 999) / 1000;
+                if (!error)
+                        snprintf(shown, sizeof(shown), "%llu\n", jiffies * 1000 / HZ);
                 break;
         case READ_AHEAD_KB:
         case NR_REQUESTS:
@@ -519,7 +696,7 @@ ssize_t write(int fd, const void *buf, size_t len) {
                 if (!error && t->kind == READ_AHEAD_KB)
                         snprintf(shown, sizeof(shown), "%llu\n", v / PAGE_KB * PAGE_KB);
                 else if (!error)
-                        error = store_nr_requests(t, v, shown);
+                        error = trylock_fails(t) ? EBUSY : store_nr_requests(t, v, shown);
                 break;
         default:
                 error = EINVAL;
@@ -534,6 +711,10 @@ ssize_t write(int fd, const void *buf, size_t len) {
                 reset_nr_requests(t->path, t->old, shown);
         snprintf(t->old, sizeof(t->old), "%s", shown);
         put_back(t, shown);
+        if (t->kind == LIMITS)
+                apply_bdi_limits(t);
+        else if (t->kind == TIMEOUT_S || t->kind == IO_TIMEOUT_MS)
+                couple_timeouts(t, jiffies);
         return (ssize_t) len;
 }
 

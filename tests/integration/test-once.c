@@ -245,18 +245,22 @@ START_TEST(test_azure_issue_config) {
         ck_assert_int_eq(run_once(ISSUE_CONFIG, "--once", &err), 0);
         diff = snapshot_diff(before, snapshot_take());
         /* nr_requests and queue_depth differ everywhere; sdc (controller f8b3781b, LUN 0)
-         * keeps its timeout of 180, which the override asks for. */
+         * keeps its timeout of 180, which the override asks for; a timeout written is
+         * io_timeout too, one rq_timeout (tests/kernel-answers.h). */
         ck_assert_str_eq(diff,
                 "0:0:0:0/queue_depth\n0:0:0:0/timeout\n"
                 "0:0:0:1/queue_depth\n0:0:0:1/timeout\n"
                 "1:0:0:0/queue_depth\n"
                 "1:0:0:1/queue_depth\n1:0:0:1/timeout\n"
-                "sda/queue/nr_requests\nsda/queue/read_ahead_kb\nsda/queue/scheduler\n"
-                "sdb/queue/nr_requests\nsdb/queue/read_ahead_kb\n"
+                "sda/queue/io_timeout\nsda/queue/nr_requests\nsda/queue/read_ahead_kb\nsda/queue/scheduler\n"
+                "sdb/queue/io_timeout\nsdb/queue/nr_requests\nsdb/queue/read_ahead_kb\n"
                 "sdc/queue/nr_requests\nsdc/queue/read_ahead_kb\nsdc/queue/scheduler\n"
-                "sdd/queue/nr_requests\nsdd/queue/read_ahead_kb");
+                "sdd/queue/io_timeout\nsdd/queue/nr_requests\nsdd/queue/read_ahead_kb");
+        ck_assert_str_eq(testbed_value("sdd", "queue/io_timeout"), "300000");
+        assert_contains(err, "sdd queue/io_timeout: 180000 -> 300000 (knock-on: changed by the write of "
+                        "device/timeout; the original goes back with it)\n");
         ck_assert_str_eq(testbed_read("sdc", "device/timeout"), "180\n");
-        ck_assert_str_eq(testbed_read("sdd", "device/timeout"), "300");
+        ck_assert_str_eq(testbed_read("sdd", "device/timeout"), "300\n");
         ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "128");
         ck_assert_str_eq(testbed_read("sda", "device/queue_depth"), "254");
         assert_contains(err, "sdc device/timeout: 180 (unchanged)\n");

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "apply.h"
@@ -22,6 +25,7 @@
 #include "scheduler.h"
 #include "sysfs.h"
 #include "testutil.h"
+#include "track.h"
 
 #define SKIP 77
 
@@ -203,6 +207,169 @@ START_TEST(test_kernel_answers) {
 }
 END_TEST
 
+/* The couplings of tests/kernel-answers.h, in the running kernel's column (a guest of the vm
+ * tier names its own with $HVTUNED_TEST_KERNEL). */
+START_TEST(test_kernel_couplings) {
+        const char *kernel = getenv("HVTUNED_TEST_KERNEL");
+        struct utsname u;
+
+        ck_assert_int_eq(uname(&u), 0);
+        loop_attach();
+        kernel_couplings_check(queue_dir, kernel ? kernel : u.release);
+        loop_detach();
+}
+END_TEST
+
+/* Every writable attribute of queue/, "name=value" a line, the scheduler as its active name:
+ * what a restore must leave exactly as it was. */
+static void snapshot_queue(char *buf, size_t size) {
+        struct dirent **names;
+        size_t off = 0;
+        int n, fd = hvt_sysfs_open_dir(queue_dir);
+
+        ck_assert_int_ge(fd, 0);
+        n = scandir(queue_dir, &names, NULL, alphasort);
+        ck_assert_int_ge(n, 0);
+        buf[0] = '\0';
+        for (int i = 0; i < n; i++) {
+                char value[512];
+                struct stat st;
+
+                if (fstatat(fd, names[i]->d_name, &st, 0) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0200) &&
+                    hvt_sysfs_read(fd, names[i]->d_name, value, sizeof(value)) >= 0)
+                        off += (size_t) snprintf(buf + off, size - off, "%s=%s\n", names[i]->d_name, value);
+                free(names[i]);
+        }
+        free(names);
+        close(fd);
+}
+
+static void write_queue(const char *name, const char *value) {
+        char path[128];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", queue_dir, name);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(fputs(value, f), 0);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static int take_originals(const struct hvt_apply *found, void *userdata) {
+        bool taken[_HVT_ATTR_DISK_MAX];
+
+        return hvt_track_originals(userdata, found, taken) < 0 ? -EIO : 0;
+}
+
+/* A tune pass as daemon/tune.c runs one: the restore the plan gives back, then the plan. */
+static void tune_pass(struct hvt_slots *s, const struct hvt_plan *config, struct hvt_apply *a) {
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_plan plan = *config, back;
+        struct hvt_tally tally;
+        struct hvt_disk d = loop_disk();
+
+        ck_assert_int_eq(hvt_track_plan(s, &plan, &back), 0);
+        if (hvt_plan_count(&back) > 0) {
+                hvt_apply_disk(&d, &back, HVT_APPLY_RESTORE, NULL, NULL, a);
+                ck_assert_uint_eq(hvt_track_restored(s, a, v), 0);
+        }
+        hvt_apply_disk(&d, &plan, 0, take_originals, s, a);
+        hvt_track_applied(s, a, v, &tally);
+        ck_assert_uint_eq(tally.failed, 0);
+}
+
+static void stop(struct hvt_slots *s, struct hvt_apply *a) {
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_plan all;
+        struct hvt_disk d = loop_disk();
+
+        hvt_track_restore_all(s, &all);
+        hvt_apply_disk(&d, &all, HVT_APPLY_RESTORE, NULL, NULL, a);
+        ck_assert_uint_eq(hvt_track_restored(s, a, v), 0);
+}
+
+/* The issue's run, on this kernel's limits updates (6.9+: a write of max_sectors_kb, and from
+ * 6.11 of add_random or iostats, recomputes read-ahead; on 6.15+ a rotational disk's to twice
+ * max_sectors_kb): max_sectors_kb (or add_random) managed, read_ahead_kb not, its original 0
+ * or 64. The knock-on is told, recorded, and after the stop every writable attribute of
+ * queue/ shows what the operator left. */
+static void knock_on_run(const char *cause, const char *value, const char *ra) {
+        enum hvt_attr_id id = (enum hvt_attr_id) hvt_attr_lookup(HVT_GROUP_QUEUE, cause);
+        char before[8192], after[8192];
+        struct hvt_slots s = {};
+        struct hvt_plan config = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+
+        loop_attach();
+        write_queue("rotational", "1");
+        write_queue("max_sectors_kb", "128");
+        write_queue("add_random", "0");
+        write_queue("read_ahead_kb", ra);
+        snapshot_queue(before, sizeof(before));
+
+        ck_assert_int_eq(hvt_setting_from_kernel(&config.want[id], id, value), 0);
+        tune_pass(&s, &config, &a);
+        r = hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB);
+        ck_assert_msg(r, "%s = %s: no result for read_ahead_kb (%s)", cause, value, before);
+        ck_assert_int_eq(r->outcome, HVT_KNOCKED_ON);
+        ck_assert_int_eq(r->cause, id);
+        ck_assert_str_eq(r->from, ra);
+        ck_assert_ptr_nonnull(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB));
+        ck_assert_str_eq(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, ra);
+        /* A second pass: nothing written, nothing knocked on, and no restore of it yet. */
+        tune_pass(&s, &config, &a);
+        ck_assert_ptr_null(hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB));
+        ck_assert_int_eq(hvt_apply_find(&a, id)->outcome, HVT_UNCHANGED);
+
+        stop(&s, &a);
+        snapshot_queue(after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%s = %s, read_ahead_kb %s: before the run\n%s\nafter the stop\n%s",
+                      cause, value, ra, before, after);
+        hvt_slots_done(&s);
+        loop_detach();
+}
+
+START_TEST(test_knock_on_read_ahead_restored) {
+        knock_on_run("max_sectors_kb", "256", "64");
+        knock_on_run("max_sectors_kb", "256", "0");
+        knock_on_run("add_random", "1", "0");
+        knock_on_run("add_random", "1", "64");
+}
+END_TEST
+
+/* The knock-on changed by the operator after hvtuned's write: their value stays, told. */
+START_TEST(test_knock_on_changed_since_left) {
+        struct hvt_slots s = {};
+        struct hvt_plan config = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+        char buf[32];
+
+        loop_attach();
+        write_queue("rotational", "1");
+        write_queue("max_sectors_kb", "128");
+        write_queue("read_ahead_kb", "64");
+        ck_assert_int_eq(hvt_setting_set_int(&config.want[HVT_ATTR_MAX_SECTORS_KB], HVT_ATTR_MAX_SECTORS_KB, 256), 0);
+        tune_pass(&s, &config, &a);
+        ck_assert_int_eq(hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_KNOCKED_ON);
+        write_queue("read_ahead_kb", "4096");
+        stop(&s, &a);
+        r = hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(r->outcome, HVT_LEFT);
+        ck_assert_str_eq(r->from, "4096");
+        ck_assert_str_eq(r->to, "64");
+        read_queue("read_ahead_kb", buf, sizeof(buf));
+        ck_assert_str_eq(buf, "4096");
+        read_queue("max_sectors_kb", buf, sizeof(buf));
+        ck_assert_str_eq(buf, "128");
+        ck_assert(!hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);  /* not put back later either */
+        hvt_slots_done(&s);
+        loop_detach();
+}
+END_TEST
+
 /* Two names the kernel takes beyond its list, "nonexistent" (none) and "deadline"
  * (mq-deadline): apply never writes a name the list does not show, so neither can surprise
  * it. */
@@ -246,7 +413,10 @@ int main(void) {
         tcase_add_test(tc, test_read_ahead_clamped);
         tcase_add_test(tc, test_kernel_rejects);
         tcase_add_test(tc, test_kernel_answers);
+        tcase_add_test(tc, test_kernel_couplings);
         tcase_add_test(tc, test_apply_names_beyond_the_list);
+        tcase_add_test(tc, test_knock_on_read_ahead_restored);
+        tcase_add_test(tc, test_knock_on_changed_since_left);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

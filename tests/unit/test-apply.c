@@ -383,7 +383,7 @@ START_TEST(test_hook_once_before_writes) {
         hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
         ck_assert_uint_eq(s.calls, 1);
         ck_assert_uint_eq(s.writes_before, 0);
-        ck_assert_str_eq(s.attrs, "scheduler=mq-deadline read_ahead_kb=128 nr_requests=256 ");
+        ck_assert_str_eq(s.attrs, "scheduler=mq-deadline nr_requests=256 read_ahead_kb=128 ");
         /* Only the planned attributes have results; the watched one is not written. */
         ck_assert_uint_eq(a.n, 2);
         ck_assert_str_eq(get(&f, "sda/queue/nr_requests"), "256\n");
@@ -521,6 +521,81 @@ START_TEST(test_reads_again_only_what_a_write_changes) {
 }
 END_TEST
 
+/* The kernel played by a hard link: read_ahead_kb is max_sectors_kb's file, so a write of
+ * max_sectors_kb changes what read_ahead_kb shows, as a limits update does on 6.9+. The pass
+ * hands read_ahead_kb's original to the hook before the first write, and tells the change
+ * as a knock-on of max_sectors_kb, without writing read_ahead_kb. */
+START_TEST(test_knock_on_told_and_recorded) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        struct seen s = { .f = &f };
+        char ms[PATH_MAX * 2], ra[PATH_MAX * 2];
+        const struct hvt_result *r;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/max_sectors_kb", "1280\n");
+        snprintf(ms, sizeof(ms), "%s/max_sectors_kb", f.queue);
+        snprintf(ra, sizeof(ra), "%s/read_ahead_kb", f.queue);
+        ck_assert_int_eq(unlink(ra), 0);
+        ck_assert_int_eq(link(ms, ra), 0);
+        count_writes(&f);
+        want_int(&p, HVT_ATTR_MAX_SECTORS_KB, 256);
+        hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
+        ck_assert_uint_eq(s.calls, 1);
+        ck_assert_str_eq(s.attrs, "max_sectors_kb=1280 read_ahead_kb=1280 ");
+        ck_assert_int_eq(find(&a, HVT_ATTR_MAX_SECTORS_KB)->outcome, HVT_APPLIED);
+        r = find(&a, HVT_ATTR_READ_AHEAD_KB);
+        ck_assert_int_eq(r->outcome, HVT_KNOCKED_ON);
+        ck_assert_int_eq(r->cause, HVT_ATTR_MAX_SECTORS_KB);
+        ck_assert_str_eq(r->from, "1280");
+        ck_assert_str_eq(r->to, "256");
+        ck_assert(r->watched);
+        ck_assert_uint_eq(count_writes(&f), 1);
+
+        /* Unchanged: nothing knocked on, nothing told of read_ahead_kb. */
+        hvt_apply_disk(&f.d, &p, 0, note_hook, &s, &a);
+        ck_assert_uint_eq(a.n, 1);
+}
+END_TEST
+
+/* A knock-on's restore: found as hvtuned's write left it, it is put back; found otherwise,
+ * someone set it since, and it stays. */
+START_TEST(test_knock_on_restore_only_as_left) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 64);
+        snprintf(p.left[HVT_ATTR_READ_AHEAD_KB], HVT_VALUE_MAX, "512");
+        put(&f, "sda/queue/read_ahead_kb", "2048\n");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_RESTORE, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_LEFT);
+        ck_assert_str_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->from, "2048");
+        ck_assert_str_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->kept, "512");
+        ck_assert_uint_eq(count_writes(&f), 0);
+        ck_assert_str_eq(get(&f, "sda/queue/read_ahead_kb"), "2048\n");
+
+        put(&f, "sda/queue/read_ahead_kb", "512\n");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_RESTORE, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_APPLIED);
+        ck_assert_str_eq(get(&f, "sda/queue/read_ahead_kb"), "64");
+}
+END_TEST
+
+/* device/timeout (s) before queue/io_timeout (ms), the same request timeout: the finer one
+ * last, or a restore of 30500 ms would end at 30000. */
+START_TEST(test_finer_timeout_last) {
+        ck_assert_int_lt(HVT_ATTR_TIMEOUT, HVT_ATTR_IO_TIMEOUT);
+        ck_assert(hvt_attr_write_may_change(HVT_ATTR_TIMEOUT, HVT_ATTR_IO_TIMEOUT));
+        for (int i = HVT_ATTR_MAX_SECTORS_KB; i < HVT_ATTR_READ_AHEAD_KB; i++)
+                ck_assert(!hvt_attr_write_may_change(HVT_ATTR_READ_AHEAD_KB, (enum hvt_attr_id) i));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("apply");
         TCase *tc = tcase_create("plain-directory");
@@ -538,6 +613,9 @@ int main(void) {
         tcase_add_test(tc, test_hook_once_before_writes);
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
+        tcase_add_test(tc, test_knock_on_told_and_recorded);
+        tcase_add_test(tc, test_knock_on_restore_only_as_left);
+        tcase_add_test(tc, test_finer_timeout_last);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

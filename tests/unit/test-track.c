@@ -571,6 +571,63 @@ START_TEST(test_repair_window) {
 }
 END_TEST
 
+/* A knock-on not managed (read_ahead_kb after max_sectors_kb's write): its original taken
+ * before the write, what the write left kept, no restore while max_sectors_kb is managed,
+ * and on the reload that drops max_sectors_kb both go back, read_ahead_kb expecting what the
+ * write left. */
+START_TEST(test_knock_on_goes_back_with_its_cause) {
+        struct hvt_slots s = {};
+        struct hvt_plan p = {}, back;
+        struct hvt_apply found = {}, a = {};
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_tally t;
+        struct hvt_result *r;
+        bool taken[_HVT_ATTR_DISK_MAX];
+
+        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        plan(&s, &p);
+        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
+        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
+        ck_assert(taken[HVT_ATTR_READ_AHEAD_KB]);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, "64");
+
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
+        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
+        r->watched = true;
+        r->cause = HVT_ATTR_MAX_SECTORS_KB;
+        hvt_track_applied(&s, &a, v, &t);
+        ck_assert_uint_eq(t.failed + t.repairs, 0);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->left, "512");
+
+        /* The next pass, same plan: read_ahead_kb waits for max_sectors_kb. */
+        plan(&s, &p);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->left, "512");
+
+        /* Stopping: both, the knock-on with what the write left. */
+        hvt_track_restore_all(&s, &back);
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "512");
+        ck_assert_str_eq(back.left[HVT_ATTR_MAX_SECTORS_KB], "");
+
+        /* A reload that drops max_sectors_kb: both go back. */
+        p = (struct hvt_plan) {};
+        ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+        ck_assert_str_eq(back.want[HVT_ATTR_MAX_SECTORS_KB].text, "128");
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "512");
+
+        /* Left to whoever changed it: the original is gone, not tried again. */
+        a = (struct hvt_apply) {};
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "256", "128");
+        add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_LEFT, "4096", "64");
+        ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_MAX_SECTORS_KB)->orig.set);
+        hvt_slots_done(&s);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("track");
         TCase *tc = tcase_create("track");
@@ -580,6 +637,7 @@ int main(void) {
         tcase_add_test(tc, test_unchanged_settles);
         tcase_add_test(tc, test_later_write_is_repair);
         tcase_add_test(tc, test_knock_on);
+        tcase_add_test(tc, test_knock_on_goes_back_with_its_cause);
         tcase_add_test(tc, test_clamped_kept_is_no_drift);
         tcase_add_test(tc, test_repeated_failure);
         tcase_add_test(tc, test_restore_success);

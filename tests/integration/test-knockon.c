@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: the tests of the real hvtuned on a testbed playing a named kernel
+ * ($HVTUNED_TEST_KERNEL, tests/emulate/sysfs-kernel.c; its couplings are tests/kernel-answers.h):
+ * what a write of hvtuned's changes elsewhere (a knock-on) is put back with its cause, on stop
+ * and on a reload that drops it, unless someone changed it since; 7.3's EBUSY from a trylock
+ * retried, then reported with what depends on it held; and the active scheduler's name never
+ * written again (on 6.18 and 7.3 "none" again resets nr_requests). */
+#include <check.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testutil.h"
+#include "writes.h"
+
+/* The run: max_sectors_kb managed, read_ahead_kb not; the operator left 64. */
+#define MAX_SECTORS "queue = { max_sectors_kb = 256; };\n"
+
+static UMockdevTestbed *testbed_as(const char *kernel) {
+        UMockdevTestbed *tb;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", kernel, 1), 0);
+        tb = testbed_load("azure-gen2");
+        /* A rotational disk without an optimal I/O size, as the storvsc stand-in is. */
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/rotational", "1");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/optimal_io_size", "0");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/read_ahead_kb", "64");
+        return tb;
+}
+
+/* The attribute writes to path's attribute in the write log so far (emptied when hvtuned is
+ * reaped): "write <path> <bytes>" lines. */
+static unsigned writes_to(const char *sysname, const char *rel) {
+        char *log = NULL, **lines, *needle = g_strdup_printf("/%s/%s ", sysname, rel);
+        unsigned n = 0;
+
+        if (!g_file_get_contents(writes_log(), &log, NULL, NULL))
+                log = g_strdup("");
+        lines = g_strsplit(log, "\n", -1);
+        for (char **l = lines; *l; l++)
+                if (g_str_has_prefix(*l, "write ") && strstr(*l, needle))
+                        n++;
+        g_strfreev(lines);
+        g_free(needle);
+        g_free(log);
+        return n;
+}
+
+/* What the write of max_sectors_kb 256 does to read-ahead 64 on each kernel. */
+static const struct {
+        const char *kernel;
+        const char *read_ahead;
+} raised[] = { { "6.12", "128" }, { "7.3", "512" } };
+
+/* Told as a knock-on, recorded, and put back on stop: every attribute as the operator left it
+ * (on 7.3 the restore of max_sectors_kb raises read-ahead again, to 2560). */
+START_TEST(test_knock_on_restored_on_stop) {
+        UMockdevTestbed *tb = testbed_as(raised[_i].kernel);
+        char *config = config_write(MAX_SECTORS), *err, *line;
+        GHashTable *before = snapshot_take();
+        struct hv_run run;
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "256");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), raised[_i].read_ahead);
+        err = hvtuned_stop(&run);
+        line = g_strdup_printf("sda queue/read_ahead_kb: 64 -> %s (knock-on: changed by the write of "
+                               "queue/max_sectors_kb; the original goes back with it)\n", raised[_i].read_ahead);
+        assert_contains(err, hv_keep(line));
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "1280");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A reload that drops max_sectors_kb puts read-ahead back with it, at once. */
+START_TEST(test_knock_on_restored_on_reload) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write(MAX_SECTORS);
+        GHashTable *before = snapshot_take();
+        struct hv_run run;
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "512");
+        ck_assert(g_file_set_contents(config, "queue = { rq_affinity = 1; };\n", -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "1280");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The operator set read-ahead after hvtuned's write: theirs stays, and hvtuned says why it
+ * did not put 64 back. */
+START_TEST(test_knock_on_changed_since_left) {
+        UMockdevTestbed *tb = testbed_as("6.12");
+        char *config = config_write(MAX_SECTORS), *err;
+        struct hv_run run;
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "128");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/read_ahead_kb", "300");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda queue/read_ahead_kb: 300 (left: changed since hvtuned's write left 128; "
+                        "the original 64 is not put back)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "1280");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "300");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* 7.3's trylock: sdb's scheduler write busy 3 times is retried at once and lands; busy 4
+ * times (every try) it is reported, and nr_requests, which would land under whichever
+ * elevator wins, is held. Nothing is written to sdb after the scheduler's tries. */
+START_TEST(test_busy_retried_then_held) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\n"), *err;
+        bool stays_busy = _i == 1;
+        struct hv_run run;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL_BUSY", stays_busy ? "sdb:4" : "sdb:3", 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        unsetenv("HVTUNED_TEST_KERNEL_BUSY");
+        ck_assert_uint_eq(writes_to("sdb", "queue/scheduler"), 4);
+        if (stays_busy) {
+                ck_assert_uint_eq(writes_to("sdb", "queue/nr_requests"), 0);
+                ck_assert_str_eq(testbed_value("sdb", "queue/scheduler"), "none");
+        } else
+                ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
+        err = hvtuned_stop(&run);
+        if (stays_busy) {
+                assert_contains(err, "sdb queue/scheduler: none -> mq-deadline (failed: Device or resource busy)\n");
+                assert_contains(err, "sdb queue/nr_requests: 2534 -> 64 (not written: the write of queue/scheduler "
+                                "it depends on failed: Device or resource busy)\n");
+        } else
+                assert_contains(err, "sdb queue/scheduler: none -> mq-deadline (applied)\n");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* On 7.3 (and 6.18) "none" while none is active switches again and resets nr_requests: a
+ * scheduler already what the configuration says is never written. */
+START_TEST(test_active_scheduler_not_written) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        struct hv_run run;
+
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sdb"), "queue/nr_requests", "100");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_sentinel(tb, "sdd");
+        ck_assert_uint_eq(writes_to("sdb", "queue/scheduler"), 0);
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "100");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "100");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The scheduler's restore resets nr_requests, which the operator changed since hvtuned's
+ * switch: theirs is left, so it goes back after the reset, and is reported as left. */
+START_TEST(test_left_survives_the_scheduler_restore) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *err;
+        struct hv_run run;
+
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/nr_requests", "200");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "2534");
+        umockdev_testbed_set_attribute(tb, testbed_syspath("sda"), "queue/nr_requests", "500");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sda queue/nr_requests: 500 (left: changed since hvtuned's write left 2534; "
+                        "the original 200 is not put back)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sda", "queue/nr_requests"), "500");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* read_ahead_kb dropped from the configuration while max_sectors_kb stays: its original goes
+ * back at once (the operator's value, not what max_sectors_kb's write would have left), and
+ * stays when max_sectors_kb is restored on stop, although that restore raises read-ahead. */
+START_TEST(test_managed_knock_on_dropped) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { max_sectors_kb = 256; read_ahead_kb = 1024; };\n");
+        GHashTable *before = snapshot_take();
+        struct hv_run run;
+
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1024");
+        ck_assert(g_file_set_contents(config, MAX_SECTORS, -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "256");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "64");
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("knockon");
+        TCase *tc = tcase_create("emulated-kernel");
+
+        tcase_set_timeout(tc, 240);
+        tcase_add_loop_test(tc, test_knock_on_restored_on_stop, 0, G_N_ELEMENTS(raised));
+        tcase_add_test(tc, test_knock_on_restored_on_reload);
+        tcase_add_test(tc, test_knock_on_changed_since_left);
+        tcase_add_loop_test(tc, test_busy_retried_then_held, 0, 2);
+        tcase_add_test(tc, test_active_scheduler_not_written);
+        tcase_add_test(tc, test_left_survives_the_scheduler_restore);
+        tcase_add_test(tc, test_managed_knock_on_dropped);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -13,8 +13,10 @@
  * is ENOENT. Each of these connects to the address again, once a send, so a peer bound anew
  * is found by the very send that met the old one gone. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dgram.h"
@@ -164,13 +166,29 @@ int hvt_dgram_attach(struct hvt_dgram *d, struct hvt_event *e) {
         return 0;
 }
 
-size_t hvt_dgram_done(struct hvt_dgram *d) {
+size_t hvt_dgram_done(struct hvt_dgram *d, unsigned wait_ms) {
+        struct timespec now, deadline;
         size_t left;
 
-        /* Each send without waiting: what the peer has no room for now is dropped. */
         d->writable = hvt_event_source_free(d->writable);
         d->drained = NULL;
-        flush(d);
+        /* The last entries of a stop (the restores) come in a burst that a running peer reads
+         * within milliseconds; one that does not read costs the stop wait_ms, no more. */
+        (void) clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += wait_ms / 1000;
+        deadline.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+        }
+        for (flush(d); d->head && d->fd >= 0; flush(d)) {
+                long ms;
+
+                (void) clock_gettime(CLOCK_MONOTONIC, &now);
+                ms = (deadline.tv_sec - now.tv_sec) * 1000L + (deadline.tv_nsec - now.tv_nsec) / 1000000L;
+                if (ms <= 0 || poll(&(struct pollfd) { .fd = d->fd, .events = POLLOUT }, 1, (int) ms) <= 0)
+                        break;
+        }
         left = d->n_queued;
         while (d->head)
                 free(take_first(d));

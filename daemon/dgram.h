@@ -59,9 +59,9 @@ int hvt_dgram_open(struct hvt_dgram *d, const struct sockaddr_un *address, sockl
 /* Watches the socket for room from then on, on e (once). Datagrams that wait already are
  * sent when there is. */
 int hvt_dgram_attach(struct hvt_dgram *d, struct hvt_event *e);
-/* Sends what the peer takes without waiting; what is left is dropped: their number. The
- * socket is closed, the source freed. */
-size_t hvt_dgram_done(struct hvt_dgram *d);
+/* Sends what waits, waiting for the peer's room up to wait_ms in all; what is left then is
+ * dropped: their number. The socket is closed, the source freed. */
+size_t hvt_dgram_done(struct hvt_dgram *d, unsigned wait_ms);
 
 /* Sends the datagram made of iov, after those that wait. A peer that refuses it as gone
  * (-ECONNREFUSED, -ENOENT, or not connected) is connected to again, once, and asked again.

@@ -17,7 +17,8 @@
  * no room for wait in a queue of QUEUE_BYTES, sent as it reads again. The stream is no way
  * out here: a journald that does not read its socket does not read its streams either. What
  * does not fit is counted, and the count logged once the queue is empty again; at exit what
- * is left is dropped, said on the stream only if it takes the line at once.
+ * is left gets EXIT_WAIT_MS to go, then is dropped, said on the stream only if it takes the
+ * line at once.
  *
  * A message and its fields hold text hvtuned does not control (file names, what sysfs and the
  * configuration say): every stderr line, MESSAGE and field value is escaped here, whole
@@ -52,6 +53,10 @@
 /* What waits for a journald that does not read: some 500 entries, a start-up's on a large VM
  * while journald catches up. */
 #define QUEUE_BYTES (256 * 1024)
+/* What journald is given at exit to read the last entries (a stop's restores come in a burst
+ * larger than its socket's queue): a running one needs milliseconds, a stopped one costs the
+ * stop this much. */
+#define EXIT_WAIT_MS 1000
 
 struct hvt_log_journal {
         struct hvt_dgram socket;
@@ -167,7 +172,7 @@ void hvt_log_done(struct hvt_log *log) {
 
         if (!j)
                 return;
-        dropped = hvt_dgram_done(&j->socket);
+        dropped = hvt_dgram_done(&j->socket, EXIT_WAIT_MS);
         dropped += j->dropped;
         if (dropped > 0)
                 say_dropped_at_exit(dropped);

@@ -269,5 +269,5 @@ int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_
 /* What the manager has no room for now is dropped: nothing waits for it at exit. */
 void hvt_notify_done(struct hvt_notify *n) {
         n->watchdog = hvt_event_source_free(n->watchdog);
-        (void) hvt_dgram_done(&n->manager);
+        (void) hvt_dgram_done(&n->manager, 0);
 }

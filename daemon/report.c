@@ -192,7 +192,9 @@ static const char *message_id(const struct hvt_result *r, enum hvt_action action
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_action action, unsigned flags) {
-        char attr[48], cause[48] = "", text[320];
+        char attr[48], cause[48] = "", text[320], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX];
+        const char *optional[2] = {};
+        size_t n_optional = 0;
         int prio = outcome_log[r->outcome].prio;
 
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO))
@@ -207,16 +209,21 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subj
         format_result(r, action, text, sizeof(text));
         if (r->watched || r->held)
                 (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
+        /* The optional fields that apply, packed first: the first NULL ends the list. */
+        if (*cause)
+                optional[n_optional++] = hvt_field_format(cause_field, sizeof(cause_field), "HVTUNED_CAUSE=%s", cause);
+        if (*r->kept)
+                optional[n_optional++] = hvt_field_format(value_field, sizeof(value_field), "HVTUNED_KEPT=%s", r->kept);
+        else if (*r->offered)
+                optional[n_optional++] = hvt_field_format(value_field, sizeof(value_field), "HVTUNED_OFFERED=%s",
+                                                          r->offered);
         (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action),
                                HVT_FIELDS(HVT_FIELD("HVTUNED_ATTR=%s", attr),
                                           HVT_FIELD("HVTUNED_FROM=%s", r->from),
                                           HVT_FIELD("HVTUNED_TO=%s", r->to),
                                           HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
                                           HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
-                                          /* The optional ones last: the first NULL ends the list. */
-                                          *cause ? HVT_FIELD("HVTUNED_CAUSE=%s", cause) : NULL,
-                                          *r->kept ? HVT_FIELD("HVTUNED_KEPT=%s", r->kept) :
-                                          *r->offered ? HVT_FIELD("HVTUNED_OFFERED=%s", r->offered) : NULL),
+                                          optional[0], optional[1]),
                                "%s %s: %s", subject->name, attr, text);
 }
 

@@ -2,7 +2,7 @@
 # The real-kernel tier's own test: both boot modes of qemu.sh work on Debian's 6.1 kernel.
 #   initramfs: scsi_debug with 4 submit queues at -smp 4 makes a SCSI host with 4 hw queues
 #              and a disk; a file passed with --file arrives.
-#   systemd:   the host's root boots to a running (or degraded) system; udevd names a new
+#   systemd:   bookworm's root (tools/fetch-release) boots to a running (or degraded) system; udevd names a new
 #              disk, journald keeps a message, the staging tree is in place, and results
 #              come back through the share.
 # Exits 77 without root, QEMU or the kernel (tools/install-deps fetches it).
@@ -12,6 +12,7 @@ here=$(dirname "$(realpath "$0")")
 # shellcheck source=qemu.sh source-path=SCRIPTDIR
 . "$here/qemu.sh"
 vm_require
+vm_require_rootfs
 failed=0
 
 # --- initramfs mode --------------------------------------------------------------------------

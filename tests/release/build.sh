@@ -1,0 +1,63 @@
+#!/bin/bash
+# The release build test: hvtuned built and tested with another Debian release's own tools.
+# A copy of the source tree as it is (what a release tarball holds: uncommitted changes
+# included, no build trees) goes into that release's root (tools/fetch-release), run through
+# an overlay whose writes land on a tmpfs, so the cached root stays as it was made. There,
+# under systemd-nspawn (not booted: no init is needed to build), build-inside.sh configures
+# with --fatal-meson-warnings -Dwerror=true, builds with the release's gcc and runs the unit
+# and integration suites, then builds again with its clang. Every testlog.json made inside is
+# copied to BUILD_DIR/meson-logs/release-SUITE/, where .ci/run's skip check reads it.
+# A missing root skips (77) with the command that makes it; with HVTUNED_REQUIRE_RELEASES=1
+# (CI) it fails instead. Exits 77 without root or systemd-nspawn.
+# usage: build.sh SUITE BUILD_DIR SOURCE_DIR
+set -euo pipefail
+suite=$1 build=$(realpath "$2") src=$(realpath "$3")
+cache=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
+root=$cache/$suite
+
+skip() {
+        if [ "${HVTUNED_REQUIRE_RELEASES:-0}" = 1 ]; then echo "FAIL: $* (HVTUNED_REQUIRE_RELEASES=1)"; exit 1; fi
+        echo "SKIP: $*"; exit 77
+}
+if [ "$(id -u)" != 0 ]; then skip "needs root for systemd-nspawn and the overlay mount"; fi
+command -v systemd-nspawn > /dev/null || skip "no systemd-nspawn (package systemd-container)"
+[ -f "$root/.hvtuned-release-complete" ] || skip "no $suite root in $cache: tools/fetch-release $suite makes it"
+
+work=$(mktemp -d /var/tmp/hvtuned-release-build.XXXXXX)
+cleanup() {
+        umount "$work/root" 2>/dev/null || true
+        umount "$work/ov" 2>/dev/null || true
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+# What a release tarball holds, as tests/package/run.sh copies it: the working tree, not HEAD.
+mkdir -p "$work/src" "$work/out"
+(cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) | tar -C "$work/src" -xf -
+
+# nspawn's --volatile=overlay would put the whole root under a tmpfs only from its /usr; a
+# plain overlay keeps /etc and /var of the root too, with every write on the tmpfs.
+mkdir -p "$work/ov" "$work/root"
+mount -t tmpfs -o mode=0755 "hvtuned-release-$suite" "$work/ov"
+mkdir "$work/ov/upper" "$work/ov/work"
+mount -t overlay "hvtuned-release-$suite" \
+        -o "lowerdir=$root,upperdir=$work/ov/upper,workdir=$work/ov/work" "$work/root"
+
+# The builds live in the bound copy, on disk, not on the overlay's tmpfs. --private-network:
+# nothing here needs a network, and a test that reached out would pass here only by luck.
+echo "ok: $suite root made $(sed -n 's/^made: //p' "$root/.hvtuned-release-complete")"
+rc=0
+timeout 1500 systemd-nspawn -D "$work/root" --register=no --keep-unit -M "hvtuned-rel-$suite-$$" \
+        --private-network --console=pipe --bind="$work/src:/src" --bind="$work/out:/out" \
+        --setenv=HVTUNED_RELEASE="$suite" --chdir=/src \
+        -- /bin/sh /src/tests/release/build-inside.sh || rc=$?
+
+# The skip check reads these whatever the result: a test that skipped in the root is a failure too.
+mkdir -p "$build/meson-logs/release-$suite"
+rm -f "$build/meson-logs/release-$suite"/*.json
+cp "$work/out"/*.json "$build/meson-logs/release-$suite/" 2>/dev/null || true
+if [ "$rc" != 0 ]; then
+        echo "FAIL: the $suite build or its tests (exit status $rc)"
+        exit 1
+fi
+echo PASS

@@ -52,7 +52,7 @@ echo "HVTUNED=/usr/sbin/hvtuned" > "$stage/vmtest-files/env"
 echo "VMTEST_KERNEL=$VM_SERIES" >> "$stage/vmtest-files/env"
 
 rc=0
-vm_systemd --name "daemon-$VM_SERIES" --smp 4 --mem 2G --timeout 400 --stage "$stage" "$here/daemon-inside.sh" || rc=$?
+vm_systemd --name "daemon-$VM_SERIES" --smp 4 --mem 2G --timeout "${VM_DAEMON_TIMEOUT:-900}" --stage "$stage" "$here/daemon-inside.sh" || rc=$?
 cat "$VM_OUTPUT" 2>/dev/null || true
 if [ "$rc" != 0 ]; then
         echo "FAIL: $VM_KVER in $VM_SUITE's root: the guest's test exited with ${VM_STATUS:-no status} ($rc); console: $VM_LOG, journal: $VM_OUT/journal.txt"

@@ -269,7 +269,7 @@ wait_until 20 "$c0 tuned" 'test "$(state "$c0")" = "none 128 1024 300"'
 ok "a controller hot-added after the cap comes up with $cqueues hw queues (mq/: $cqueues), its disk tuned"
 
 if command -v mkfs.ext4 > /dev/null; then mkfs=(mkfs.ext4 -q); else mkfs=(/vmtest-files/busybox mke2fs -q); fi
-"${mkfs[@]}" "/dev/$b0" && mkdir -p /mnt/b && mount "/dev/$b0" /mnt/b || fail "cannot mount $b0"
+"${mkfs[@]}" "/dev/$b0" > /dev/null && mkdir -p /mnt/b && mount "/dev/$b0" /mnt/b || fail "cannot mount $b0"
 config <<'EOF'
 queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
 device = { timeout = 300; };
@@ -427,7 +427,10 @@ systemctl stop hvtuned || fail "stop after the knock-on run"
 rot=$(attr "$a0" queue/rotational)
 snapshot "$a0" > /tmp/a0.after
 snapshot "$a2" > /tmp/a2.after
-if ! diff -u /tmp/a0.before /tmp/a0.after > /tmp/a0.diff || ! diff -u /tmp/a2.before /tmp/a2.after > /tmp/a2.diff; then
+diffs=0
+diff -u /tmp/a0.before /tmp/a0.after > /tmp/a0.diff || diffs=1
+diff -u /tmp/a2.before /tmp/a2.after > /tmp/a2.diff || diffs=1
+if [ $diffs != 0 ]; then
         cat /tmp/a0.diff /tmp/a2.diff
         fail "$VMTEST_KERNEL: after stop an attribute differs from what the operator left (read_ahead_kb while tuned: $ra_during; rotational $rot)"
 fi

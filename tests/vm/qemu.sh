@@ -218,8 +218,8 @@ vm_qemu() {
         [ -z "${VM_VERBOSE:-}" ] || quiet=""
         VM_LOG=$VM_WORK/$vm_name.console
         # tsc=unstable: under TCG the TSC is no clock to trust, and 6.12 and 7.3 sometimes die
-        # with an int3 in sched_clock_cpu as they mark sched_clock stable; telling them the TSC
-        # is unstable keeps them off that path.
+        # with an int3 in sched_clock_cpu as they mark sched_clock stable, which a TSC known
+        # unstable should keep them from doing. The retry below stays either way.
         cmdline="console=ttyS0 panic=-1 tsc=unstable $quiet $cmdline"
         local tries=${VM_BOOT_TRIES:-3}
         VM_BOOTS=0

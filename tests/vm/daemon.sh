@@ -1,10 +1,15 @@
 #!/bin/bash
-# hvtuned end to end on a real 6.1 kernel: `meson install --destdir` of the build, staged over
-# the host's root in a QEMU guest that boots systemd as PID 1 (tests/vm/qemu.sh), with the
-# storvsc stand-in (tests/vm/standin) playing Hyper-V's disks over the real SCSI midlayer,
-# sd and blk-mq, beside a scsi_debug disk. daemon-inside.sh drives it in the guest with
-# systemctl, udevadm and journalctl. Exits 77 only without root, QEMU or the kernel.
-# usage: daemon.sh BUILD_DIR SOURCE_DIR
+# hvtuned end to end on a real kernel (VM_KERNEL: 5.10, 6.1, 6.12, 7.3) in its own release's
+# guest: that release's root (bullseye, bookworm, trixie) booted with its systemd, udevd and
+# journald as PID 1 (tests/vm/qemu.sh), that release's .deb of hvtuned installed in it with
+# dpkg, and the storvsc stand-in (tests/vm/standin, built for that kernel in that root)
+# playing Hyper-V's disks over the real SCSI midlayer, sd and blk-mq, beside a scsi_debug
+# disk. daemon-inside.sh drives it in the guest with systemctl, udevadm and journalctl.
+# The .deb is BUILD_DIR/release/SUITE/hvtuned_*.deb when the release package test
+# (tests/release) left one; otherwise it is built here the same way (dpkg-buildpackage in the
+# release's root, from the working tree as it is). Exits 77 only without root, QEMU, the
+# kernel or the root.
+# usage: daemon.sh BUILD_DIR SOURCE_DIR      (VM_KERNEL in the environment, default 6.1)
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2")
 here=$src/tests/vm
@@ -14,28 +19,48 @@ here=$src/tests/vm
 # shellcheck source=tests/vm/standin.sh
 . "$here/standin.sh"
 vm_require
+vm_require_rootfs
 vm_build_standin
 
+deb=$(ls "$build/release/$VM_SUITE"/hvtuned_*_amd64.deb 2>/dev/null | head -n 1 || true)
+if [ -n "$deb" ]; then
+        echo "vm: $VM_SUITE's .deb from the release package test: $deb"
+else
+        version=$(meson introspect --projectinfo "$build" |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+        pkgsrc=$VM_WORK/pkg/hvtuned-$version
+        mkdir -p "$pkgsrc"
+        (cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) |
+                tar -C "$pkgsrc" -xf -
+        # -d: whether debian/control's build dependencies resolve in each release is the
+        # release package test's to judge (bullseye's root has pkg-config, not pkgconf); here
+        # the root's tools build it.
+        if ! vm_in_rootfs sh -c "cd '$pkgsrc' && dpkg-buildpackage -us -uc -b -d" > "$VM_WORK/pkg/build.log" 2>&1; then
+                tail -n 40 "$VM_WORK/pkg/build.log"
+                echo "FAIL: dpkg-buildpackage in the $VM_SUITE root"
+                exit 1
+        fi
+        deb=$(ls "$VM_WORK/pkg"/hvtuned_*_amd64.deb)
+        echo "vm: no $build/release/$VM_SUITE/hvtuned_*.deb: built $(basename "$deb") in the $VM_SUITE root"
+fi
+
 stage=$VM_WORK/stage
-meson install -C "$build" --destdir "$stage" --no-rebuild --quiet
-prefix=$(meson introspect --buildoptions "$build" | python3 -c \
-        'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
-mkdir -p "$stage/vmtest-files" "$stage/etc/systemd/system/hvtuned.service.d"
+mkdir -p "$stage/vmtest-files"
 cp "$STANDIN_KO" "$stage/vmtest-files/hv_storvsc.ko"
-# QEMU's guest is no Hyper-V guest to systemd-detect-virt: the stand-in is what makes it one.
-cat > "$stage/etc/systemd/system/hvtuned.service.d/vmtest.conf" <<'EOF'
-[Unit]
-ConditionVirtualization=
-EOF
-echo "HVTUNED=$prefix/sbin/hvtuned" > "$stage/vmtest-files/env"
+cp "$deb" "$stage/vmtest-files/hvtuned.deb"
+# The release's root has no busybox; its mke2fs makes the filesystem stage 3 mounts where the
+# root has no e2fsprogs (trixie's).
+cp /bin/busybox "$stage/vmtest-files/busybox"
+echo "HVTUNED=/usr/sbin/hvtuned" > "$stage/vmtest-files/env"
+echo "VMTEST_KERNEL=$VM_SERIES" >> "$stage/vmtest-files/env"
 
 rc=0
-vm_systemd --name daemon --smp 4 --mem 2G --timeout 400 --stage "$stage" "$here/daemon-inside.sh" || rc=$?
+vm_systemd --name "daemon-$VM_SERIES" --smp 4 --mem 2G --timeout "${VM_DAEMON_TIMEOUT:-900}" --stage "$stage" "$here/daemon-inside.sh" || rc=$?
 cat "$VM_OUTPUT" 2>/dev/null || true
 if [ "$rc" != 0 ]; then
-        echo "FAIL: the guest's test exited with ${VM_STATUS:-no status} ($rc); console: $VM_LOG, journal: $VM_OUT/journal.txt"
+        echo "FAIL: $VM_KVER in $VM_SUITE's root: the guest's test exited with ${VM_STATUS:-no status} ($rc); console: $VM_LOG, journal: $VM_OUT/journal.txt"
         [ "$rc" != 255 ] || tail -n 40 "$VM_LOG"
         VM_KEEP=1
         exit 1
 fi
-echo PASS
+echo "PASS: $VM_KVER in $VM_SUITE's root, $VM_BOOTS boot(s)"

@@ -1,13 +1,15 @@
 # shellcheck shell=bash
-# The real-kernel test tier's harness: boots Debian's 6.1 kernel (tools/fetch-vm-kernel) under
-# QEMU (TCG: this machine's KVM cannot run it) and runs a test script inside, one of two ways:
+# The real-kernel test tier's harness: boots one of Debian's kernels (tools/fetch-vm-kernel:
+# bullseye's 5.10, bookworm's 6.1, trixie's 6.12, trixie-backports' 7.3) under QEMU (TCG: this
+# machine's KVM cannot run them) and runs a test script inside, one of two ways:
 #
 #   vm_initramfs   busybox is the whole system: the kernel, the modules asked for, the script.
 #                  ~3-5 s a run at -smp 4, ~12 s at -smp 32. For what needs only the kernel
 #                  (sysfs, modules, blk-mq, an out-of-tree module).
-#   vm_systemd     systemd as PID 1 on the host's own root (read-only over 9p, a tmpfs overlay
-#                  on top) with the real udevd and journald, a staging tree (a `meson install
-#                  --destdir`) copied over it. ~20 s to "running", ~25-30 s a run.
+#   vm_systemd     systemd as PID 1 on the kernel's own release's root (tools/fetch-release:
+#                  bullseye for 5.10, bookworm for 6.1, trixie for 6.12 and 7.3; read-only over
+#                  9p, a tmpfs overlay on top) with that release's udevd and journald, a staging
+#                  tree copied over it. ~20 s to "running", ~25-30 s a run.
 #
 # Source it from a bash test (set -euo pipefail), then:
 #
@@ -25,9 +27,14 @@
 #               output.log (= VM_OUTPUT), status, journal.txt (journalctl -b) and what the
 #               script wrote there
 #   VM_SECONDS  the run's wall time, QEMU start to exit, also printed as a "vm:" line
-# and from vm_require: VM_TREE (the unpacked kernel), VM_KVER (its uname -r) and VM_HEADERS
-# (make -C "$VM_HEADERS" M="$PWD" modules builds a module for it; insmod it by path there,
-# as the tree holds the real modules of the same names).
+#   VM_BOOTS    how many boots the run took: a guest that never reached its /init (TCG's
+#               early int3 at sched_clock_cpu on 6.12 and 7.3, about 1 boot in 10) is booted
+#               again, up to VM_BOOT_TRIES (default 3) boots, each retry printed as a "vm:" line
+# and from vm_require: VM_SERIES (the kernel series: $VM_KERNEL, default 6.1), VM_TREE (the
+# unpacked kernel), VM_KVER (its uname -r), VM_HEADERS (make -C "$VM_HEADERS" M="$PWD" modules
+# builds a module for it; insmod it by path there, as the tree holds the real modules of the
+# same names), VM_SUITE (its Debian release) and VM_ROOTFS (that release's root, which
+# vm_systemd boots; vm_require_rootfs checks it is there).
 #
 # OPTIONS, for both:
 #   --smp SPEC       QEMU's -smp (default 2): "4", "8", "32", "2,maxcpus=32" (2 CPUs run,
@@ -53,8 +60,8 @@
 # vm_systemd only:
 #   --stage DIR      a tree copied over the guest's root before systemd starts: a `meson
 #                    install --destdir` tree, units and drop-ins (DIR/etc/systemd/system/...),
-#                    configs. Its top-level bin, sbin and lib go under usr/, as this host's
-#                    root has merged /usr. Units of its own start only when wanted: by
+#                    configs. Its top-level bin, sbin and lib go under usr/ where the
+#                    release's root has merged /usr. Units of its own start only when wanted: by
 #                    --append systemd.wants=UNIT or by the script.
 #   --out DIR        the host results directory (default: a fresh one under $VM_WORK)
 #
@@ -63,19 +70,24 @@
 #     bash), /proc, /sys, /dev, /sys/kernel/debug and a tmpfs /tmp mounted. No results share:
 #     what it prints comes back in VM_OUTPUT. The kernel is "quiet": dmesg has the rest.
 #   systemd: /vmtest/test, run by vmtest.service (Type=exec, after basic.target: udevd and
-#     journald are up) with the host's tools (bash, udevadm, ...) and VMTEST_OUT=/vmtest/out,
+#     journald are up) with the release's tools (bash, udevadm, ...) and VMTEST_OUT=/vmtest/out,
 #     the read-write results share. The boot does not wait for it, so it may wait for the boot
 #     (systemctl is-system-running --wait). When it ends, the unit writes its status and the
 #     journal to the share and powers the guest off at once.
 #
-# Environment: HVTUNED_VM_CACHE (default /var/cache/hvtuned-vm) is where the kernel is;
+# Environment: VM_KERNEL (5.10, 6.1, 6.12 or 7.3; default 6.1) picks the kernel;
+# HVTUNED_VM_CACHE (default /var/cache/hvtuned-vm) is where the kernels are,
+# HVTUNED_RELEASE_CACHE (default /var/cache/hvtuned-releases) where the releases' roots are;
 # VM_WORK (default: made by vm_require, removed at exit unless VM_KEEP=1) holds each run's
 # initramfs, console log and output; a caller with an EXIT trap of its own calls vm_cleanup
 # from it. VM_VERBOSE=1 drops "quiet" from the kernel command line: the full boot on the
 # console, ~3 s slower.
 
 VM_CACHE=${HVTUNED_VM_CACHE:-/var/cache/hvtuned-vm}
+VM_RELEASES=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
 VM_MARK=VMTEST-EXIT
+# /init prints it first thing: a console without it is a guest that never reached its init.
+VM_INIT_MARK=VMTEST-INIT
 vm_runs=0
 
 vm_skip() { echo "SKIP: $*"; exit 77; }
@@ -95,18 +107,33 @@ vm_require() {
         if ! grep -qx switch_root <<< "$applets" || ldd /bin/busybox > /dev/null 2>&1; then
                 vm_skip "no static /bin/busybox (tools/install-deps installs busybox-static)"
         fi
-        [ -f "$VM_CACHE/current/.hvtuned-vm-complete" ] ||
-                vm_skip "no kernel in $VM_CACHE/current (run tools/fetch-vm-kernel)"
-        VM_TREE=$(readlink -f "$VM_CACHE/current")
+        VM_SERIES=${VM_KERNEL:-6.1}
+        case $VM_SERIES in
+        5.10) VM_SUITE=bullseye ;;
+        6.1) VM_SUITE=bookworm ;;
+        6.12|7.3) VM_SUITE=trixie ;;
+        *) echo "vm: VM_KERNEL=$VM_SERIES: not one of 5.10, 6.1, 6.12, 7.3" >&2; exit 1 ;;
+        esac
+        VM_ROOTFS=$VM_RELEASES/$VM_SUITE
+        [ -f "$VM_CACHE/$VM_SERIES/.hvtuned-vm-complete" ] ||
+                vm_skip "no $VM_SERIES kernel in $VM_CACHE/$VM_SERIES (run tools/fetch-vm-kernel $VM_SERIES)"
+        VM_TREE=$(readlink -f "$VM_CACHE/$VM_SERIES")
         VM_KVER=$(basename "$VM_TREE")
         # shellcheck disable=SC2034 # for the callers that build modules
         VM_HEADERS=$VM_TREE/usr/src/linux-headers-$VM_KVER
-        [ -f "$VM_TREE/vmlinux" ] || vm_skip "no $VM_TREE/vmlinux (run tools/fetch-vm-kernel)"
+        [ -f "$VM_TREE/vmlinux" ] || vm_skip "no $VM_TREE/vmlinux (run tools/fetch-vm-kernel $VM_SERIES)"
         if [ -z "${VM_WORK:-}" ]; then
                 VM_WORK=$(mktemp -d /tmp/hvtuned-vm.XXXXXX)
                 trap vm_cleanup EXIT
         fi
         mkdir -p "$VM_WORK"
+}
+
+# The release root vm_systemd boots (and a stand-in is built in), whole: made by
+# tools/fetch-release, never written (an overlay is always on top).
+vm_require_rootfs() {
+        [ -f "$VM_ROOTFS/.hvtuned-release-complete" ] ||
+                vm_skip "no $VM_SUITE root in $VM_ROOTFS (run tools/fetch-release $VM_SUITE)"
 }
 
 vm_cleanup() {
@@ -153,6 +180,7 @@ vm_cpio() {
 vm_init_head() {
         cat <<'EOF'
 #!/bin/busybox sh
+/bin/busybox echo VMTEST-INIT
 /bin/busybox --install -s
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
@@ -189,18 +217,38 @@ vm_qemu() {
         local quiet=quiet
         [ -z "${VM_VERBOSE:-}" ] || quiet=""
         VM_LOG=$VM_WORK/$vm_name.console
+        # tsc=unstable: under TCG the TSC is no clock to trust, and 6.12 and 7.3 sometimes die
+        # with an int3 in sched_clock_cpu as they mark sched_clock stable, which a TSC known
+        # unstable should keep them from doing. The retry below stays either way.
+        cmdline="console=ttyS0 panic=-1 tsc=unstable $quiet $cmdline"
+        local tries=${VM_BOOT_TRIES:-3}
+        VM_BOOTS=0
         start=$(date +%s.%N)
-        # The serial console goes to a file, not to stdio: QEMU then never touches the
-        # terminal of whoever runs the test, and a run killed at the timeout keeps its log.
-        # -no-reboot turns the guest's poweroff, reboot and panic (panic=-1) into QEMU's exit.
-        timeout --kill-after=5 "$vm_opt_timeout" \
-                qemu-system-x86_64 -accel "tcg,thread=$vm_tcg_thread" -cpu max -machine pc \
-                -smp "$vm_opt_smp" -m "$vm_opt_mem" \
-                -nodefaults -no-user-config -display none -monitor none -nic none \
-                -serial "file:$VM_LOG" -no-reboot \
-                -kernel "$VM_TREE/vmlinux" -initrd "$VM_WORK/$vm_name.cpio" \
-                -append "console=ttyS0 panic=-1 $quiet $cmdline" \
-                "$@" "${vm_opt_qemu[@]}" < /dev/null > "$VM_WORK/$vm_name.qemu" 2>&1 || rc=$?
+        while :; do
+                VM_BOOTS=$((VM_BOOTS + 1))
+                rc=0
+                # The serial console goes to a file, not to stdio: QEMU then never touches the
+                # terminal of whoever runs the test, and a run killed at the timeout keeps its
+                # log. -no-reboot turns the guest's poweroff, reboot and panic (panic=-1) into
+                # QEMU's exit.
+                timeout --kill-after=5 "$vm_opt_timeout" \
+                        qemu-system-x86_64 -accel "tcg,thread=$vm_tcg_thread" -cpu max -machine pc \
+                        -smp "$vm_opt_smp" -m "$vm_opt_mem" \
+                        -nodefaults -no-user-config -display none -monitor none -nic none \
+                        -serial "file:$VM_LOG" -no-reboot \
+                        -kernel "$VM_TREE/vmlinux" -initrd "$VM_WORK/$vm_name.cpio" \
+                        -append "$cmdline" \
+                        "$@" "${vm_opt_qemu[@]}" < /dev/null > "$VM_WORK/$vm_name.qemu" 2>&1 || rc=$?
+                # A guest that printed /init's mark ran the test's system: whatever it did next
+                # is the test's outcome. One that did not never got that far (the kernel died
+                # on the way): that is no outcome of the test, so boot it again, a few times.
+                if tr -d '\r' < "$VM_LOG" | grep -qx "$VM_INIT_MARK" || [ "$VM_BOOTS" -ge "$tries" ]; then
+                        break
+                fi
+                echo "vm: $vm_name: boot $VM_BOOTS of at most $tries never reached /init; the console's end:" >&2
+                tr -d '\r' < "$VM_LOG" | grep -v '^$' | tail -n 5 | sed 's/^/vm:   /' >&2
+                cp "$VM_LOG" "$VM_LOG.boot$VM_BOOTS"
+        done
         end=$(date +%s.%N)
         VM_SECONDS=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }')
         if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -209,7 +257,7 @@ vm_qemu() {
                 echo "vm: $vm_name: QEMU exited with $rc:" >&2
                 cat "$VM_WORK/$vm_name.qemu" >&2
         fi
-        echo "vm: $vm_name: $mode run took $VM_SECONDS s (smp $vm_opt_smp, mem $vm_opt_mem)"
+        echo "vm: $vm_name: $mode run of $VM_KVER took $VM_SECONDS s (smp $vm_opt_smp, mem $vm_opt_mem, boots $VM_BOOTS, retries $((VM_BOOTS - 1)))"
 }
 
 # Parses the options both modes take into vm_opt_*; leaves the script in vm_script.
@@ -311,6 +359,8 @@ EOF
 
 vm_systemd() {
         vm_parse systemd "$@" || return
+        [ -f "$VM_ROOTFS/.hvtuned-release-complete" ] ||
+                { echo "vm: no $VM_SUITE root in $VM_ROOTFS: call vm_require_rootfs first" >&2; return 255; }
         local root=$VM_WORK/$vm_name.root d
         VM_OUT=${vm_opt_out:-$VM_WORK/$vm_name.out}
         mkdir -p "$VM_OUT" || return 255
@@ -324,10 +374,11 @@ fail() { echo "vmtest /init: $*"; echo "VMTEST-EXIT=255"; poweroff -f; }
 p9="trans=virtio,version=9p2000.L,msize=512000"
 mkdir -p /host /rw /newroot
 # cache=loose: systemd's start (generators, unit loading, udev rules) is thousands of
-# lookups and reads, each a round trip to QEMU without it; the host's root holds still
+# lookups and reads, each a round trip to QEMU without it; the cached root holds still
 # for the few seconds of a run.
-mount -t 9p -o "$p9,ro,cache=loose" hostroot /host || fail "cannot mount the host's root"
-# The host's root below a tmpfs: the guest may write anywhere, the host sees none of it.
+mount -t 9p -o "$p9,ro,cache=loose" hostroot /host || fail "cannot mount the release's root"
+# The release's root below a tmpfs: the guest may write anywhere, the cached root stays as
+# tools/fetch-release made it.
 mount -t tmpfs -o mode=0755 tmpfs /rw
 mkdir /rw/upper /rw/work
 mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
@@ -335,9 +386,9 @@ mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /
 # With /.dockerenv systemd takes itself for a container's init: it ignores the kernel
 # command line and skips the units conditioned on a real machine.
 rm -f /newroot/.dockerenv
-# systemd-tmpfiles would otherwise walk (and clean) the host's /tmp over 9p: tens of seconds.
+# systemd-tmpfiles would otherwise walk (and clean) the root's /tmp over 9p.
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
-# The host may have no /lib/modules at all (a container image).
+# A root may have no /lib/modules at all.
 mkdir -p /newroot/lib/modules
 mount -t 9p -o "$p9,ro,cache=loose" modules /newroot/lib/modules || fail "cannot mount the modules"
 cp -a /stage/. /newroot/ || fail "cannot copy the staging tree"
@@ -367,11 +418,12 @@ EOF
         if [ -n "$vm_opt_stage" ]; then
                 cp -a "$vm_opt_stage/." "$root/stage/" ||
                         { echo "vm: --stage $vm_opt_stage: cannot copy" >&2; return 255; }
-                # busybox cp cannot put a directory where the root has a link (/lib -> usr/lib).
+                # busybox cp cannot put a directory where the root has a link (/lib -> usr/lib
+                # on a merged-/usr root: bookworm's and trixie's, not bullseye's).
                 for d in bin sbin lib lib32 lib64; do
-                        if [ -d "$root/stage/$d" ] && [ ! -L "$root/stage/$d" ] && [ -L "/$d" ]; then
-                                mkdir -p "$root/stage/$(readlink "/$d")"
-                                cp -a "$root/stage/$d/." "$root/stage/$(readlink "/$d")/"
+                        if [ -d "$root/stage/$d" ] && [ ! -L "$root/stage/$d" ] && [ -L "$VM_ROOTFS/$d" ]; then
+                                mkdir -p "$root/stage/$(readlink "$VM_ROOTFS/$d")"
+                                cp -a "$root/stage/$d/." "$root/stage/$(readlink "$VM_ROOTFS/$d")/"
                                 rm -rf "${root:?}/stage/$d"
                         fi
                 done
@@ -407,8 +459,8 @@ EOF
         cat > "$root/stage/etc/systemd/system/vmtest.target" <<'EOF'
 [Unit]
 Description=hvtuned VM test system
-# The host's root comes with whatever its image enables in multi-user.target (a database
-# server: 15 s): the test boots to basic.target and what it asks for instead.
+# A root comes with whatever its image enables in multi-user.target: the test boots to
+# basic.target and what it asks for instead.
 Requires=basic.target
 After=basic.target
 Wants=vmtest.service
@@ -417,11 +469,11 @@ EOF
         vm_cpio "$root" "$VM_WORK/$vm_name.cpio" || return 255
         rm -rf "$root"
 
-        # The three 9p shares /init mounts: the host's root (read-only; remap: it spans
-        # several host filesystems whose inode numbers would collide), the kernel's modules
-        # (the host has none of this kernel's) and the results directory.
+        # The three 9p shares /init mounts: the release's root (read-only; remap: in case it
+        # spans several host filesystems whose inode numbers would collide), the kernel's
+        # modules (the root has none of this kernel's) and the results directory.
         vm_qemu systemd "systemd.unit=vmtest.target systemd.wants=vmtest.service systemd.firstboot=off $vm_opt_append" \
-                -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+                -virtfs "local,path=$VM_ROOTFS,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
                 -virtfs "local,path=$VM_TREE/lib/modules,mount_tag=modules,security_model=none,readonly=on" \
                 -virtfs "local,path=$VM_OUT,mount_tag=vmtestout,security_model=none"
         VM_OUTPUT=$VM_OUT/output.log

@@ -1,7 +1,9 @@
 #!/bin/bash
-# The storvsc stand-in against the facts it models (tests/vm/standin/guest-selftest.sh, each
-# check citing the 6.1 source): the parameter's mode, read at probe and reset to 0 above the
-# present CPUs; can_queue from storvsc's formula; one hw queue per present CPU, or the cap;
+# The storvsc stand-in against the facts it models of the guest's kernel's storvsc (VM_KERNEL:
+# 5.10, 6.1, 6.12, 7.3; tests/vm/standin/guest-selftest.sh, hv_storvsc.c citing each version's
+# source): the parameter (absent on 5.10), its mode, read at probe and reset to 0 above the
+# present CPUs; can_queue from storvsc's formula (369 or 352 requests a channel); one hw queue
+# per present CPU, or the cap;
 # the sysfs path, class_id and device_id; INQUIRY strings; data through unbind and bind;
 # LUN hot-add and hot-remove; the IDE case; rmmod. On a busybox guest with 8 CPUs, so that a
 # cap of 4 means something. Exits 77 only without root, QEMU or the kernel.

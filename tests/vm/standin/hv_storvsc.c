@@ -13,6 +13,25 @@
  * "openvmm" = github.com/microsoft/openvmm vm/devices/storage/{storvsp,scsidisk}.
  * A bare ":NNNN" is a storvsc_drv.c line.
  *
+ * One source for every kernel of the real-kernel tier, built against each one's
+ * headers. Where storvsc itself differs (what hvtuned sees), the model follows
+ * that version's storvsc_drv.c, cited as 5.10:NNNN (linux-source-5.10
+ * 5.10.262-1), 6.12:NNNN (linux-source-6.12 6.12.118-1), 7.3:NNNN
+ * (linux-source-7.3 7.3.4-1~bpo13+1):
+ *   - storvsc_max_hw_queues: absent before 5.13 (a81a38cc6dda); 5.10:2015-2016
+ *     gives a SCSI controller one hw queue per present CPU, always. From 5.13 a
+ *     uint 0644 read at probe, reset to 0 (with a warning) above the present
+ *     CPUs, not clamped: :2045-2055, 6.12:2055-2063, 7.3:2057-2065.
+ *   - requests a channel: 5.10:2173-2178 divides the ring (128 KiB less a page,
+ *     not VMBUS_RING_SIZE) by a packet less vmscsi_size_delta (the WIN8
+ *     extension's 16 bytes, 5.10:231): 369; :2212-2217, 6.12:2220-2225, 7.3:2222-2227: 352.
+ *   - can_queue = that x (subchannels + 1) x 90%: 5.10:1943, :1951, 6.12:1962,
+ *     7.3:1964. cmd_size sizeof(struct storvsc_cmd_request), 416 on each:
+ *     5.10:1852 (struct at 5.10:423-436), :1880, 6.12:1889, 7.3:1891.
+ * The kernel API around them (bus callbacks, scsi_done, the host template's
+ * hooks) moved between these versions: the STANDIN_* macros below follow it,
+ * and change no modelled behaviour.
+ *
  * Test control (not part of the model), debugfs file
  *   /sys/kernel/debug/hv_storvsc_standin/control   (write one command; read: state)
  *     add scsi|ide <guid> [nluns [mib]]  offer a controller, LUNs 0..nluns-1 (1 x 8 MiB)
@@ -34,7 +53,12 @@
 #include <linux/dma-mapping.h>
 #include <linux/hyperv.h>
 #include <linux/vmalloc.h>
+#include <linux/version.h>
+#if __has_include(<linux/unaligned.h>)		/* moved there in 6.12 */
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 #include <scsi/scsi.h>
 #include <scsi/scsi_cmnd.h>
 #include <scsi/scsi_dbg.h>
@@ -42,13 +66,45 @@
 #include <scsi/scsi_devinfo.h>
 #include <scsi/scsi_host.h>
 
+/* The kernel API the stand-in uses, by version (none of it is modelled behaviour). */
+#define STANDIN_KV(a, b) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, 0))
+#if STANDIN_KV(5, 15)		/* bus_type.remove returns void */
+#define STANDIN_BUS_REMOVE_RET void
+#define STANDIN_BUS_REMOVE_OK
+#else
+#define STANDIN_BUS_REMOVE_RET int
+#define STANDIN_BUS_REMOVE_OK 0
+#endif
+#if STANDIN_KV(6, 11)		/* bus_type.match takes a const driver */
+#define STANDIN_MATCH_DRV const struct device_driver
+#else
+#define STANDIN_MATCH_DRV struct device_driver
+#endif
+#if STANDIN_KV(6, 3)		/* bus_type.uevent takes a const device */
+#define STANDIN_UEVENT_DEV const struct device
+#else
+#define STANDIN_UEVENT_DEV struct device
+#endif
+#if !STANDIN_KV(5, 16)		/* scsi_done() came in 5.16 */
+#define scsi_done(scmnd) (scmnd)->scsi_done(scmnd)
+#endif
+#ifdef SCSI_MLQUEUE_HOST_BUSY	/* an enum scsi_qc_status from 7.x */
+#define STANDIN_QC_STATUS int
+#else
+#define STANDIN_QC_STATUS enum scsi_qc_status
+#endif
+/* storvsc_max_hw_queues exists from 5.13 (a81a38cc6dda) */
+#define STANDIN_HAS_MAX_HW_QUEUES STANDIN_KV(5, 13)
+
 /* The real module's parameters, :154-161 and :336-356 */
 static int logging_level = 1;			/* 1 error, 2 warning */
 module_param(logging_level, int, 0644);
 static int storvsc_ringbuffer_size = 128 * 1024;
 module_param(storvsc_ringbuffer_size, int, 0444);
+#if STANDIN_HAS_MAX_HW_QUEUES
 static unsigned int storvsc_max_hw_queues;	/* :342/:347, read only at probe */
 module_param(storvsc_max_hw_queues, uint, 0644);
+#endif
 static int storvsc_vcpus_per_sub_channel = 4;
 module_param(storvsc_vcpus_per_sub_channel, int, 0444);
 static int ring_avail_percent_lowater = 10;
@@ -179,11 +235,11 @@ static const struct hv_vmbus_device_id *hv_vmbus_get_id(struct sv_dev *dev)
 }
 
 /* One driver on this bus, so the bus calls storvsc directly (real: via hv_driver) */
-static int vmbus_uevent(struct device *d, struct kobj_uevent_env *env)	/* vmbus_drv.c:650 */
+static int vmbus_uevent(STANDIN_UEVENT_DEV *d, struct kobj_uevent_env *env)	/* vmbus_drv.c:650 */
 {
 	return add_uevent_var(env, "MODALIAS=vmbus:%*phN", UUID_SIZE, &to_sv_dev(d)->dev_type);
 }
-static int vmbus_match(struct device *d, struct device_driver *drv)	/* vmbus_drv.c:819 */
+static int vmbus_match(struct device *d, STANDIN_MATCH_DRV *drv)	/* vmbus_drv.c:819 */
 {
 	return hv_vmbus_get_id(to_sv_dev(d)) != NULL;
 }
@@ -195,10 +251,11 @@ static int vmbus_probe(struct device *d)			/* vmbus_drv.c:837 */
 		pr_err("probe failed for device %s (%d)\n", dev_name(d), ret);
 	return ret;
 }
-static void vmbus_remove(struct device *d)			/* vmbus_drv.c:878 */
+static STANDIN_BUS_REMOVE_RET vmbus_remove(struct device *d)	/* vmbus_drv.c:878 */
 {
 	if (d->driver)
 		storvsc_remove(to_sv_dev(d));
+	return STANDIN_BUS_REMOVE_OK;
 }
 static struct bus_type hv_bus = {				/* vmbus_drv.c:988 */
 	.name = "vmbus", .match = vmbus_match, .probe = vmbus_probe,
@@ -422,7 +479,7 @@ static void storvsc_complete(struct Scsi_Host *host, struct sv_dev *dev,
 }
 
 /* :1715: the real one posts a VMBus packet; this host answers at once */
-static int storvsc_queuecommand(struct Scsi_Host *host, struct scsi_cmnd *scmnd)
+static STANDIN_QC_STATUS storvsc_queuecommand(struct Scsi_Host *host, struct scsi_cmnd *scmnd)
 {
 	struct hv_host_device *host_dev = shost_priv(host);
 	struct vsp_result r;
@@ -438,7 +495,11 @@ static int storvsc_device_alloc(struct scsi_device *sdevice)		/* :1566-1580 */
 	return 0;
 }
 
+#if STANDIN_KV(6, 14)		/* sdev_configure with the limits, 7.3:1629 */
+static int storvsc_device_configure(struct scsi_device *sdevice, struct queue_limits *lim)
+#else
 static int storvsc_device_configure(struct scsi_device *sdevice)	/* :1582-1608 */
+#endif
 {
 	blk_queue_rq_timeout(sdevice->request_queue, 180 * HZ);		/* :361 */
 	sdevice->no_report_opcodes = 1;
@@ -452,10 +513,17 @@ static int storvsc_host_reset_handler(struct scsi_cmnd *scmnd)	/* :1633: bus res
 	return SUCCESS;
 }
 
+#if STANDIN_KV(6, 2)
+static enum scsi_timeout_action storvsc_eh_timed_out(struct scsi_cmnd *scmnd)
+{
+	return SCSI_EH_RESET_TIMER;					/* 6.12:1699 */
+}
+#else
 static enum blk_eh_timer_return storvsc_eh_timed_out(struct scsi_cmnd *scmnd)
 {
 	return BLK_EH_RESET_TIMER;					/* :1688 */
 }
+#endif
 
 static int storvsc_change_queue_depth(struct scsi_device *sdev, int queue_depth);
 
@@ -467,8 +535,13 @@ static struct scsi_host_template scsi_driver = {			/* :1877-1895 */
 	.eh_host_reset_handler = storvsc_host_reset_handler,
 	.proc_name = "storvsc_host",
 	.eh_timed_out = storvsc_eh_timed_out,
+#if STANDIN_KV(6, 14)
+	.sdev_init = storvsc_device_alloc,				/* 7.3:1897-1898 */
+	.sdev_configure = storvsc_device_configure,
+#else
 	.slave_alloc = storvsc_device_alloc,
 	.slave_configure = storvsc_device_configure,
+#endif
 	.cmd_per_lun = 2048,
 	.this_id = -1,
 	.virt_boundary_mask = HV_HYP_PAGE_SIZE - 1,
@@ -504,23 +577,36 @@ static int storvsc_probe(struct sv_dev *device, const struct hv_vmbus_device_id 
 		return -ENOMEM;
 	host_dev = shost_priv(host);
 	*host_dev = (struct hv_host_device){ .dev = device, .host = host };
+#if STANDIN_HAS_MAX_HW_QUEUES	/* 5.10's storvsc sets no DMA alignment mask */
 	dma_set_min_align_mask(&device->device, HV_HYP_PAGE_SIZE - 1);	/* :1982 */
+#endif
 
 	host->max_lun = dev_is_ide ? STORVSC_IDE_MAX_LUNS_PER_TARGET : STORVSC_MAX_LUNS_PER_TARGET;
 	host->max_id = dev_is_ide ? STORVSC_IDE_MAX_TARGETS : STORVSC_MAX_TARGETS;
 	host->max_channel = (dev_is_ide ? STORVSC_IDE_MAX_CHANNELS : STORVSC_MAX_CHANNELS) - 1;
 	host->max_cmd_len = 16;						/* :2015 */
+#if STANDIN_HAS_MAX_HW_QUEUES
 	max_xfer_bytes = round_down(standin_max_transfer_bytes, HV_HYP_PAGE_SIZE);
 	host->max_sectors = max_xfer_bytes >> 9;			/* :2026 */
 	host->sg_tablesize = (max_xfer_bytes >> HV_HYP_PAGE_SHIFT) + 1;	/* :2040 */
+#else
+	/* 5.10:2010: the table from the host's answer, max_sectors left at the
+	 * midlayer's default (SCSI_DEFAULT_MAX_SECTORS: max_hw_sectors_kb 512) */
+	max_xfer_bytes = standin_max_transfer_bytes;
+	host->sg_tablesize = max_xfer_bytes >> PAGE_SHIFT;
+#endif
 
-	if (!dev_is_ide) {	/* :2045-2055; IDE leaves 0 = 1 queue (scsi_lib.c:2003) */
+	if (!dev_is_ide) {	/* IDE leaves 0 = 1 queue (scsi_lib.c:2003) */
+#if STANDIN_HAS_MAX_HW_QUEUES	/* :2045-2055, 6.12:2055-2063, 7.3:2057-2065 */
 		if (storvsc_max_hw_queues > num_present_cpus) {
 			storvsc_max_hw_queues = 0;
 			storvsc_log(device, 2,
 				    "Resetting invalid storvsc_max_hw_queues value to default.\n");
 		}
 		host->nr_hw_queues = storvsc_max_hw_queues ? : num_present_cpus;
+#else
+		host->nr_hw_queues = num_present_cpus;			/* 5.10:2015-2016 */
+#endif
 	}
 
 	host_dev->handle_error_wq = alloc_ordered_workqueue("storvsc_error_wq_%d", 0,
@@ -798,9 +884,19 @@ static int __init storvsc_drv_init(void)
 	unsigned int nluns, mib;
 	int ret;
 
-	/* :2212-2217: (VMBUS_RING_SIZE(128 KiB) = 135168 - 4096) / ALIGN(288 + 64 + 8, 8) = 352 */
+#if STANDIN_HAS_MAX_HW_QUEUES
+	/* :2212-2217, 6.12:2220-2225, 7.3:2222-2227: (VMBUS_RING_SIZE(128 KiB) = 135168 - 4096)
+	 * / ALIGN(MAX_MULTIPAGE_BUFFER_PACKET + 64 + 8, 8) = 352 */
 	max_outstanding_req_per_channel = (VMBUS_RING_SIZE(storvsc_ringbuffer_size) - PAGE_SIZE) /
 		ALIGN(MAX_MULTIPAGE_BUFFER_PACKET + 64 + sizeof(u64), sizeof(u64));
+#else
+	/* 5.10:2173-2178: (128 KiB - 4096) / ALIGN(MAX_MULTIPAGE_BUFFER_PACKET + 64 + 8
+	 * - vmscsi_size_delta, 8), the delta still sizeof(struct vmscsi_win8_extension)
+	 * (5.10:180-191: 2 + 1 + 1 + 4 + 4 + 4 = 16) at module init (5.10:231); the packet
+	 * 0x18 + sizeof(struct hv_multipage_buffer) (8 + 32 x 8) = 288: 126976 / 344 = 369 */
+	max_outstanding_req_per_channel = (storvsc_ringbuffer_size - PAGE_SIZE) /
+		ALIGN(MAX_MULTIPAGE_BUFFER_PACKET + 64 + sizeof(u64) - 16, sizeof(u64));
+#endif
 
 	vmbus_root = root_device_register("VMBUS:00");
 	if (IS_ERR(vmbus_root))

@@ -28,6 +28,7 @@ struct hvt_host {
         struct hvt_originals orig;       /* the parameter before hvtuned first wrote it */
         struct hvt_controllers controllers;
         bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
+        int cap_support;                 /* hvt_host_cap_supported() */
 };
 
 /* What happened since start, for the metrics file. */

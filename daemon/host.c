@@ -61,6 +61,26 @@ static bool over_cap(const struct hvt_host *h, const struct hvt_controller *c) {
         return capped_queues(h, c) < c->nr_hw_queues;
 }
 
+/* A kernel before 5.13: storvsc has no storvsc_max_hw_queues, gives every SCSI controller one
+ * hw queue per present CPU, and nothing but another kernel changes that. */
+static bool cap_unsupported(const struct hvt_host *h) {
+        return h->cap_support == 0;
+}
+
+/* 1 when storvsc has the parameter, 0 when storvsc is there without it, -errno when storvsc's
+ * parameters cannot be seen at all (no storvsc: nothing to say about its cap). */
+static int cap_support(void) {
+        if (access(PARAM_DIR "/storvsc_max_hw_queues", F_OK) == 0)
+                return 1;
+        if (errno != ENOENT)
+                return negative_errno();
+        return access(PARAM_DIR, F_OK) == 0 ? 0 : negative_errno();
+}
+
+int hvt_host_cap_supported(const struct hvt_daemon *d) {
+        return d->host.cap_support;
+}
+
 /* Whether the parameter holds the cap (or would, in a dry run): only then does a controller
  * probed from now on get it. When the write failed, only the boot-time setting still can;
  * when the parameter does not exist (before 5.13), nothing can. */
@@ -95,7 +115,7 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                 buf[0] = '\0';
         else if (n_over == 0)
                 snprintf(buf, size, "hw queues: every controller within cap %u", h->target);
-        else if (h->param_last.outcome == HVT_UNSUPPORTED)
+        else if (cap_unsupported(h))
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, which this kernel cannot apply",
                          n_over, n_over == 1 ? "" : "s", h->target);
         else
@@ -118,7 +138,9 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         .nr_hw_queues = c->nr_hw_queues,
                         .can_queue = c->can_queue,
                         .bytes = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue),
-                        .capped_bytes = hvt_hwq_estimate_bytes(capped_queues(h, c), c->can_queue),
+                        /* Nothing comes back on a kernel that cannot cap: claim nothing. */
+                        .capped_bytes = hvt_hwq_estimate_bytes(cap_unsupported(h) ? c->nr_hw_queues :
+                                                               capped_queues(h, c), c->can_queue),
                 };
         }
 }
@@ -127,12 +149,12 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         const struct hvt_host *h = &d->host;
         unsigned capped = capped_queues(h, c);
         uint64_t now = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue);
-        uint64_t then = hvt_hwq_estimate_bytes(capped, c->can_queue);
+        uint64_t then = cap_unsupported(h) ? now : hvt_hwq_estimate_bytes(capped, c->can_queue);
         char s_now[32], s_then[32], tail[192];
 
         hvt_format_bytes(now, s_now, sizeof(s_now));
         hvt_format_bytes(then, s_then, sizeof(s_then));
-        if (over_cap(h, c) && h->param_last.outcome == HVT_UNSUPPORTED)
+        if (over_cap(h, c) && cap_unsupported(h))
                 snprintf(tail, sizeof(tail), "over the cap of %u, which this kernel's storvsc cannot apply",
                          h->target);
         else if (over_cap(h, c))
@@ -150,7 +172,8 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                                              HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
                                              HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now),
                                              HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then),
-                                             HVT_FIELD("HVTUNED_OVER_CAP=%s", over_cap(h, c) ? "yes" : "no")),
+                                             HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(h, c) ? "no" :
+                                                       cap_unsupported(h) ? "unsupported" : "yes")),
                                   "host%u (controller %s, %s): %u hw queue%s x %u requests, ~%s preallocated; %s",
                                   c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
                                   c->nr_hw_queues == 1 ? "" : "s", c->can_queue, s_now, tail);
@@ -170,8 +193,8 @@ static void report_advice(struct hvt_daemon *d) {
 
         if (n_over == 0)
                 return;
-        /* No parameter, no command-line option either: the controller reports say so. */
-        if (h->param_last.outcome == HVT_UNSUPPORTED)
+        /* No parameter, no command-line option either: the parameter's report says so. */
+        if (cap_unsupported(h))
                 return;
         r = hvt_read_file(CMDLINE, &cmdline);
         if (r >= 0)
@@ -266,7 +289,8 @@ static void load_original(struct hvt_daemon *d) {
                                        "%s: cannot read the record of its original value (%m)", driver.name);
 }
 
-static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_action action) {
+static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_action action,
+                         const char *because) {
         struct hvt_subject driver = hvt_subject_driver();
         unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
         const struct hvt_result *last = &d->host.param_last;
@@ -275,7 +299,7 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
         if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
             last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
-        hvt_report_result(&d->log, &driver, r, action, flags);
+        hvt_report_result_because(&d->log, &driver, r, action, flags, because);
         d->host.param_last = *r;
         if (r->outcome == HVT_FAILED)
                 d->any_failed = true;
@@ -300,7 +324,10 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action acti
                 /* Before 5.13 (and without storvsc) there is no such parameter. */
                 res.outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
                 res.error = -r;
-                return report_param(d, &res, action);
+                return report_param(d, &res, action,
+                                    cap_unsupported(&d->host) ? "this kernel predates storvsc_max_hw_queues, which came in 5.13: "
+                                    "every SCSI controller has one hw queue per present CPU, and only a kernel update "
+                                    "can cap them (no module option or kernel command line does)" : NULL);
         }
         errno = 0;
         cur = strtoul(buf, &end, 10);
@@ -311,11 +338,11 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action acti
                 snprintf(res.from, sizeof(res.from), "%lu", cur);
                 if (cur != value)  /* "0" already means one per present CPU */
                         snprintf(res.kept, sizeof(res.kept), "%lu", cur);
-                return report_param(d, &res, action);
+                return report_param(d, &res, action, NULL);
         }
         hvt_apply_attr(fd, HVT_ATTR_MAX_HW_QUEUES, &want, d->apply_flags,
                        action == HVT_ACTION_RESTORE ? NULL : record_original, d, &res);
-        report_param(d, &res, action);
+        report_param(d, &res, action, NULL);
 }
 
 void hvt_host_restore(struct hvt_daemon *d) {
@@ -334,6 +361,7 @@ void hvt_host_set_cap(struct hvt_daemon *d) {
         struct hvt_host *h = &d->host;
 
         load_original(d);
+        h->cap_support = cap_support();
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);
         if (h->target > 0)

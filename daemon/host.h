@@ -16,6 +16,10 @@ void hvt_host_done(struct hvt_host *h);
  * first write), or the original back when no cap applies any more. */
 void hvt_host_set_cap(struct hvt_daemon *d);
 
+/* 1 when this kernel's storvsc has storvsc_max_hw_queues, 0 when it predates it (5.13),
+ * -errno when unknown (no storvsc seen). */
+int hvt_host_cap_supported(const struct hvt_daemon *d);
+
 /* Reads every storvsc controller into d->host.controllers. */
 int hvt_host_scan(struct hvt_daemon *d);
 

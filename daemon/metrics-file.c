@@ -35,7 +35,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 .reload_failures = d->counters.reload_failures,
                 .last_reload_usec = d->counters.last_reload_usec,
                 .last_reload_ok = d->counters.last_reload_ok,
-                .cap = d->host.target,
+                /* A kernel without the parameter is asked no cap. */
+                .cap = hvt_host_cap_supported(d) == 0 ? 0 : d->host.target,
+                .cap_support = hvt_host_cap_supported(d) > 0 ? HVT_CAP_SUPPORTED :
+                               hvt_host_cap_supported(d) == 0 ? HVT_CAP_UNSUPPORTED : HVT_CAP_UNKNOWN,
                 .controllers = ctrl,
                 .n_controllers = d->host.controllers.n,
         };

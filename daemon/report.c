@@ -112,7 +112,8 @@ static const char *const action_names[] = {
 };
 
 /* What follows "sda queue/scheduler: ". */
-static void format_result(const struct hvt_result *r, enum hvt_action action, char *buf, size_t size) {
+static void format_result(const struct hvt_result *r, enum hvt_action action, const char *because, char *buf,
+                          size_t size) {
         const char *outcome = hvt_outcome_to_string(r->outcome);
         const char *what = outcome;
 
@@ -172,7 +173,8 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, ch
                         snprintf(buf, size, "%s -> %s (%s: the disk offers %s)", r->from, r->to,
                                  what, r->offered);
                 else
-                        snprintf(buf, size, "%s (%s: no such attribute on this kernel)", r->to, what);
+                        snprintf(buf, size, "%s (%s: %s)", r->to, what,
+                                 because ? because : "no such attribute on this kernel");
                 break;
         default:
                 snprintf(buf, size, "%s -> %s (%s)", r->from, r->to, what);
@@ -192,7 +194,13 @@ static const char *message_id(const struct hvt_result *r, enum hvt_action action
 
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_action action, unsigned flags) {
-        char attr[48], cause[48] = "", text[320], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX];
+        hvt_report_result_because(log, subject, r, action, flags, NULL);
+}
+
+void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subject *subject,
+                               const struct hvt_result *r, enum hvt_action action, unsigned flags,
+                               const char *because) {
+        char attr[48], cause[48] = "", text[512], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX];
         const char *optional[2] = {};
         size_t n_optional = 0;
         int prio = outcome_log[r->outcome].prio;
@@ -206,7 +214,7 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subj
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
-        format_result(r, action, text, sizeof(text));
+        format_result(r, action, because, text, sizeof(text));
         if (r->watched || r->held)
                 (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
         /* The optional fields that apply, packed first: the first NULL ends the list. */

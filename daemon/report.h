@@ -21,6 +21,12 @@ enum {
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_action action, unsigned flags);
 
+/* The same, with why an unsupported attribute is missing, in place of "no such attribute on
+ * this kernel". */
+void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subject *subject,
+                               const struct hvt_result *r, enum hvt_action action, unsigned flags,
+                               const char *because);
+
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk);
 /* A managed disk that is no longer a Hyper-V disk: forgotten, left as it is. */

@@ -94,6 +94,12 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_hw_queue_cap", "gauge",
                "The cap on hw queues asked of storvsc for controllers probed from now on; 0: none.");
         fprintf(f, "hvtuned_hw_queue_cap %u\n", m->cap);
+        if (m->cap_support != HVT_CAP_UNKNOWN) {
+                header(f, "hvtuned_hw_queue_cap_supported", "gauge",
+                       "Whether this kernel's storvsc can cap hw queues (storvsc_max_hw_queues, 5.13 and later); "
+                       "0: one per present CPU until a kernel update, and no memory to win back.");
+                fprintf(f, "hvtuned_hw_queue_cap_supported %d\n", m->cap_support == HVT_CAP_SUPPORTED);
+        }
         per_controller(f, m, "hvtuned_controller_hw_queues", "A storvsc controller's hw queues.", hw_queues);
         per_controller(f, m, "hvtuned_controller_can_queue",
                        "A storvsc controller's requests per hw queue (the SCSI host's can_queue).", can_queue);

@@ -19,6 +19,13 @@ struct hvt_metrics_controller {
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
 };
 
+/* Whether storvsc has storvsc_max_hw_queues (5.13 and later). */
+enum hvt_cap_support {
+        HVT_CAP_UNKNOWN,        /* no storvsc seen: not written */
+        HVT_CAP_SUPPORTED,
+        HVT_CAP_UNSUPPORTED,    /* one hw queue per present CPU until a kernel update */
+};
+
 /* What a pass leaves, gathered by the daemon. */
 struct hvt_metrics {
         const char *version;
@@ -29,6 +36,7 @@ struct hvt_metrics {
         uint64_t last_reload_usec;              /* CLOCK_REALTIME; 0: none yet */
         bool last_reload_ok;
         unsigned cap;                           /* the hw queue cap asked of storvsc; 0: none */
+        enum hvt_cap_support cap_support;
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
 };

@@ -300,7 +300,95 @@ START_TEST(test_param_refuses) {
         /* A kernel before 5.13 has no such parameter: unsupported, not failed. */
         ck_assert_int_eq(unlink(sys_path(PARAM)), 0);
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
-        assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: no such attribute on this kernel)\n");
+        assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates "
+                        "storvsc_max_hw_queues, which came in 5.13");
+        g_object_unref(tb);
+}
+END_TEST
+
+static unsigned count(const char *text, const char *what) {
+        unsigned n = 0;
+
+        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+                n++;
+        return n;
+}
+
+/* Waits until the metrics file holds needle. */
+static char *wait_metrics(const char *path, const char *needle) {
+        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
+
+        for (int waited = 0;; waited += 10) {
+                char *text = NULL;
+
+                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
+                        return hv_keep(text);
+                ck_assert_msg(waited < limit_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, limit_ms,
+                              text ? text : "(no file)");
+                g_free(text);
+                usleep(10 * 1000);
+        }
+}
+
+#define BULLSEYE0 "{b1e5a11e-1e82-4818-a1c3-63d806ec15bb}"
+#define BULLSEYE1 "{b1e5a11f-1e82-4818-a1c3-63d806ec15bb}"
+#define NO_CAP_WHY "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates " \
+                   "storvsc_max_hw_queues, which came in 5.13: every SCSI controller has one hw queue per present " \
+                   "CPU, and only a kernel update can cap them (no module option or kernel command line does))\n"
+
+/* Debian 11's 5.10 on 8 vCPUs: storvsc has no storvsc_max_hw_queues. The service says so
+ * once, with why, through a reload; advises no boot step (none exists); its metrics say the
+ * cap is unsupported and claim no memory to win back. */
+START_TEST(test_no_cap) {
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX", *prom, *text, *config, *err, *m;
+        UMockdevTestbed *tb;
+        const char *args[3];
+        struct hv_run run;
+
+        host_files("BOOT_IMAGE=/boot/vmlinuz-5.10.0-46-cloud-amd64 root=PARTUUID=3e1a7c52-01 ro console=ttyS0\n",
+                   NULL, NULL, NULL);
+        tb = testbed_load("bullseye");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = hv_keep(g_build_filename(dir, "hvtuned.prom", NULL));
+        text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", prom);
+        config = config_write(text);
+        g_free(text);
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
+        args[0] = "-c", args[1] = config, args[2] = NULL;
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
+                         "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
+        m = wait_metrics(prom, "hvtuned_hw_queue_cap_supported 0\n");
+        assert_contains(m, "hvtuned_hw_queue_cap 0\n");
+        assert_contains(m, "hvtuned_controller_hw_queues{host=\"host0\",controller=\"" BULLSEYE0 "\",kind=\"scsi\"} 8\n");
+        assert_contains(m, "hvtuned_controller_can_queue{host=\"host1\",controller=\"" BULLSEYE1 "\",kind=\"scsi\"} 664\n");
+        for (const char *const *c = (const char *const[]) { "host0\",controller=\"" BULLSEYE0,
+                                                             "host1\",controller=\"" BULLSEYE1, NULL }; *c; c++) {
+                char *now = g_strdup_printf("hvtuned_controller_preallocated_bytes{host=\"%s\",kind=\"scsi\"} ", *c);
+                char *then = g_strdup_printf("hvtuned_controller_capped_preallocated_bytes{host=\"%s\",kind=\"scsi\"} ", *c);
+                const char *a = strstr(m, now), *b = strstr(m, then);
+
+                ck_assert_msg(a && b, "no bytes of %s in:\n%s", *c, m);
+                a += strlen(now), b += strlen(then);
+                /* Nothing to win back: what it holds under "the cap" is what it holds. */
+                ck_assert_int_eq(strtoull(a, NULL, 10), strtoull(b, NULL, 10));
+                ck_assert_int_gt(strtoull(a, NULL, 10), 0);
+                g_free(now);
+                g_free(then);
+        }
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
+                         "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(count(err, NO_CAP_WHY), 1);
+        ck_assert_uint_eq(count(err, "storvsc_max_hw_queues"), 2);  /* that line only */
+        assert_contains(err, "host0 (controller " BULLSEYE0 ", scsi): 8 hw queues x 664 requests, ");
+        ck_assert_ptr_null(strstr(err, "To cap them from boot"));
+        ck_assert_ptr_null(strstr(err, "reclaimable"));
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        (void) rmdir(dir);
+        unlink(config);
         g_object_unref(tb);
 }
 END_TEST
@@ -797,6 +885,7 @@ int main(void) {
         tcase_add_loop_test(cap, test_boot_advice_per_platform, 0, G_N_ELEMENTS(platforms));
         tcase_add_test(cap, test_configured_cap);
         tcase_add_test(cap, test_param_refuses);
+        tcase_add_test(cap, test_no_cap);
         tcase_add_test(cap, test_daemon_status_reload_stop);
         suite_add_tcase(s, cap);
 

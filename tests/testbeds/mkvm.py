@@ -66,10 +66,15 @@ KERNELS = {
                max_sectors_kb=1280, cap_sd="0", cap_removable="1", use_blk_mq="1"),
     "5.15": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
                  max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1"),
+    # Debian 11's 5.10: no storvsc_max_hw_queues (5.13), so one hw queue per present CPU
+    # always; 369 requests a channel (storvsc_drv.c, 5.10's ring arithmetic); no diskseq (5.15).
+    "5.10": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
+                 max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1",
+                 hwq_param=False, diskseq=False, ring_requests=369),
     # nr_hw_queues (scsi_host) came in 5.10.
     "legacy": dict(sched=["noop", "deadline", "cfq"], mq=False, io_timeout=False,
                    max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0",
-                   nr_hw_queues=False),
+                   nr_hw_queues=False, hwq_param=False, diskseq=False),
 }
 
 # LUN tuple: (H:C:T:L, disk name, scheduler, size in sectors, [(partno, start, size)], hotplug)
@@ -103,6 +108,13 @@ PROFILES = {
                 ("0:0:0:2", "sdc", "mq-deadline", 1024 * GIB, [], False),  # user distro root
                 ("0:0:0:3", "sdd", "none", 1024 * GIB, [], False),
                 ("0:0:0:4", "sde", "none", 64 * GIB, [], True)])]),       # wsl --mount
+    # An Azure VM of 8 vCPUs on Debian 11 (5.10): the cap has nothing to act on.
+    "bullseye": dict(vcpus=8, kernel="5.10", wbt=True, vmbus=GEN2_VMBUS, others="wsl",
+        controllers=[
+            dict(host=0, guid="b1e5a11e-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
+                ("0:0:0:0", "sda", "mq-deadline", 30 * GIB, AZURE_OS_PARTS, False)]),
+            dict(host=1, guid="b1e5a11f-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=15, luns=[
+                ("1:0:0:0", "sdb", "none", 256 * GIB, [], False)])]),
     "legacy": dict(vcpus=4, kernel="legacy", wbt=False, vmbus=GEN2_VMBUS, others="none",
         controllers=[
             dict(host=0, guid="d1b2c3a4-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
@@ -159,8 +171,11 @@ def sd_name(idx):
     return "sd" + name
 
 
-def can_queue(vcpus, ide=False):
-    return 316 if ide else 352 * ((vcpus - 1) // 4 + 1) * 90 // 100
+def can_queue(vcpus, ide=False, kern="6x"):
+    """storvsc_probe(): a ring's requests per channel (one channel per 4 vCPUs), 90% of them;
+    IDE has the one channel."""
+    ring = KERNELS[kern].get("ring_requests", 352)
+    return ring * 90 // 100 if ide else ring * ((vcpus - 1) // 4 + 1) * 90 // 100
 
 
 def cpu_lists(kernel, vcpus, nq):
@@ -197,7 +212,7 @@ def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, p
              ("removable", removable), ("range", rng), ("ext_range", "256"),
              ("capability", cap or k["cap_sd"]), ("hidden", "0"), ("alignment_offset", "0"),
              ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))] + list(extra)
-    if kern != "legacy":  # diskseq: 5.15+; a unique number per disk instance (plausible, not real)
+    if k.get("diskseq", True):  # diskseq: 5.15+; a unique number per disk instance (plausible, not real)
         attrs.append(("diskseq", str(devnum[0] * 1000 + devnum[1] // 16 + 1 + seq_offset)))
     attrs += [("queue/" + a, v) for a, v in q]
     if has_mq:
@@ -271,8 +286,8 @@ def acpi_chain(vmbus):
 
 def hw_queues(p, ide):
     """storvsc_probe(): IDE keeps one queue; SCSI gets the cap, or one per present CPU when
-    there is none or it exceeds them."""
-    cap = p.get("hwq_cap", 0)
+    there is none or it exceeds them (or the kernel has no cap)."""
+    cap = p.get("hwq_cap", 0) if KERNELS[p["kernel"]].get("hwq_param", True) else 0
     return 1 if ide else (cap if 0 < cap <= p["vcpus"] else p["vcpus"])
 
 
@@ -280,7 +295,7 @@ def hv_lun(p, ctl, host, lun, seq_offset=0):
     """Devices for one Hyper-V LUN: target, scsi_device (+ class devs), disk, partitions."""
     hctl, name, sched, size, parts, _ = lun
     ide = ctl["cls"] == IDE_CLASS
-    cq = can_queue(p["vcpus"], ide)
+    cq = can_queue(p["vcpus"], ide, p["kernel"])
     nq = hw_queues(p, ide)
     host_path = f"{p['vmbus']}/{ctl['guid']}/host{host}"
     id_path = "acpi-%s-vmbus-%s-lun-%s" % (p["vmbus"].rsplit("/", 1)[1],
@@ -298,8 +313,8 @@ def host_devices(p, ctl, hotplug, seq_offset=0):
     """The SCSI host of a controller and its LUNs: what a probe of the controller makes."""
     ide = ctl["cls"] == IDE_CLASS
     devs = scsi_host(f"{p['vmbus']}/{ctl['guid']}", ctl["host"], "storvsc_host",
-                     can_queue(p["vcpus"], ide), hw_queues(p, ide),
-                     2048 if not ide else can_queue(p["vcpus"], ide), p["kernel"], sg=512)
+                     can_queue(p["vcpus"], ide, p["kernel"]), hw_queues(p, ide),
+                     2048 if not ide else can_queue(p["vcpus"], ide, p["kernel"]), p["kernel"], sg=512)
     for lun in ctl["luns"]:
         if hotplug or not lun[5]:
             devs += hv_lun(p, ctl, ctl["host"], lun, seq_offset)
@@ -312,7 +327,7 @@ def driver_devices(p):
     params = [("parameters/logging_level", "1"), ("parameters/storvsc_ringbuffer_size", "131072"),
               ("parameters/storvsc_vcpus_per_sub_channel", "4"),
               ("parameters/ring_avail_percent_lowater", "10")]
-    if KERNELS[p["kernel"]]["mq"]:   # storvsc_max_hw_queues: 5.13 and later (and WSL's 5.15)
+    if KERNELS[p["kernel"]].get("hwq_param", True):   # storvsc_max_hw_queues: 5.13 and later
         params.append(("parameters/storvsc_max_hw_queues", str(p.get("hwq_cap", 0))))
     module = [] if p.get("builtin") else [("initstate", "live"), ("refcnt", "0"), ("coresize", "45056")]
     return [Dev("/devices/system/cpu", "cpu", [], [("present", cpus), ("possible", cpus), ("online", cpus),

@@ -321,9 +321,12 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action acti
         fd = hvt_sysfs_open_dir(PARAM_DIR);
         r = fd < 0 ? fd : hvt_sysfs_read(fd, "storvsc_max_hw_queues", buf, sizeof(buf));
         if (r < 0) {
-                /* Before 5.13 (and without storvsc) there is no such parameter. */
+                /* Before 5.13 (and without storvsc) there is no such parameter: what the read
+                 * finds is what the kernel has, whatever an earlier look said. */
                 res.outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
                 res.error = -r;
+                if (fd >= 0 && r == -ENOENT)
+                        d->host.cap_support = 0;
                 return report_param(d, &res, action,
                                     cap_unsupported(&d->host) ? "this kernel predates storvsc_max_hw_queues, which came in 5.13: "
                                     "every SCSI controller has one hw queue per present CPU, and only a kernel update "

@@ -388,7 +388,9 @@ static const struct param_case {
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB "
           "reclaimable at next boot, cap not set (Device or resource busy)", EBUSY },
         { "parameters/storvsc_max_hw_queues=open:ENOENT", "unsupported",
-          "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: no such attribute on this kernel)",
+          "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates storvsc_max_hw_queues, "
+          "which came in 5.13: every SCSI controller has one hw queue per present CPU, and only a kernel update can "
+          "cap them (no module option or kernel command line does))",
           "over the cap of 4, which this kernel's storvsc cannot apply", NULL,
           "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, which this "
           "kernel cannot apply", ENOENT },

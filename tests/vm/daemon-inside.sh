@@ -436,5 +436,39 @@ if [ $diffs != 0 ]; then
 fi
 ok "$VMTEST_KERNEL: max_sectors_kb managed, read_ahead_kb not (64 and 0; $ra_during while tuned, rotational $rot): after stop $(wc -l < /tmp/a0.after) writable attributes each as the operator left them; a second pass wrote nothing"
 
+# --- 8: a LUN removed and added again while hvtuned does not look -------------------------
+# The new disk has the old one's path and device number, and before 5.15 (5.10, RHEL 8's 4.18)
+# no diskseq: only its sysfs directory, a new kernfs node, tells it apart. hvtuned is stopped
+# (SIGSTOP) across the delete and the rescan, so the remove event comes after the new disk
+# appeared; its own original (bfq, a distro rule's) must be what its record holds and what
+# the stop gives back, not the old disk's mq-deadline.
+config <<'EOF'
+queue = { scheduler = "none"; };
+EOF
+echo mq-deadline > "/sys/block/$a0/queue/scheduler"
+systemctl start hvtuned || fail "start for the re-added LUN"
+wait_until 20 "$a0 tuned" 'test "$(sched "$a0")" = none'
+grep -qx "queue/scheduler=mq-deadline" "/run/hvtuned/$a0" || fail "the record of $a0 lacks mq-deadline: $(cat "/run/hvtuned/$a0")"
+lun=$(readlink -f "/sys/block/$a0/device")
+old_ino=$(stat -L -c %i "/sys/block/$a0")
+seq=$(cat "/sys/block/$a0/diskseq" 2>/dev/null || echo none)
+pid=$(systemctl show -P MainPID hvtuned)
+kill -STOP "$pid"
+echo 1 > "$lun/delete"
+echo "- - -" > "/sys/class/scsi_host/$(host_of "$A")/scan"
+wait_until 20 "the LUN back at $(basename "$lun")" 'ls "$lun/block" 2> /dev/null | grep -q .'
+new=$(ls "$lun/block")
+new_ino=$(stat -L -c %i "/sys/block/$new")
+[ "$new_ino" != "$old_ino" ] || fail "the re-added $new has the old sysfs inode $old_ino"
+settle
+echo bfq > "/sys/block/$new/queue/scheduler"
+kill -CONT "$pid"
+wait_until 20 "the re-added $new tuned" 'test "$(sched "$new")" = none'
+wait_until 20 "the record of the re-added $new" 'grep -qx "queue/scheduler=bfq" "/run/hvtuned/$new"'
+grep -qx "ino=$new_ino" "/run/hvtuned/$new" || fail "the record of $new does not name inode $new_ino: $(cat "/run/hvtuned/$new")"
+systemctl stop hvtuned || fail "stop after the re-added LUN"
+[ "$(sched "$new")" = bfq ] || fail "$new: $(sched "$new") after stop, not its own original bfq"
+ok "$VMTEST_KERNEL: a LUN deleted and re-added while hvtuned was stopped ($a0 -> $new, diskseq $seq, inode $old_ino -> $new_ino) got a record of its own, and its own bfq back at stop"
+
 dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
 echo "vmtest: all stages passed"

@@ -179,6 +179,10 @@ else
         "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, which this kernel cannot apply"*) ;;
         *) fail "STATUS on $VMTEST_KERNEL (no storvsc_max_hw_queues): $(status_text)" ;;
         esac
+        # Said once, with why; no boot advice for a parameter this kernel does not have.
+        said=$(journalctl -b -u hvtuned -o cat | grep -c "this kernel predates storvsc_max_hw_queues, which came in 5.13" || true)
+        [ "$said" = 1 ] || fail "the missing cap is said $said times, not once"
+        journalctl -b -u hvtuned -o cat | grep -q "To cap them from boot" && fail "boot advice on $VMTEST_KERNEL, which has no cap"
 fi
 wait_until 10 "$ide tuned" 'test "$(state "$ide")" = "none 128 1024 300"'
 for d in "$a0" "$a1" "$b0" "$ide"; do
@@ -206,8 +210,11 @@ can=$(cat "/sys/class/scsi_host/$(host_of $A)/can_queue")
 [ "$got" = 4 ] && [ "$can" = "$cq" ] || fail "controller A: HVTUNED_HW_QUEUES=$got, can_queue $can (want 4, $cq)"
 [ "$(jfield HVTUNED_CAN_QUEUE MESSAGE_ID=$CONTROLLER HVTUNED_CONTROLLER="{$A}" | tail -n 1)" = "$cq" ] ||
         fail "controller A: HVTUNED_CAN_QUEUE is not the kernel's $cq"
-[ "$(jfield HVTUNED_OVER_CAP MESSAGE_ID=$CONTROLLER HVTUNED_CONTROLLER="{$A}" | tail -n 1)" = yes ] ||
-        fail "controller A is not reported over the cap"
+# Over the cap it cannot have on 5.10: "unsupported", nothing to win back.
+over=yes
+[ $hascap = 1 ] || over=unsupported
+[ "$(jfield HVTUNED_OVER_CAP MESSAGE_ID=$CONTROLLER HVTUNED_CONTROLLER="{$A}" | tail -n 1)" = $over ] ||
+        fail "controller A is not reported over the cap ($over)"
 journalctl -b -x -u hvtuned --no-pager MESSAGE_ID=$APPLIED HVTUNED_DEVICE="$ide" HVTUNED_ATTR=queue/nr_requests |
         grep -q "hvtuned changed queue/nr_requests of the Hyper-V disk $ide" ||
         fail "journalctl -x shows no catalog text for a change"

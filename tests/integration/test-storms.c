@@ -301,7 +301,13 @@ START_TEST(test_signals_during_start) {
         setenv("HVTUNED_TEST_SLOW_MARK", mark, 1);
         hvtuned_launch(&run, (const char *const[]) { "-c", config, NULL });
         for (int waited = 0; !g_file_test(mark, G_FILE_TEST_EXISTS); waited += 10) {
-                ck_assert_msg(waited < 120000, "hvtuned never opened its configuration");
+                if (waited >= 120000) {
+                        g_autofree char *said = NULL;
+
+                        (void) g_file_get_contents(run.err_path, &said, NULL, NULL);
+                        ck_abort_msg("hvtuned never opened its configuration (%s); it said:\n%s",
+                                     kill(run.pid, 0) == 0 ? "still running" : "gone", said ? said : "(nothing)");
+                }
                 usleep(10 * 1000);
         }
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);

@@ -23,7 +23,7 @@ check() {  # check TESTBED "hyper-v disks" "other devices"
                                 echo \"FAIL: the rule does not parse: \$out\"; exit 1
                         fi
                         echo \"\$out\" | grep -qx SYSTEMD_WANTS=hvtuned.service || { echo \"FAIL: $1 \$d does not want hvtuned\"; exit 1; }
-                        echo \"\$out\" | grep -q \"^TAGS=.*:systemd:\" || { echo \"FAIL: $1 \$d is not tagged systemd\"; exit 1; }
+                        echo \"\$out\" | grep -q \"^TAGS=.*:systemd:\" || { echo \"\$out\"; echo \"FAIL: $1 \$d is not tagged systemd\"; exit 1; }
                         echo \"ok: $1 \$d wants hvtuned.service\"
                 done
                 for d in $3; do

@@ -70,11 +70,15 @@ int __real_openat(int dirfd, const char *path, int flags, ...);
 int __real_openat64(int dirfd, const char *path, int flags, ...);
 int __real_fstatat(int dirfd, const char *path, struct stat *st, int flags);
 int __real_fstatat64(int dirfd, const char *path, struct stat *st, int flags);
+int __real_stat(const char *path, struct stat *st);
+int __real_stat64(const char *path, struct stat64 *st);
 ssize_t __real_readlinkat(int dirfd, const char *path, char *buf, size_t size);
 int __wrap_openat(int dirfd, const char *path, int flags, ...);
 int __wrap_openat64(int dirfd, const char *path, int flags, ...);
 int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags);
 int __wrap_fstatat64(int dirfd, const char *path, struct stat *st, int flags);
+int __wrap_stat(const char *path, struct stat *st);
+int __wrap_stat64(const char *path, struct stat64 *st);
 ssize_t __wrap_readlinkat(int dirfd, const char *path, char *buf, size_t size);
 
 static void note(enum call_kind kind, int dirfd, const char *path, int flags) {
@@ -134,6 +138,18 @@ int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags) {
 int __wrap_fstatat64(int dirfd, const char *path, struct stat *st, int flags) {
         note(CALL_STAT, dirfd, path, flags);
         return __real_fstatat64(dirfd, path, st, flags);
+}
+
+/* The walk's stat() of each uevent file (lib/classify.c: umockdev 0.15.4 redirects stat(),
+ * not fstatat()). */
+int __wrap_stat(const char *path, struct stat *st) {
+        note(CALL_STAT, AT_FDCWD, path, 0);
+        return __real_stat(path, st);
+}
+
+int __wrap_stat64(const char *path, struct stat64 *st) {
+        note(CALL_STAT, AT_FDCWD, path, 0);
+        return __real_stat64(path, st);
 }
 
 ssize_t __wrap_readlinkat(int dirfd, const char *path, char *buf, size_t size) {

@@ -4,13 +4,29 @@
 # outside reads them back and gives the verdict. A container exits 0 whatever happened inside,
 # so the result file, not nspawn's exit status, is what a test goes by.
 #
-# Outside (run.sh): container_overlay, container_umount, container_boot, container_run,
-# container_verdict. Inside (bound at /opt/container.sh): finish, fail, expect, active.
+# Outside (run.sh): release_root, container_overlay, container_umount, container_boot,
+# container_run, container_verdict. Inside (bound at /opt/container.sh): finish, fail, expect, active.
 
 # --- outside -------------------------------------------------------------------------------
 
 container_sh=$(realpath "${BASH_SOURCE[0]}")
 container_timeout=${container_timeout:-300}
+
+# release_root SUITE: sets cache and root to SUITE's root (tools/fetch-release), once this
+# machine can run a release test: root, systemd-nspawn and the root itself. Without one of
+# them it skips (77) saying what to do, or fails under HVTUNED_REQUIRE_RELEASES=1 (CI).
+release_root() {
+        cache=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
+        root=$cache/$1
+        if [ "$(id -u)" != 0 ]; then release_skip "needs root for systemd-nspawn and the overlay mount"; fi
+        command -v systemd-nspawn > /dev/null || release_skip "no systemd-nspawn (package systemd-container)"
+        [ -f "$root/.hvtuned-release-complete" ] || release_skip "no $1 root in $cache: tools/fetch-release $1 makes it"
+}
+
+release_skip() {
+        if [ "${HVTUNED_REQUIRE_RELEASES:-0}" = 1 ]; then echo "FAIL: $* (HVTUNED_REQUIRE_RELEASES=1)"; exit 1; fi
+        echo "SKIP: $*"; exit 77
+}
 
 # container_overlay LOWER DIR: DIR/root becomes LOWER under an overlay whose writes land on a
 # tmpfs (DIR/ov), so that neither the host's root nor a cached release root is ever written.

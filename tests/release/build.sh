@@ -13,36 +13,19 @@
 # usage: build.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-cache=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
-root=$cache/$suite
-
-skip() {
-        if [ "${HVTUNED_REQUIRE_RELEASES:-0}" = 1 ]; then echo "FAIL: $* (HVTUNED_REQUIRE_RELEASES=1)"; exit 1; fi
-        echo "SKIP: $*"; exit 77
-}
-if [ "$(id -u)" != 0 ]; then skip "needs root for systemd-nspawn and the overlay mount"; fi
-command -v systemd-nspawn > /dev/null || skip "no systemd-nspawn (package systemd-container)"
-[ -f "$root/.hvtuned-release-complete" ] || skip "no $suite root in $cache: tools/fetch-release $suite makes it"
+. "$src/tests/container.sh"
+release_root "$suite"
 
 work=$(mktemp -d /var/tmp/hvtuned-release-build.XXXXXX)
-cleanup() {
-        umount "$work/root" 2>/dev/null || true
-        umount "$work/ov" 2>/dev/null || true
-        rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'container_umount "$work"; rm -rf "$work"' EXIT
 
 # What a release tarball holds, as tests/package/run.sh copies it: the working tree, not HEAD.
 mkdir -p "$work/src" "$work/out"
 (cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) | tar -C "$work/src" -xf -
 
-# nspawn's --volatile=overlay would put the whole root under a tmpfs only from its /usr; a
-# plain overlay keeps /etc and /var of the root too, with every write on the tmpfs.
-mkdir -p "$work/ov" "$work/root"
-mount -t tmpfs -o mode=0755 "hvtuned-release-$suite" "$work/ov"
-mkdir "$work/ov/upper" "$work/ov/work"
-mount -t overlay "hvtuned-release-$suite" \
-        -o "lowerdir=$root,upperdir=$work/ov/upper,workdir=$work/ov/work" "$work/root"
+# The root under an overlay whose writes land on a tmpfs: it keeps the root's /etc and /var,
+# which nspawn's --volatile=overlay would not.
+container_overlay "$root" "$work"
 
 # The integration suite needs that release's libudev and umockdev; in the host's own release
 # the plain build's run has done it with the very same ones, so only the unit suite runs.

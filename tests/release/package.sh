@@ -15,18 +15,8 @@
 # usage: package.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-cache=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
-root=$cache/$suite
-
-skip() {
-        if [ "${HVTUNED_REQUIRE_RELEASES:-0}" = 1 ]; then echo "FAIL: $* (HVTUNED_REQUIRE_RELEASES=1)"; exit 1; fi
-        echo "SKIP: $*"; exit 77
-}
-if [ "$(id -u)" != 0 ]; then skip "needs root for systemd-nspawn and the overlay mount"; fi
-command -v systemd-nspawn > /dev/null || skip "no systemd-nspawn (package systemd-container)"
-[ -f "$root/.hvtuned-release-complete" ] || skip "no $suite root in $cache: tools/fetch-release $suite makes it"
-
 . "$src/tests/container.sh"
+release_root "$suite"
 container_timeout=600
 # systemd 256 and later refuse to boot on the hybrid cgroup hierarchy some hosts still mount
 # (/sys/fs/cgroup a tmpfs with cgroup2 at unified/); nspawn gives the container a cgroup2-only

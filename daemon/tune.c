@@ -193,6 +193,8 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_originals, &hook, &a);
         hvt_track_applied(&t->slots, &a, v, &tally);
         report_results(d, t, &a, v);
+        if (tally.forgotten > 0)
+                (void) save_record(d, t);
 
         t->n_failed = restore_failed + tally.failed;
         t->n_unsupported = tally.unsupported;

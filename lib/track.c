@@ -149,8 +149,10 @@ int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *
                 bool unmanaged = !now->set && slot && slot->orig.set && !waits_for_cause(s, plan, slot);
 
                 /* Managed now: its original is put back as any managed one's. */
-                if (now->set && slot)
+                if (now->set && slot) {
                         slot->left[0] = '\0';
+                        slot->watch_only = false;
+                }
                 if (was && now->set && strcmp(slot->want.text, now->text) == 0)
                         memcpy(plan->kept[i], slot->last.kept, HVT_VALUE_MAX);
                 else if (slot && (!unmanaged || was))
@@ -236,6 +238,8 @@ int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
                 r = hvt_setting_from_kernel(&slot->orig, res->attr, res->from);
                 if (r < 0)
                         break;
+                /* One a scheduler switch resets goes back with the scheduler, switch or not. */
+                slot->watch_only = res->watched && !hvt_attr_reset_by_scheduler(res->attr);
                 taken[res->attr] = any = true;
         }
         if (r < 0) {
@@ -291,6 +295,15 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                         slot->acted = true;
                         slot->last_action = r->outcome;
                 }
+        }
+        for (size_t i = 0; i < s->n; i++) {
+                struct hvt_slot *slot = &s->slot[i];
+
+                if (slot->watch_only && slot->orig.set && !slot->want.set && !*slot->left) {
+                        slot->orig.set = false;
+                        ret_tally->forgotten++;
+                }
+                slot->watch_only = false;
         }
         hvt_slots_compact(s);
 }

@@ -44,6 +44,10 @@ struct hvt_slot {
         /* A knock-on not managed: what hvtuned's write left in it, which its restore expects
          * to find ("": not one, or not known since a restart: put back as it is). */
         char left[HVT_VALUE_MAX];
+        /* Its original was taken because a write of the pass may change it (read_ahead_kb
+         * before max_sectors_kb), not managed: unless that write did, nothing of hvtuned's is
+         * there to put back, and the original is forgotten after the pass. */
+        bool watch_only;
         bool settled;              /* has had its desired value: a later write repairs drift */
         bool acted;                /* a pass wrote it or failed: last_action says how */
         enum hvt_outcome last_action;
@@ -95,6 +99,7 @@ struct hvt_verdict {
 struct hvt_tally {
         unsigned failed, unsupported, would_apply;
         unsigned repairs;  /* writes that repaired drift, for the repair window */
+        unsigned forgotten;  /* watched originals no write changed, dropped: the record to save again */
 };
 
 /* The new plan, against what the slots knew: plan->kept filled where the wanted value is the
@@ -127,7 +132,9 @@ int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
 void hvt_track_drop_originals(struct hvt_slots *s, const bool taken[static _HVT_ATTR_DISK_MAX]);
 
 /* The results of a pass of the plan: ret[i] for a->results[i], with what the slots learn
- * from them and the counts; slots left with nothing in them are dropped. */
+ * from them and the counts; the originals of watched attributes that no write of the pass
+ * changed are forgotten (on a kernel without that coupling, a later value of the operator's
+ * is theirs), and slots left with nothing in them are dropped. */
 void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                        struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX], struct hvt_tally *ret_tally);
 

@@ -75,11 +75,44 @@ void assert_contains(const char *haystack, const char *needle) {
         ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
 }
 
+/* /sys/kernel/btf as the testbed's kernel has it: the files mkvm.py --btf made for its
+ * profile ("azure-gen2-16cpu" is "azure-gen2"'s kernel), each one that is not empty. */
+static void testbed_btf(UMockdevTestbed *tb, const char *name) {
+        char *profile = g_strdup(name), *dir = g_build_filename(umockdev_testbed_get_sys_dir(tb), "kernel", "btf", NULL);
+
+        for (;;) {
+                bool any = false;
+
+                for (const char *const *f = (const char *const[]) { "vmlinux", "scsi_mod", "hv_storvsc", NULL }; *f; f++) {
+                        char *src = g_strdup_printf("%s/%s.btf-%s", env_or_die("HVTUNED_TESTBEDS"), profile, *f);
+                        char *dst = g_build_filename(dir, *f, NULL), *data = NULL;
+                        gsize len = 0;
+
+                        if (g_file_get_contents(src, &data, &len, NULL)) {
+                                any = true;
+                                if (len > 0) {
+                                        ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+                                        ck_assert(g_file_set_contents(dst, data, (gssize) len, NULL));
+                                }
+                        }
+                        g_free(data);
+                        g_free(src);
+                        g_free(dst);
+                }
+                if (any || !strrchr(profile, '-'))
+                        break;
+                *strrchr(profile, '-') = '\0';
+        }
+        g_free(dir);
+        g_free(profile);
+}
+
 UMockdevTestbed *testbed_load(const char *profile) {
         UMockdevTestbed *tb = umockdev_testbed_new();
         char *file = g_strdup_printf("%s.umockdev", profile);
 
         testbed_add(tb, file);
+        testbed_btf(tb, profile);
         g_free(file);
         return tb;
 }

@@ -75,35 +75,30 @@ void assert_contains(const char *haystack, const char *needle) {
         ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
 }
 
-/* /sys/kernel/btf as the testbed's kernel has it: the files mkvm.py --btf made for its
- * profile ("azure-gen2-16cpu" is "azure-gen2"'s kernel), each one that is not empty. */
-static void testbed_btf(UMockdevTestbed *tb, const char *name) {
-        char *profile = g_strdup(name), *dir = g_build_filename(umockdev_testbed_get_sys_dir(tb), "kernel", "btf", NULL);
+/* What the testbed's kernel has beside its devices (/sys/kernel/btf, its osrelease: hvtuned's
+ * request layout), from the tar mkvm.py --kernel-tar made for its profile ("azure-gen2-16cpu"
+ * runs "azure-gen2"'s kernel), extracted in the testbed's root. */
+static void testbed_kernel(UMockdevTestbed *tb, const char *name) {
+        char *profile = g_strdup(name), *root = g_path_get_dirname(umockdev_testbed_get_sys_dir(tb));
 
         for (;;) {
-                bool any = false;
+                char *tar = g_strdup_printf("%s/%s.kernel.tar", env_or_die("HVTUNED_TESTBEDS"), profile);
 
-                for (const char *const *f = (const char *const[]) { "vmlinux", "scsi_mod", "hv_storvsc", NULL }; *f; f++) {
-                        char *src = g_strdup_printf("%s/%s.btf-%s", env_or_die("HVTUNED_TESTBEDS"), profile, *f);
-                        char *dst = g_build_filename(dir, *f, NULL), *data = NULL;
-                        gsize len = 0;
+                if (g_file_test(tar, G_FILE_TEST_EXISTS)) {
+                        const char *argv[] = { "tar", "-C", root, "-xf", tar, NULL };
+                        int status = -1;
 
-                        if (g_file_get_contents(src, &data, &len, NULL)) {
-                                any = true;
-                                if (len > 0) {
-                                        ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
-                                        ck_assert(g_file_set_contents(dst, data, (gssize) len, NULL));
-                                }
-                        }
-                        g_free(data);
-                        g_free(src);
-                        g_free(dst);
-                }
-                if (any || !strrchr(profile, '-'))
+                        ck_assert_msg(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL,
+                                                   NULL, &status, NULL) && status == 0,
+                                      "cannot extract %s in %s", tar, root);
+                        g_free(tar);
                         break;
+                }
+                g_free(tar);
+                ck_assert_msg(strrchr(profile, '-'), "no %s.kernel.tar for the testbed %s", profile, name);
                 *strrchr(profile, '-') = '\0';
         }
-        g_free(dir);
+        g_free(root);
         g_free(profile);
 }
 
@@ -112,7 +107,7 @@ UMockdevTestbed *testbed_load(const char *profile) {
         char *file = g_strdup_printf("%s.umockdev", profile);
 
         testbed_add(tb, file);
-        testbed_btf(tb, profile);
+        testbed_kernel(tb, profile);
         g_free(file);
         return tb;
 }

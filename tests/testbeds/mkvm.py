@@ -8,8 +8,11 @@ Usage:
     mkvm.py PROFILE --only-host N     fragment for SCSI host N as a re-probe brings it back:
                                       the host and its base LUNs, as new disk instances
     mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
-    mkvm.py PROFILE --btf NAME        /sys/kernel/btf/NAME of the profile's kernel (vmlinux,
-                                      scsi_mod, hv_storvsc), raw; empty when it has none
+    mkvm.py PROFILE --kernel-tar      a tar of what the profile's kernel has beside its devices
+                                      for hvtuned's request layout: sys/kernel/btf/ (vmlinux,
+                                      scsi_mod, hv_storvsc, those it has) and
+                                      proc/sys/kernel/osrelease; extract it in the testbed's
+                                      root (umockdev redirects /sys and /proc to it)
     mkvm.py --profiles                list profile names
     mkvm.py PROFILE --lun-fragments DIR
                                       the VM without its LUNs, and each LUN in DIR/NNNNN.umockdev
@@ -79,6 +82,16 @@ KERNELS = {
                    nr_hw_queues=False, hwq_param=False, diskseq=False),
 }
 
+# Each kernel's /proc/sys/kernel/osrelease: 6x an Azure kernel of Ubuntu's (upstream-numbered,
+# but no row of lib/layout.c's table: its BTF decides), 5.10 Debian 11's (the table's row,
+# as its modules have no BTF), WSL's and the legacy one a distribution's own numbering.
+OSRELEASE = {
+    "6x": "6.8.0-1021-azure",
+    "5.15": "5.15.167.4-microsoft-standard-WSL2",
+    "5.10": "5.10.0-46-amd64",
+    "legacy": "3.10.0-1160.el7.x86_64",
+}
+
 # The BTF each kernel's /sys/kernel/btf has, as struct sizes (lib/layout.c): 6.1 as Debian
 # builds it (vmlinux, and split BTF for the scsi_mod and hv_storvsc modules); 5.10 has
 # vmlinux's only (module BTF came in 5.11), so the layout comes from the table by release;
@@ -114,6 +127,21 @@ def btf_files(kern):
             if mod in files:
                 out[mod] = btf_blob(files[mod], base_len)
     return out
+
+
+def kernel_tar(kern):
+    """The tar of --kernel-tar: reproducible (owner root, mtime 0)."""
+    import io
+    import tarfile
+    out = io.BytesIO()
+    files = {"sys/kernel/btf/" + n: b for n, b in btf_files(kern).items()}
+    files["proc/sys/kernel/osrelease"] = (OSRELEASE[kern] + "\n").encode()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(files[name]), 0o444
+            tar.addfile(info, io.BytesIO(files[name]))
+    return out.getvalue()
 
 
 # LUN tuple: (H:C:T:L, disk name, scheduler, size in sectors, [(partno, start, size)], hotplug)
@@ -530,9 +558,8 @@ def main(argv):
     disks = take_option(argv, "--disks")
     if disks is not None:
         p = many_disks(p, disks)
-    if argv[2:3] == ["--btf"] and len(argv) == 4:
-        # One file of /sys/kernel/btf/, raw, on stdout (nothing when the kernel has none).
-        sys.stdout.buffer.write(btf_files(p["kernel"]).get(argv[3], b""))
+    if argv[2:] == ["--kernel-tar"]:
+        sys.stdout.buffer.write(kernel_tar(p["kernel"]))
         return 0
     if argv[2:3] == ["--lun-fragments"] and len(argv) == 4:
         write_lun_fragments(p, argv[3])

@@ -1,13 +1,14 @@
 #!/bin/sh
 # bench/vm's guest side (docs/performance.md, "The payoff on a real kernel"): runs as /init's
-# test script in a busybox initramfs on Debian's 6.1 kernel, with the storvsc stand-in at
+# test script in a busybox initramfs on one of Debian's kernels, with the storvsc stand-in at
 # /vmtest/hv_storvsc.ko and its settings in /vmtest/bench.conf (QUEUES: the hw queue counts of
 # the controller figures; REPS: runs of each; CAP: the cap of the re-probe figure; SCHED_REPS).
 # It measures free memory and prints raw readings, one "kind field..." line each, in KiB; the
 # host (bench/vm) makes the differences, the estimates and the table:
-#   env present online
+#   env PRESENT ONLINE CAP             CAP: 1 when the kernel has storvsc_max_hw_queues (5.13)
 #   noise KiB...                       settled readings with nothing changing
-#   ctl Q REP CAN_QUEUE NR_HW_QUEUES BEFORE ADDED DELETED     a controller, no LUN
+#   ctl Q REP CAN_QUEUE NR_HW_QUEUES BEFORE ADDED DELETED     a controller, no LUN (without
+#                                      the parameter: at one queue per present CPU only)
 #   reprobe REP CAN_QUEUE Q_BEFORE Q_AFTER BEFORE_CAP CAPPED UNCAPPED_AGAIN
 #   disk REP NR_HW_QUEUES CTL_ONLY WITH_LUN LUN_GONE LUN_MIB   a LUN added to a controller
 #   sched REP NR_HW_QUEUES DEFAULT NR_REQ_DEADLINE NR_REQ_NONE NONE DEADLINE NONE_AGAIN
@@ -50,13 +51,17 @@ ncpus() { tr ',' '\n' < "$1" | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } EN
 modprobe sd_mod || die "modprobe sd_mod"
 insmod /vmtest/hv_storvsc.ko || die "insmod the stand-in"
 present=$(ncpus /sys/devices/system/cpu/present)
-echo "env $present $(ncpus /sys/devices/system/cpu/online)"
+# A kernel before 5.13 has no cap: one hw queue per present CPU is all a controller can have.
+hascap=1
+[ -e $P ] || { hascap=0; QUEUES=$present; }
+setp() { [ $hascap = 0 ] || echo "$1" > $P; }
+echo "env $present $(ncpus /sys/devices/system/cpu/online) $hascap"
 
 # Warm-up: the first controller and the first disk allocate things once (per-CPU chunks, slab
 # caches' first pages, kernfs) that later ones reuse; none of it is a controller's cost.
 # Then ten settled readings: free memory drifts down for the first seconds after boot, as
 # every CPU's slab caches fill with the shell's processes.
-echo 0 > $P
+setp 0
 ctl add scsi $G 0
 ctl lun-add $G 0 1
 d=$(disk_of)
@@ -77,7 +82,7 @@ stage noise
 for q in $QUEUES; do
 	rep=1
 	while [ $rep -le "$REPS" ]; do
-		echo "$q" > $P
+		setp "$q"
 		before=$(free_kib)
 		ctl add scsi $G 0
 		cq=$(host_attr can_queue) nrq=$(host_attr nr_hw_queues)
@@ -91,8 +96,10 @@ done
 stage controllers
 
 # 2. The cap and a re-probe, as hvtuned does it: a controller probed with one queue per present
-#    CPU, then the parameter set to CAP and the driver unbound and bound again.
+#    CPU, then the parameter set to CAP and the driver unbound and bound again. Not without
+#    the parameter.
 rep=1
+[ $hascap = 1 ] || rep=$((REPS + 1))
 while [ $rep -le "$REPS" ]; do
 	echo 0 > $P
 	ctl add scsi $G 0
@@ -112,7 +119,7 @@ while [ $rep -le "$REPS" ]; do
 	echo "reprobe $rep $cq $q0 $q1 $before $capped $again"
 	rep=$((rep + 1))
 done
-echo 0 > $P
+setp 0
 stage reprobe
 
 # 3. A disk on a controller with one queue per present CPU: what the LUN adds, then the

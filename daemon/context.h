@@ -15,6 +15,7 @@
 #include "controllers.h"
 #include "disks.h"
 #include "event.h"
+#include "layout.h"
 #include "log.h"
 #include "notify.h"
 #include "state.h"
@@ -29,6 +30,8 @@ struct hvt_host {
         struct hvt_controllers controllers;
         bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
         int cap_support;                 /* hvt_host_cap_supported() */
+        struct hvt_layout layout;        /* what a request costs on this kernel */
+        bool layout_read;                /* read (and said) once: the kernel does not change */
 };
 
 /* What happened since start, for the metrics file. */

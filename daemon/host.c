@@ -24,6 +24,8 @@
 #define MODULE_DIR HVT_DRIVER_SYSPATH
 #define PARAM_DIR MODULE_DIR "/parameters"
 #define CMDLINE "/proc/cmdline"
+#define BTF_DIR "/sys/kernel/btf"
+#define OSRELEASE "/proc/sys/kernel/osrelease"
 
 void hvt_host_done(struct hvt_host *h) {
         hvt_controllers_done(&h->controllers);
@@ -48,6 +50,46 @@ int hvt_host_scan(struct hvt_daemon *d) {
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate SCSI hosts: %m");
         return 0;
+}
+
+/* The estimate for a controller with these queues; 0 for an unknown layout. */
+static uint64_t estimate(const struct hvt_host *h, unsigned nr_hw_queues, unsigned can_queue) {
+        return hvt_hwq_estimate_bytes(h->layout.request_bytes, nr_hw_queues, can_queue);
+}
+
+static bool layout_known(const struct hvt_host *h) {
+        return h->layout.request_bytes > 0;
+}
+
+uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, unsigned can_queue) {
+        return estimate(&d->host, nr_hw_queues, can_queue);
+}
+
+/* Once: what a request costs on this kernel, and from where; without it, every estimate is
+ * said to be unknown rather than taken from another kernel. */
+static void read_layout(struct hvt_daemon *d) {
+        struct hvt_layout *l = &d->host.layout;
+        const struct hvt_layout_sizes *s = &l->sizes;
+        char from[32];
+
+        if (d->host.layout_read)
+                return;
+        d->host.layout_read = true;
+        hvt_layout_read(BTF_DIR, OSRELEASE, l);
+        hvt_layout_describe(l, from, sizeof(from));
+        if (l->source == HVT_LAYOUT_UNKNOWN)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
+                                      "Unknown request layout: no BTF in " BTF_DIR " has struct request, scsi_cmnd, "
+                                      "storvsc_cmd_request and scatterlist, and this kernel is no upstream-numbered "
+                                      "one of hvtuned's table: no memory estimates");
+        else
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes)),
+                                      "Request layout (%s): struct request %u + scsi_cmnd %u + storvsc_cmd_request %u "
+                                      "+ 2 x scatterlist %u, %u bytes a preallocated request",
+                                      from, s->request, s->scsi_cmnd, s->storvsc_cmd, s->scatterlist, l->request_bytes);
 }
 
 /* The queues this controller would have under the cap: IDE has one, whatever the cap. */
@@ -100,8 +142,7 @@ static uint64_t reclaimable(const struct hvt_host *h, size_t *n_over) {
                 if (!over_cap(h, c))
                         continue;
                 (*n_over)++;
-                bytes += hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue) -
-                         hvt_hwq_estimate_bytes(capped_queues(h, c), c->can_queue);
+                bytes += estimate(h, c->nr_hw_queues, c->can_queue) - estimate(h, capped_queues(h, c), c->can_queue);
         }
         return bytes;
 }
@@ -118,6 +159,11 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
         else if (cap_unsupported(h))
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, which this kernel cannot apply",
                          n_over, n_over == 1 ? "" : "s", h->target);
+        else if (!layout_known(h))
+                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, reclaimable memory unknown (unknown layout)%s%s%s",
+                         n_over, n_over == 1 ? "" : "s", h->target,
+                         cap_held(h) ? "" : ", cap not set (", cap_held(h) ? "" : strerror(h->param_last.error),
+                         cap_held(h) ? "" : ")");
         else
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s",
                          n_over, n_over == 1 ? "" : "s", h->target, (bytes + 512 * 1024) / (1024 * 1024),
@@ -137,10 +183,10 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         .kind = c->kind,
                         .nr_hw_queues = c->nr_hw_queues,
                         .can_queue = c->can_queue,
-                        .bytes = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue),
+                        .bytes = estimate(h, c->nr_hw_queues, c->can_queue),
                         /* Nothing comes back on a kernel that cannot cap: claim nothing. */
-                        .capped_bytes = hvt_hwq_estimate_bytes(cap_unsupported(h) ? c->nr_hw_queues :
-                                                               capped_queues(h, c), c->can_queue),
+                        .capped_bytes = estimate(h, cap_unsupported(h) ? c->nr_hw_queues : capped_queues(h, c),
+                                                 c->can_queue),
                 };
         }
 }
@@ -148,17 +194,24 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
 static void report_controller(struct hvt_daemon *d, const struct hvt_controller *c) {
         const struct hvt_host *h = &d->host;
         unsigned capped = capped_queues(h, c);
-        uint64_t now = hvt_hwq_estimate_bytes(c->nr_hw_queues, c->can_queue);
-        uint64_t then = cap_unsupported(h) ? now : hvt_hwq_estimate_bytes(capped, c->can_queue);
-        char s_now[32], s_then[32], tail[192];
+        uint64_t now = estimate(h, c->nr_hw_queues, c->can_queue);
+        uint64_t then = cap_unsupported(h) ? now : estimate(h, capped, c->can_queue);
+        char s_now[48], s_then[48], held[64], tail[192];
 
-        hvt_format_bytes(now, s_now, sizeof(s_now));
-        hvt_format_bytes(then, s_then, sizeof(s_then));
+        if (layout_known(h)) {
+                hvt_format_bytes(now, s_now + 1, sizeof(s_now) - 1);
+                hvt_format_bytes(then, s_then + 1, sizeof(s_then) - 1);
+                s_now[0] = s_then[0] = '~';
+                snprintf(held, sizeof(held), "%s preallocated", s_now);
+        } else {
+                (void) hvt_strscpy(s_then, sizeof(s_then), "memory unknown");
+                (void) hvt_strscpy(held, sizeof(held), "memory unknown (unknown layout)");
+        }
         if (over_cap(h, c) && cap_unsupported(h))
                 snprintf(tail, sizeof(tail), "over the cap of %u, which this kernel's storvsc cannot apply",
                          h->target);
         else if (over_cap(h, c))
-                snprintf(tail, sizeof(tail), "over the cap of %u: ~%s with %u queues, once %s", h->target,
+                snprintf(tail, sizeof(tail), "over the cap of %u: %s with %u queues, once %s", h->target,
                          s_then, capped, cap_held(h) ? "re-probed" : "capped at boot (the module parameter does not hold it)");
         else if (c->kind == HVT_KIND_IDE)
                 snprintf(tail, sizeof(tail), "IDE has a single queue, never capped");
@@ -170,20 +223,21 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                                   HVT_FIELDS(HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                              HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_hw_queues),
                                              HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
-                                             HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now),
-                                             HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then),
                                              HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(h, c) ? "no" :
-                                                       cap_unsupported(h) ? "unsupported" : "yes")),
-                                  "host%u (controller %s, %s): %u hw queue%s x %u requests, ~%s preallocated; %s",
+                                                       cap_unsupported(h) ? "unsupported" : "yes"),
+                                             /* No figure at all rather than a 0 that reads as one. */
+                                             layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now) : NULL,
+                                             HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then)),
+                                  "host%u (controller %s, %s): %u hw queue%s x %u requests, %s; %s",
                                   c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
-                                  c->nr_hw_queues == 1 ? "" : "s", c->can_queue, s_now, tail);
+                                  c->nr_hw_queues == 1 ? "" : "s", c->can_queue, held, tail);
 }
 
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
         _cleanup_free_ char *cmdline = NULL;
-        char cmd[64], now[128], fix[384], s_bytes[32];
+        char cmd[64], now[128], fix[384], s_bytes[48];
         struct hvt_boot_facts facts;
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
@@ -213,14 +267,19 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, h->target, fix, sizeof(fix));
-        hvt_format_bytes(bytes, s_bytes, sizeof(s_bytes));
+        if (layout_known(h)) {
+                s_bytes[0] = '~';
+                hvt_format_bytes(bytes, s_bytes + 1, sizeof(s_bytes) - 1);
+        } else
+                (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown: unknown layout,");
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_CMDLINE=%s", cmd),
                                          HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", h->target),
-                                         HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes),
                                          HVT_FIELD("HVTUNED_BOOT=%s",
-                                                   hvt_boot_kind_to_string(hvt_boot_choose(&facts)))),
-                              "%zu controller%s probed before the cap keep%s %s queues %s (~%s "
+                                                   hvt_boot_kind_to_string(hvt_boot_choose(&facts))),
+                                         layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes) :
+                                                           NULL),
+                              "%zu controller%s probed before the cap keep%s %s queues %s (%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",
                               cap_held(h) ? "until re-probed" : "even re-probed, as the module parameter does not hold the cap",
@@ -364,6 +423,7 @@ void hvt_host_set_cap(struct hvt_daemon *d) {
         struct hvt_host *h = &d->host;
 
         load_original(d);
+        read_layout(d);
         h->cap_support = cap_support();
         (void) read_present(d);
         h->target = hvt_hwq_target(&d->config->host, h->present);

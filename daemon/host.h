@@ -20,6 +20,10 @@ void hvt_host_set_cap(struct hvt_daemon *d);
  * -errno when unknown (no storvsc seen). */
 int hvt_host_cap_supported(const struct hvt_daemon *d);
 
+/* The estimate of what a controller with these queues holds on this kernel; 0 when its
+ * request layout is unknown. */
+uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, unsigned can_queue);
+
 /* Reads every storvsc controller into d->host.controllers. */
 int hvt_host_scan(struct hvt_daemon *d);
 

@@ -129,7 +129,7 @@ void hvt_unbound_done(struct hvt_unbound *u) {
 
 static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
         const struct hvt_controller *now = hvt_controllers_find(&d->host.controllers, old->controller);
-        char s_bytes[32];
+        char s_bytes[48];
         uint64_t freed, after;
 
         if (!now) {
@@ -145,13 +145,18 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
                 return;
         }
         /* can_queue follows the online CPUs, which may have changed since the last probe. */
-        freed = hvt_hwq_estimate_bytes(before, old->can_queue);
-        after = hvt_hwq_estimate_bytes(now->nr_hw_queues, now->can_queue);
+        freed = hvt_host_estimate(d, before, old->can_queue);
+        after = hvt_host_estimate(d, now->nr_hw_queues, now->can_queue);
         freed = freed > after ? freed - after : 0;
-        hvt_format_bytes(freed, s_bytes, sizeof(s_bytes));
+        if (d->host.layout.request_bytes > 0) {
+                s_bytes[0] = '~';
+                hvt_format_bytes(freed, s_bytes + 1, sizeof(s_bytes) - 1);
+        } else
+                (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown (unknown layout)");
         (void) hvt_log_controller(&d->log, now, LOG_INFO, 0, HVT_MESSAGE_REPROBED,
-                                  HVT_FIELDS(HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed)),
-                                  "host%u (controller %s) re-probed: %u -> %u hw queues, ~%s reclaimed",
+                                  HVT_FIELDS(d->host.layout.request_bytes > 0 ?
+                                             HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMED=%" PRIu64, freed) : NULL),
+                                  "host%u (controller %s) re-probed: %u -> %u hw queues, %s reclaimed",
                                   now->host, now->controller, before, now->nr_hw_queues, s_bytes);
 }
 

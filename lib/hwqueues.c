@@ -73,8 +73,6 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present) {
  * its own), per hw queue: measured as what is left once the rest is counted. */
 #define HCTX_BYTES 4096u
 
-/* Every block holds a request: the loop below always moves on. */
-_Static_assert(HVT_REQUEST_BYTES <= PAGE_BYTES, "a request fits in a page");
 
 /* What kmalloc(n) takes: a power-of-two slab object up to 8 KiB, whole pages (a power of two
  * of them) beyond; the 96- and 192-byte caches only matter below 12 tags. */
@@ -89,21 +87,21 @@ static uint64_t kmalloc_bytes(uint64_t n) {
 /* blk_mq_alloc_rqs(): a block of the largest order first, and a smaller one while what is
  * left fits in half of it; as many whole requests as fit in each. The full blocks at once,
  * then at most RQ_BLOCK_MAX_ORDER + 1 smaller ones. */
-static uint64_t request_blocks_bytes(unsigned depth) {
+static uint64_t request_blocks_bytes(unsigned rq, unsigned depth) {
         const uint64_t max_block = (uint64_t) PAGE_BYTES << RQ_BLOCK_MAX_ORDER;
-        const unsigned per_max = (unsigned) (max_block / HVT_REQUEST_BYTES);
+        const unsigned per_max = (unsigned) (max_block / rq);
         uint64_t left, bytes = 0;
         unsigned done = 0;
 
         /* While at least half a largest block is left, the largest is what it takes. */
-        if ((uint64_t) depth * HVT_REQUEST_BYTES >= max_block / 2 + (uint64_t) per_max * HVT_REQUEST_BYTES) {
-                unsigned full = (unsigned) (((uint64_t) depth * HVT_REQUEST_BYTES - max_block / 2) /
-                                            ((uint64_t) per_max * HVT_REQUEST_BYTES));
+        if ((uint64_t) depth * rq >= max_block / 2 + (uint64_t) per_max * rq) {
+                unsigned full = (unsigned) (((uint64_t) depth * rq - max_block / 2) /
+                                            ((uint64_t) per_max * rq));
 
                 done = full * per_max;
                 bytes = (uint64_t) full * max_block;
         }
-        left = (uint64_t) (depth - done) * HVT_REQUEST_BYTES;
+        left = (uint64_t) (depth - done) * rq;
         while (done < depth) {
                 unsigned order = RQ_BLOCK_MAX_ORDER;
                 uint64_t block, fit;
@@ -111,22 +109,27 @@ static uint64_t request_blocks_bytes(unsigned depth) {
                 while (order > 0 && left < ((uint64_t) PAGE_BYTES << (order - 1)))
                         order--;
                 block = (uint64_t) PAGE_BYTES << order;
-                fit = block / HVT_REQUEST_BYTES;
+                fit = block / rq;
                 if (fit > depth - done)
                         fit = depth - done;
                 done += (unsigned) fit;
-                left -= fit * HVT_REQUEST_BYTES;
+                left -= fit * rq;
                 bytes += block;
         }
         return bytes;
 }
 
-uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue) {
-        uint64_t per_queue = request_blocks_bytes(can_queue) +
-                             (uint64_t) can_queue * HVT_SENSE_BYTES +
-                             2 * kmalloc_bytes((uint64_t) can_queue * sizeof(void *)) +
-                             ((uint64_t) can_queue + 63) / 64 * 64 +  /* sbitmap: a cache line a word */
-                             HCTX_BYTES;
+uint64_t hvt_hwq_estimate_bytes(unsigned request_bytes, unsigned nr_hw_queues, unsigned can_queue) {
+        uint64_t per_queue;
+
+        /* Every block must hold a request, or the packing below never moves on. */
+        if (request_bytes == 0 || request_bytes > PAGE_BYTES)
+                return 0;
+        per_queue = request_blocks_bytes(request_bytes, can_queue) +
+                    (uint64_t) can_queue * HVT_SENSE_BYTES +
+                    2 * kmalloc_bytes((uint64_t) can_queue * sizeof(void *)) +
+                    ((uint64_t) can_queue + 63) / 64 * 64 +  /* sbitmap: a cache line a word */
+                    HCTX_BYTES;
 
         return nr_hw_queues * per_queue;
 }

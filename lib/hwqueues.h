@@ -10,18 +10,17 @@
 
 #include "config.h"
 
-/* The preallocated requests of a storvsc controller, as 6.1 on x86-64 lays them out (an
- * estimate, checked against a 6.1 kernel's free memory by bench/vm: docs/performance.md).
- * storvsc shares no tags between hw queues, so each hw queue has can_queue requests of its
- * own, each round_up(sizeof(struct request) + tag_set.cmd_size, cache line) bytes, where
+/* The preallocated requests of a storvsc controller (an estimate, checked against real
+ * kernels' free memory by bench/vm: docs/performance.md). storvsc shares no tags between hw
+ * queues, so each hw queue has can_queue requests of its own, each request_bytes (layout.h:
+ * round_up(sizeof(struct request) + tag_set.cmd_size, cache line), where
  * scsi_mq_setup_tags() makes cmd_size sizeof(struct scsi_cmnd) + the host template's cmd_size
- * (storvsc: sizeof(struct storvsc_cmd_request)) + 2 inline scatterlist entries:
- * round_up(272 + 296 + 416 + 64, 64) = 1088 bytes. blk_mq_alloc_rqs() packs them into
- * 64 KiB blocks (60 a block), the last block as small as fits; scsi_mq_init_request() adds a
- * sense buffer from a 128-byte slab object (96 bytes, cache aligned); and each hw queue has
- * its tag pointer arrays (rqs, static_rqs: 8 bytes a tag each, kmalloc-rounded), its
- * sbitmap, context and flush request. About 1.21 KiB a request in all. */
-#define HVT_REQUEST_BYTES 1088
+ * (storvsc: sizeof(struct storvsc_cmd_request)) + 2 inline scatterlist entries; 1088 bytes on
+ * 6.1). blk_mq_alloc_rqs() packs them into 64 KiB blocks, the last block as small as fits;
+ * scsi_mq_init_request() adds a sense buffer from a 128-byte slab object (96 bytes, cache
+ * aligned); and each hw queue has its tag pointer arrays (rqs, static_rqs: 8 bytes a tag
+ * each, kmalloc-rounded), its sbitmap, context and flush request. About 1.21 KiB a request
+ * in all on 6.1. */
 #define HVT_SENSE_BYTES 128
 
 /* The default cap when the configuration has none (WSL's choice: 4 queues keep almost all
@@ -40,8 +39,9 @@ unsigned hvt_hwq_target(const struct hvt_host_config *h, unsigned present);
  * 0 or more than present means one per present CPU). */
 unsigned hvt_hwq_effective(unsigned param, unsigned present);
 
-/* Bytes that a controller's preallocated requests hold (the model above). */
-uint64_t hvt_hwq_estimate_bytes(unsigned nr_hw_queues, unsigned can_queue);
+/* Bytes that a controller's preallocated requests hold (the model above), with requests of
+ * request_bytes each; 0 when request_bytes is 0 (an unknown layout) or more than a page. */
+uint64_t hvt_hwq_estimate_bytes(unsigned request_bytes, unsigned nr_hw_queues, unsigned can_queue);
 
 /* Those bytes as an operator reads them: "96.6 MiB", "1.2 GiB". */
 void hvt_format_bytes(uint64_t bytes, char *buf, size_t size);

@@ -75,11 +75,39 @@ void assert_contains(const char *haystack, const char *needle) {
         ck_assert_msg(strstr(haystack, needle), "\"%s\" not found in:\n%s", needle, haystack);
 }
 
+/* What the testbed's kernel has beside its devices (/sys/kernel/btf, its osrelease: hvtuned's
+ * request layout), from the tar mkvm.py --kernel-tar made for its profile ("azure-gen2-16cpu"
+ * runs "azure-gen2"'s kernel), extracted in the testbed's root. */
+static void testbed_kernel(UMockdevTestbed *tb, const char *name) {
+        char *profile = g_strdup(name), *root = g_path_get_dirname(umockdev_testbed_get_sys_dir(tb));
+
+        for (;;) {
+                char *tar = g_strdup_printf("%s/%s.kernel.tar", env_or_die("HVTUNED_TESTBEDS"), profile);
+
+                if (g_file_test(tar, G_FILE_TEST_EXISTS)) {
+                        const char *argv[] = { "tar", "-C", root, "-xf", tar, NULL };
+                        int status = -1;
+
+                        ck_assert_msg(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL,
+                                                   NULL, &status, NULL) && status == 0,
+                                      "cannot extract %s in %s", tar, root);
+                        g_free(tar);
+                        break;
+                }
+                g_free(tar);
+                ck_assert_msg(strrchr(profile, '-'), "no %s.kernel.tar for the testbed %s", profile, name);
+                *strrchr(profile, '-') = '\0';
+        }
+        g_free(root);
+        g_free(profile);
+}
+
 UMockdevTestbed *testbed_load(const char *profile) {
         UMockdevTestbed *tb = umockdev_testbed_new();
         char *file = g_strdup_printf("%s.umockdev", profile);
 
         testbed_add(tb, file);
+        testbed_kernel(tb, profile);
         g_free(file);
         return tb;
 }

@@ -135,6 +135,8 @@ def inside(hvtuned, testbed, emulator, manager, faults):
     # A persistent testbed the daemon runs on directly (testing.md's recipe).
     subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", 'cp -a "$UMOCKDEV_DIR" /run/tb'],
                    env=env, check=True)
+    # What the testbed's kernel has beside its devices (BTF, osrelease): its request layout.
+    subprocess.run(["tar", "-C", "/run/tb", "-xf", testbed[:-len(".umockdev")] + ".kernel.tar"], check=True)
     with open("/run/tb/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
               "f8b3781b-1e82-4818-a1c3-63d806ec15bb/host1/target1:0:0/1:0:0:1/queue_depth", "w") as f:
         f.write("deep\n")  # sdd's LUN: this one attribute must fail, and say so

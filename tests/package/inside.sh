@@ -31,7 +31,9 @@ echo "ok: the journal catalog is installed and indexed"
 
 # --- run the installed service on the testbed, as the system test does (its drop-in only
 # points it at the testbed and lifts the condition; the configuration is the built-in one).
-umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' ||
+# With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
+umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
+        sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb && tar -C /run/tb -xf "$1"' sh "$build/tests/testbeds/azure-gen2.kernel.tar" ||
         fail "cannot make the testbed"
 mkdir -p "${dropin%/*}"
 cat > "$dropin" <<CONF

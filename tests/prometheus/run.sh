@@ -52,9 +52,11 @@ CONF
 chmod 0644 "$work/conf/hvtuned.conf"
 # The shim (the attributes answer writes as the kernel does) goes before umockdev's preload,
 # which umockdev-run sets: hence the inner shell.
+# What the testbed's kernel has beside its devices (BTF, osrelease) gives the estimates their
+# layout.
 RUNTIME_DIRECTORY=$work/runtime umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
-        sh -c 'LD_PRELOAD="$1:$LD_PRELOAD" exec "$2" -c "$3"' sh "$build/tests/emulate/hvtuned-sysfs-kernel.so" \
-        "$build/daemon/hvtuned" "$work/conf/hvtuned.conf" > "$work/hvtuned.log" 2>&1 &
+        sh -c 'tar -C "$UMOCKDEV_DIR" -xf "$4.kernel.tar" && LD_PRELOAD="$1:$LD_PRELOAD" exec "$2" -c "$3"' sh "$build/tests/emulate/hvtuned-sysfs-kernel.so" \
+        "$build/daemon/hvtuned" "$work/conf/hvtuned.conf" "$build/tests/testbeds/azure-gen2" > "$work/hvtuned.log" 2>&1 &
 hvtuned_pid=$!  # umockdev-run's: it passes signals on to hvtuned and gives back its exit status
 pids+=("$hvtuned_pid")
 for _ in $(seq 200); do [ -s "$work/textfile/hvtuned.prom" ] && break; sleep 0.1; done

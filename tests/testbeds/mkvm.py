@@ -8,6 +8,11 @@ Usage:
     mkvm.py PROFILE --only-host N     fragment for SCSI host N as a re-probe brings it back:
                                       the host and its base LUNs, as new disk instances
     mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
+    mkvm.py PROFILE --kernel-tar      a tar of what the profile's kernel has beside its devices
+                                      for hvtuned's request layout: sys/kernel/btf/ (vmlinux,
+                                      scsi_mod, hv_storvsc, those it has) and
+                                      proc/sys/kernel/osrelease; extract it in the testbed's
+                                      root (umockdev redirects /sys and /proc to it)
     mkvm.py --profiles                list profile names
     mkvm.py PROFILE --lun-fragments DIR
                                       the VM without its LUNs, and each LUN in DIR/NNNNN.umockdev
@@ -76,6 +81,68 @@ KERNELS = {
                    max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0",
                    nr_hw_queues=False, hwq_param=False, diskseq=False),
 }
+
+# Each kernel's /proc/sys/kernel/osrelease: 6x an Azure kernel of Ubuntu's (upstream-numbered,
+# but no row of lib/layout.c's table: its BTF decides), 5.10 Debian 11's (the table's row,
+# as its modules have no BTF), WSL's and the legacy one a distribution's own numbering.
+OSRELEASE = {
+    "6x": "6.8.0-1021-azure",
+    "5.15": "5.15.167.4-microsoft-standard-WSL2",
+    "5.10": "5.10.0-46-amd64",
+    "legacy": "3.10.0-1160.el7.x86_64",
+}
+
+# The BTF each kernel's /sys/kernel/btf has, as struct sizes (lib/layout.c): 6.1 as Debian
+# builds it (vmlinux, and split BTF for the scsi_mod and hv_storvsc modules); 5.10 has
+# vmlinux's only (module BTF came in 5.11), so the layout comes from the table by release;
+# WSL's 5.15 and the legacy kernel none: an unknown layout.
+BTF = {
+    "6x": {"vmlinux": [("request", 272), ("scatterlist", 32)], "scsi_mod": [("scsi_cmnd", 296)],
+           "hv_storvsc": [("scsi_cmnd", 296), ("storvsc_cmd_request", 416)]},
+    "5.10": {"vmlinux": [("request", 280), ("scatterlist", 32)]},
+}
+
+
+def btf_blob(structs, base_strs_len=None):
+    """A minimal BTF (include/uapi/linux/btf.h): each struct a record with no members; split
+    (names past vmlinux's strings) when base_strs_len is given."""
+    import struct as st
+    strs = b"" if base_strs_len is not None else b"\0"
+    types = b""
+    for name, size in structs:
+        off = len(strs) + (base_strs_len or 0)
+        strs += name.encode() + b"\0"
+        types += st.pack("<III", off, 4 << 24, size)
+    return st.pack("<HBBIIIII", 0xeb9f, 1, 0, 24, 0, len(types), len(types), len(strs)) + types + strs
+
+
+def btf_files(kern):
+    """name -> blob, for /sys/kernel/btf/."""
+    files = BTF.get(kern, {})
+    out = {}
+    if "vmlinux" in files:
+        out["vmlinux"] = btf_blob(files["vmlinux"])
+        base_len = 1 + sum(len(n) + 1 for n, _ in files["vmlinux"])
+        for mod in ("scsi_mod", "hv_storvsc"):
+            if mod in files:
+                out[mod] = btf_blob(files[mod], base_len)
+    return out
+
+
+def kernel_tar(kern):
+    """The tar of --kernel-tar: reproducible (owner root, mtime 0)."""
+    import io
+    import tarfile
+    out = io.BytesIO()
+    files = {"sys/kernel/btf/" + n: b for n, b in btf_files(kern).items()}
+    files["proc/sys/kernel/osrelease"] = (OSRELEASE[kern] + "\n").encode()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(files[name]), 0o444
+            tar.addfile(info, io.BytesIO(files[name]))
+    return out.getvalue()
+
 
 # LUN tuple: (H:C:T:L, disk name, scheduler, size in sectors, [(partno, start, size)], hotplug)
 AZURE_OS_PARTS = [(1, 227328, 30 * GIB - 227328 - 33), (14, 2048, 8192), (15, 10240, 217088)]
@@ -491,6 +558,9 @@ def main(argv):
     disks = take_option(argv, "--disks")
     if disks is not None:
         p = many_disks(p, disks)
+    if argv[2:] == ["--kernel-tar"]:
+        sys.stdout.buffer.write(kernel_tar(p["kernel"]))
+        return 0
     if argv[2:3] == ["--lun-fragments"] and len(argv) == 4:
         write_lun_fragments(p, argv[3])
         return 0

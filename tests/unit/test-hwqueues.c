@@ -55,27 +55,48 @@ END_TEST
 
 /* can_queue = 352 x ((cpus - 1) / 4 + 1) x 90 / 100; per hw queue, hwqueues.h's model. */
 START_TEST(test_estimate) {
-        /* round_up(272 + 296 + 416 + 64, 64) */
-        ck_assert_uint_eq(HVT_REQUEST_BYTES, 1088);
+        /* 6.1: round_up(272 + 296 + 416 + 64, 64) */
+        const unsigned rq = 1088;
+
         /* One queue of 316 (IDE, or 1-4 vCPUs), by hand: five 64 KiB blocks of 60 requests
          * and a 32 KiB one for the last 16 (17,408 bytes: more than half of 32 KiB); 316
          * sense buffers of 128; two 2,528-byte pointer arrays in 4 KiB slabs; an sbitmap of
          * 5 cache lines; 4 KiB of context. */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(1, 316), 5 * 65536 + 32768 + 316 * 128 + 2 * 4096 + 5 * 64 + 4096);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 316), 4 * hvt_hwq_estimate_bytes(1, 316));
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 1, 316), 5 * 65536 + 32768 + 316 * 128 + 2 * 4096 + 5 * 64 + 4096);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 4, 316), 4 * hvt_hwq_estimate_bytes(rq, 1, 316));
         /* 16 vCPUs and capped at 4 */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(16, 1267), 25356288);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 1267), 6339072);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 16, 1267), 25356288);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 4, 1267), 6339072);
         /* 32 vCPUs: ~97 MiB, capped ~12 MiB (realkernel.md's figures for 6.1); 1.21-1.25 KiB
          * a request. Pointer arrays of 20,272 bytes come as 32 KiB of whole pages. */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534), 101294080);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(32, 2534) / 1024 / 1024, 96);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 2534), 12661760);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 32, 2534), 101294080);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 32, 2534) / 1024 / 1024, 96);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 4, 2534), 12661760);
         /* 64 vCPUs: ~386 MiB vs ~24 MiB */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(64, 5068), 404914176);
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4, 5068), 25307136);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 64, 5068), 404914176);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 4, 5068), 25307136);
         /* 64-bit arithmetic: beyond what 32 bits hold. */
-        ck_assert_uint_eq(hvt_hwq_estimate_bytes(8192, 10240), 104807268352ULL);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 8192, 10240), 104807268352ULL);
+}
+END_TEST
+
+/* The same model on the other kernels' layouts (layout.c's table): the request size is a
+ * run-time value, and the packing into 64 KiB blocks follows it. */
+START_TEST(test_estimate_per_layout) {
+        /* 6.12: 1024 bytes, 64 a block: 316 requests in five full blocks (the last for 60). */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(1024, 1, 316), 5 * 65536 + 316 * 128 + 2 * 4096 + 5 * 64 + 4096);
+        /* 5.10: 1152 bytes, 56 a block; 332 requests a queue at 1-4 vCPUs (369 a channel):
+         * five full blocks for 280, a sixth for the last 52 (59,904 bytes, more than half). */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(1152, 1, 332), 6 * 65536 + 332 * 128 + 2 * 4096 + 6 * 64 + 4096);
+        /* 5.10 at 8 vCPUs (can_queue 664), 8 queues: more than 6.1 at the same figures. */
+        ck_assert_uint_gt(hvt_hwq_estimate_bytes(1152, 8, 664), hvt_hwq_estimate_bytes(1088, 8, 664));
+        ck_assert_uint_lt(hvt_hwq_estimate_bytes(1024, 8, 664), hvt_hwq_estimate_bytes(1088, 8, 664));
+        /* An unknown layout (0) or a request past a page estimates nothing, never loops. */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(0, 8, 664), 0);
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4097, 8, 664), 0);
+        /* A page a request: 16 in a 64 KiB block, the 17th in an 8 KiB one (a page is not
+         * less than half of 8 KiB). */
+        ck_assert_uint_eq(hvt_hwq_estimate_bytes(4096, 1, 17), 65536 + 8192 + 17 * 128 + 2 * 256 + 64 + 4096);
 }
 END_TEST
 
@@ -123,6 +144,7 @@ int main(void) {
         tcase_add_test(tc, test_target);
         tcase_add_test(tc, test_effective);
         tcase_add_test(tc, test_estimate);
+        tcase_add_test(tc, test_estimate_per_layout);
         tcase_add_test(tc, test_cmdline);
         suite_add_tcase(s, tc);
         return test_run(s);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Owns: what one preallocated request of a storvsc controller costs on the running kernel,
+ * and where that figure comes from: the kernel's own BTF, a table of upstream-numbered
+ * kernels, or nowhere ("unknown layout": no estimate is made). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "btf.h"
+
+enum hvt_layout_source {
+        HVT_LAYOUT_UNKNOWN,
+        HVT_LAYOUT_BTF,     /* every size from /sys/kernel/btf */
+        HVT_LAYOUT_TABLE,   /* an upstream-numbered kernel's row (any size BTF has agrees) */
+};
+
+/* The structs a request is made of (blk_mq_alloc_rqs(), scsi_mq_setup_tags()): sizeof each,
+ * 0 when not known. */
+struct hvt_layout_sizes {
+        uint32_t request;        /* struct request (vmlinux) */
+        uint32_t scsi_cmnd;      /* struct scsi_cmnd (vmlinux, or the scsi_mod module) */
+        uint32_t storvsc_cmd;    /* struct storvsc_cmd_request (vmlinux, or hv_storvsc) */
+        uint32_t scatterlist;    /* struct scatterlist (vmlinux): 2 inline entries a command */
+};
+
+struct hvt_layout {
+        enum hvt_layout_source source;
+        unsigned request_bytes;             /* round_up(the four, 64); 0 when unknown */
+        struct hvt_layout_sizes sizes;      /* what request_bytes was made of */
+        char table_row[16];                 /* HVT_LAYOUT_TABLE: "5.10" */
+};
+
+/* round_up(request + scsi_cmnd + storvsc_cmd + 2 x scatterlist, 64) into *ret: the bytes of
+ * one preallocated request on x86-64. -ERANGE when a size is 0 or the sum is past a page
+ * (no kernel's is: a hostile or foreign BTF). */
+int hvt_layout_request_bytes(const struct hvt_layout_sizes *s, unsigned *ret);
+
+/* Reads the four sizes from BTF: vmlinux's blob (required) and the split BTF of scsi_mod and
+ * hv_storvsc (either may be NULL, as when SCSI or storvsc is built in, or before 5.11's module
+ * BTF). The first BTF that has a struct gives its size. -EBADMSG / -ENOTUNIQ as btf.h says. */
+int hvt_layout_sizes_from_btf(const void *vmlinux, size_t vmlinux_size, const void *scsi_mod, size_t scsi_mod_size,
+                              const void *storvsc, size_t storvsc_size, struct hvt_layout_sizes *ret);
+
+/* The table's row for a kernel release ("5.10.0-46-amd64", "6.12.118+deb13-amd64"), or NULL:
+ * only for upstream-numbered releases (Debian's and Ubuntu's "X.Y.0-N-flavour", Debian's
+ * "X.Y.Z+debN-flavour", a kernel.org "X.Y[.Z][-rcN]"), never for a distribution's own
+ * numbering (RHEL's "4.18.0-553.el8_10.x86_64", SLES's "5.14.21-150500.55.65-azure", Azure
+ * Linux's "6.6.57.1-2.azl3"), whose structs follow no upstream version. */
+const struct hvt_layout_sizes *hvt_layout_table(const char *release, const char **ret_row);
+
+/* The layout from what BTF gave (btf: sizes found, any of them 0) and the release (NULL when
+ * unknown): BTF when it has all four; else the table's row when every size BTF has agrees
+ * with it; else unknown. */
+void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, struct hvt_layout *ret);
+
+/* The running kernel's layout: dir's vmlinux, scsi_mod and hv_storvsc ("/sys/kernel/btf"),
+ * each read whole up to 64 MiB, and the release in osrelease ("/proc/sys/kernel/osrelease").
+ * What cannot be read counts as absent. */
+void hvt_layout_read(const char *dir, const char *osrelease, struct hvt_layout *ret);
+
+/* "BTF", "table 5.10", "unknown layout": for the journal. */
+void hvt_layout_describe(const struct hvt_layout *l, char *buf, size_t size);

@@ -1001,18 +1001,16 @@ START_TEST(test_state_dump) {
         wait_stderr(&run, "\nState: ");
         err = hvtuned_stop(&run);
         /* nr_requests is not managed, but the switch to none reset it: its original is kept,
-         * to go back with the scheduler's; wbt_lat_usec, which a switch can change, and
-         * io_timeout, which the write of device/timeout changed, are watched the same way. */
+         * to go back with the scheduler's; io_timeout, which the write of device/timeout
+         * changed, the same way. wbt_lat_usec, which a switch can change but these did not,
+         * is no knock-on: nothing of it is kept. */
         assert_contains(err, "sda: queue/scheduler original=mq-deadline desired=none current=none last=applied; "
                              "queue/nr_requests original=256 desired=- current=2534 last=reset by the scheduler; "
-                             "queue/wbt_lat_usec original=75000 desired=- current=75000 "
-                             "last=watched, goes back with its cause; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
         assert_contains(err, "sdb: queue/scheduler original=- desired=none current=none last=unchanged; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied\n");
         assert_contains(err, "sdc: queue/scheduler original=bfq desired=none current=none last=applied; "
                              "queue/nr_requests original=256 desired=- current=2534 last=reset by the scheduler; "
-                             "queue/wbt_lat_usec original=0 desired=- current=0 last=watched, goes back with its cause; "
                              "queue/read_ahead_kb original=128 desired=1024 current=512 last=applied\n");
         assert_contains(err, "sdd: queue/scheduler original=- desired=none current=none last=unchanged; "
                              "queue/read_ahead_kb original=128 desired=1024 current=1024 last=applied; "

@@ -32,8 +32,8 @@ echo "ok: the journal catalog is installed and indexed"
 # --- run the installed service on the testbed, as the system test does (its drop-in only
 # points it at the testbed and lifts the condition; the configuration is the built-in one).
 # With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
-umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
-        sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb && tar -C /run/tb -xf "$1"' sh "$build/tests/testbeds/azure-gen2.kernel.tar" ||
+umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' &&
+        tar -C /run/tb -xf "$build/tests/testbeds/azure-gen2.kernel.tar" ||
         fail "cannot make the testbed"
 mkdir -p "${dropin%/*}"
 cat > "$dropin" <<CONF

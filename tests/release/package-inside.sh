@@ -52,8 +52,8 @@ echo "ok: systemd $systemd_version rates hvtuned.service's exposure $level"
 # --- the testbed, and the udev rule through this release's rules engine: no udevd runs in a
 # container, so the rule is run by udevadm test (the rule starting the unit is a guest's test).
 # With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
-umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- \
-        sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb && tar -C /run/tb -xf "$1"' sh /opt/testbeds/azure-gen2.kernel.tar ||
+umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' &&
+        tar -C /run/tb -xf /opt/testbeds/azure-gen2.kernel.tar ||
         fail "cannot make the testbed"
 # udevadm 257 indents the properties it prints; 247 does not.
 props() { echo "$1" | grep -E '^\s*[A-Z_.]+=|hvtuned'; }

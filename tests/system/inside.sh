@@ -14,8 +14,8 @@ CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
 
 # The Azure VM, persisted so that the daemon runs on it directly (testing.md).
 # With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
-umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
-        sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb && tar -C /run/tb -xf "$1"' sh "$build/tests/testbeds/azure-gen2.kernel.tar" ||
+umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' &&
+        tar -C /run/tb -xf "$build/tests/testbeds/azure-gen2.kernel.tar" ||
         fail "cannot make the testbed"
 mkdir -p /run/systemd/system/hvtuned.service.d
 cat > /run/systemd/system/hvtuned.service.d/testbed.conf <<CONF

@@ -79,7 +79,8 @@ void assert_contains(const char *haystack, const char *needle) {
  * request layout), from the tar mkvm.py --kernel-tar made for its profile ("azure-gen2-16cpu"
  * runs "azure-gen2"'s kernel), extracted in the testbed's root. */
 static void testbed_kernel(UMockdevTestbed *tb, const char *name) {
-        char *profile = g_strdup(name), *root = g_path_get_dirname(umockdev_testbed_get_sys_dir(tb));
+        char *sys = umockdev_testbed_get_sys_dir(tb);  /* the caller's to free */
+        char *profile = g_strdup(name), *root = g_path_get_dirname(sys);
 
         for (;;) {
                 char *tar = g_strdup_printf("%s/%s.kernel.tar", env_or_die("HVTUNED_TESTBEDS"), profile);
@@ -100,6 +101,7 @@ static void testbed_kernel(UMockdevTestbed *tb, const char *name) {
         }
         g_free(root);
         g_free(profile);
+        g_free(sys);
 }
 
 UMockdevTestbed *testbed_load(const char *profile) {

@@ -36,11 +36,4 @@ chmod +x "$VM_WORK/answers-test"
 rc=0
 vm_initramfs --name "answers-$VM_SERIES" --smp 2 --mem 1G --modules "loop bfq kyber-iosched" "${files[@]}" \
         "$VM_WORK/answers-test" || rc=$?
-cat "$VM_OUTPUT" 2>/dev/null || true
-if [ "$rc" != 0 ]; then
-        echo "FAIL: tests/kernel-answers.h on $VM_KVER (status ${VM_STATUS:-none}); console: $VM_LOG"
-        # shellcheck disable=SC2034 # read by qemu.sh's vm_cleanup
-        VM_KEEP=1
-        exit 1
-fi
-echo "PASS: tests/kernel-answers.h on $VM_KVER"
+vm_verdict "$rc" "tests/kernel-answers.h on $VM_KVER"

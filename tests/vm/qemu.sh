@@ -302,6 +302,19 @@ vm_parse() {
         done
 }
 
+# vm_verdict RC WHAT: a test's end after its run: the script's output, then "PASS: WHAT", or
+# "FAIL: WHAT" with the status and console, the run's files kept (VM_KEEP), and exit 1.
+vm_verdict() {
+        cat "$VM_OUTPUT" 2>/dev/null || true
+        if [ "$1" != 0 ]; then
+                echo "FAIL: $2 (status ${VM_STATUS:-none}); console: $VM_LOG"
+                # shellcheck disable=SC2034 # read by vm_cleanup
+                VM_KEEP=1
+                exit 1
+        fi
+        echo "PASS: $2"
+}
+
 # Reports the run's outcome: the script's status, or 255 with what the console said.
 vm_result() {
         if [ -z "$VM_STATUS" ]; then

@@ -31,11 +31,4 @@ rc=0
 vm_initramfs --name standin --smp 8 --mem 1G --modules "sd_mod" \
         --file "$STANDIN_KO:/vmtest/hv_storvsc.ko" --file "$here/standin/guest-selftest.sh:/vmtest/selftest.sh" \
         "$VM_WORK/standin-test" || rc=$?
-cat "$VM_OUTPUT" 2>/dev/null || true
-if [ "$rc" != 0 ]; then
-        echo "FAIL: the stand-in's self-test (status ${VM_STATUS:-none}); console: $VM_LOG"
-        # shellcheck disable=SC2034 # read by qemu.sh's vm_cleanup
-        VM_KEEP=1
-        exit 1
-fi
-echo PASS
+vm_verdict "$rc" "the stand-in's self-test on $VM_KVER"

@@ -139,6 +139,35 @@ static void wait_stderr(const struct hv_run *run, const char *needle) {
         }
 }
 
+static unsigned count_of(const char *text, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* sysname's scheduler reverted to bfq, and the n-th repair of it over: its report is the end
+ * of the pass. Waiting for the value alone would let the next revert land inside the pass
+ * (between hvtuned's write and its read-back), where it is no revert of a repaired disk. */
+static void revert_repaired(const struct hv_run *run, UMockdevTestbed *tb, const char *sysname, unsigned n) {
+        char *needle = g_strdup_printf("%s queue/scheduler: bfq -> none (drift repaired)\n", sysname);
+        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
+
+        testbed_sentinel(tb, sysname);
+        for (int waited = 0; ; waited += 10) {
+                char *text = NULL;
+                unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? count_of(text, needle) : 0;
+
+                g_free(text);
+                if (seen >= n)
+                        break;
+                ck_assert_msg(waited < limit_ms, "%s repaired %u times, not %u, after %d ms", sysname, seen, n, limit_ms);
+                usleep(10 * 1000);
+        }
+        g_free(needle);
+}
+
 static void start_with(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text,
                        const char *option) {
         *tb = testbed_load("azure-gen2");
@@ -410,8 +439,8 @@ START_TEST(test_repair_budget) {
 
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
         /* Ten repairs in a minute are drift; the eleventh is a fight, and hvtuned stops. */
-        for (int i = 0; i < HVT_REPAIR_BURST + 1; i++)
-                testbed_sentinel(tb, "sdc");
+        for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
+                revert_repaired(&run, tb, "sdc", i);
         hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
         drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
@@ -447,9 +476,9 @@ START_TEST(test_pause_ends) {
         char *config, *err;
 
         start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
-        for (int i = 0; i < HVT_REPAIR_BURST + 1; i++) {
-                testbed_sentinel(tb, "sdc");
-                testbed_sentinel(tb, "sdd");
+        for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
+                revert_repaired(&run, tb, "sdc", i);
+                revert_repaired(&run, tb, "sdd", i);
         }
         hvtuned_wait_notify(&run, "2 disks reverted too often, repairs paused");
 

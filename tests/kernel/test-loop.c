@@ -328,11 +328,6 @@ static void stop(struct hvt_slots *s, struct hvt_apply *a) {
         ck_assert_uint_eq(hvt_track_restored(s, a, v), 0);
 }
 
-/* The issue's run, on this kernel's limits updates (6.9+: a write of max_sectors_kb, and from
- * 6.11 of add_random or iostats, recomputes read-ahead; on 6.15+ a rotational disk's to twice
- * max_sectors_kb): max_sectors_kb (or add_random) managed, read_ahead_kb not, its original 0
- * or 64. The knock-on is told, recorded, and after the stop every writable attribute of
- * queue/ shows what the operator left. */
 /* Whether a write of cause raises read_ahead_kb on the running kernel, as its column of
  * tests/kernel-answers.h's couplings says: the row of cause watching read_ahead_kb shows
  * something else than the read_ahead_kb row before it wrote (5.10 and 6.1: never). */
@@ -353,6 +348,11 @@ static bool knocks_on_read_ahead(enum hvt_attr_id cause) {
         return false;
 }
 
+/* The issue's run, on this kernel's limits updates (6.9+: a write of max_sectors_kb, and from
+ * 6.11 of add_random or iostats, recomputes read-ahead; on 6.15+ a rotational disk's to twice
+ * max_sectors_kb): max_sectors_kb (or add_random) managed, read_ahead_kb not, its original 0
+ * or 64. The knock-on is told, recorded, and after the stop every writable attribute of
+ * queue/ shows what the operator left. */
 static void knock_on_run(const char *cause, const char *value, const char *ra) {
         enum hvt_attr_id id = (enum hvt_attr_id) hvt_attr_lookup(HVT_GROUP_QUEUE, cause);
         char before[8192], after[8192];
@@ -427,7 +427,8 @@ START_TEST(test_knock_on_changed_since_left) {
                 write_queue("read_ahead_kb", "4096");
                 stop(&s, &a);
                 r = hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB);
-                ck_assert_msg(!r || r->outcome != HVT_APPLIED, "read_ahead_kb put back at stop: %s -> %s (cause %d)", r ? r->from : "", r ? r->to : "", r ? (int) r->cause : -1);
+                ck_assert_msg(!r || r->outcome != HVT_APPLIED, "read_ahead_kb put back at stop: %s -> %s",
+                              r ? r->from : "", r ? r->to : "");
                 read_queue("read_ahead_kb", buf, sizeof(buf));
                 ck_assert_str_eq(buf, "4096");
                 hvt_slots_done(&s);

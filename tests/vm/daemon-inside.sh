@@ -111,7 +111,7 @@ present=$(grep -c ^processor /proc/cpuinfo)
 # The release's package, as its users install it. QEMU's guest is no Hyper-V guest to
 # systemd-detect-virt: the stand-in is what makes it one, so the unit's condition goes, after
 # the install (whose postinst would otherwise start the service with no disk yet).
-# man-db's trigger would rebuild the root's whole index over 9p (minutes under TCG): off.
+# man-db's trigger would rebuild the root's whole index (minutes under TCG): off.
 rm -f /var/lib/man-db/auto-update
 dpkg -i /vmtest-files/hvtuned.deb > /tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i hvtuned.deb"; }
 [ -x "$HVTUNED" ] || fail "the package installed no $HVTUNED"

@@ -7,9 +7,10 @@
 #                  ~3-5 s a run at -smp 4, ~12 s at -smp 32. For what needs only the kernel
 #                  (sysfs, modules, blk-mq, an out-of-tree module).
 #   vm_systemd     systemd as PID 1 on the kernel's own release's root (tools/fetch-release:
-#                  bullseye for 5.10, bookworm for 6.1, trixie for 6.12 and 7.3; read-only over
-#                  9p, a tmpfs overlay on top) with that release's udevd and journald, a staging
-#                  tree copied over it. ~20 s to "running", ~25-30 s a run.
+#                  bullseye for 5.10, bookworm for 6.1, trixie for 6.12 and 7.3; an ext4 image
+#                  of it read-only on a virtio disk, a tmpfs overlay on top) with that release's
+#                  udevd and journald, a staging tree copied over it. ~20 s to "running",
+#                  ~25-30 s a run.
 #
 # Source it from a bash test (set -euo pipefail), then:
 #
@@ -95,7 +96,7 @@ vm_skip() { echo "SKIP: $*"; exit 77; }
 # Checks what a boot needs and finds the kernel: VM_TREE (the unpacked tree), VM_KVER,
 # VM_HEADERS (for make -C "$VM_HEADERS" M=DIR modules).
 vm_require() {
-        [ "$(id -u)" = 0 ] || vm_skip "the VM tests need root (9p shares of /, cpio owners)"
+        [ "$(id -u)" = 0 ] || vm_skip "the VM tests need root (9p shares, root images, cpio owners)"
         command -v qemu-system-x86_64 > /dev/null ||
                 vm_skip "no qemu-system-x86_64 (tools/install-deps installs qemu-system-x86)"
         local tool
@@ -377,7 +378,7 @@ EOF
 # 0.5 s on 5.10 that way, most of a run's time; a block device has the guest's page cache.
 # Sets VM_ROOT_IMAGE.
 vm_root_image() {
-        local dir=$VM_RELEASES/.images lock bytes files
+        local dir=$VM_RELEASES/.images lock bytes files start=$SECONDS
         VM_ROOT_IMAGE=$dir/$VM_SUITE.ext4
         mkdir -p "$dir" || return 255
         # One maker at a time; the others wait for its image.
@@ -391,8 +392,8 @@ vm_root_image() {
         bytes=$(du -sxb "$VM_ROOTFS" | cut -f1) files=$(find "$VM_ROOTFS" -xdev | wc -l)
         # A quarter more than the files' bytes for ext4's own, and inodes to spare; no journal
         # (never written).
-        if ! { truncate -s $((bytes / 4 * 5 + (256 << 20))) "$VM_ROOT_IMAGE.tmp" &&
-               mkfs.ext4 -q -F -L "$VM_SUITE" -O ^has_journal -N $((files / 4 * 5 + 8192)) \
+        if ! { truncate -s $((bytes * 5 / 4 + (256 << 20))) "$VM_ROOT_IMAGE.tmp" &&
+               mkfs.ext4 -q -F -L "$VM_SUITE" -O ^has_journal -N $((files * 5 / 4 + 8192)) \
                        -d "$VM_ROOTFS" "$VM_ROOT_IMAGE.tmp"; }; then
                 echo "vm: cannot make an ext4 image of $VM_ROOTFS" >&2
                 rm -f "$VM_ROOT_IMAGE.tmp"
@@ -401,7 +402,7 @@ vm_root_image() {
         fi
         mv "$VM_ROOT_IMAGE.tmp" "$VM_ROOT_IMAGE"
         cp "$VM_ROOTFS/.hvtuned-release-complete" "$VM_ROOT_IMAGE.stamp"
-        echo "vm: made $VM_ROOT_IMAGE ($(du -h "$VM_ROOT_IMAGE" | cut -f1)) from $VM_ROOTFS in $SECONDS s of this test"
+        echo "vm: made $VM_ROOT_IMAGE ($(du -h "$VM_ROOT_IMAGE" | cut -f1)) from $VM_ROOTFS in $((SECONDS - start)) s"
         exec {lock}>&-
 }
 
@@ -433,7 +434,7 @@ mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /
 # With /.dockerenv systemd takes itself for a container's init: it ignores the kernel
 # command line and skips the units conditioned on a real machine.
 rm -f /newroot/.dockerenv
-# systemd-tmpfiles would otherwise walk (and clean) the root's /tmp over 9p.
+# systemd-tmpfiles would otherwise walk (and clean) the root's /tmp.
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
 # A root may have no /lib/modules at all.
 mkdir -p /newroot/lib/modules

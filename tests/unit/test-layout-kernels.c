@@ -45,8 +45,11 @@ static void *module(const char *dir, const char *name, size_t *len) {
         char pattern[4096];
         glob_t g;
         void *data = NULL;
+        int n;
 
-        snprintf(pattern, sizeof(pattern), "%s/{,usr/}lib/modules/*/kernel/drivers/scsi/%s.ko", dir, name);
+        n = snprintf(pattern, sizeof(pattern), "%s/{,usr/}lib/modules/*/kernel/drivers/scsi/%s.ko", dir, name);
+        if (n < 0 || (size_t) n >= sizeof(pattern))
+                return NULL;
         if (glob(pattern, GLOB_BRACE, NULL, &g) == 0 && g.gl_pathc > 0)
                 data = section(g.gl_pathv[0], len);
         globfree(&g);

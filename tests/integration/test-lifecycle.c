@@ -124,21 +124,6 @@ static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char 
 }
 
 /* Waits until hvtuned has printed needle on stderr. */
-static void wait_stderr(const struct hv_run *run, const char *needle) {
-        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
-
-        for (int waited = 0; ; waited += 10) {
-                char *text = NULL;
-                bool found = g_file_get_contents(run->err_path, &text, NULL, NULL) && strstr(text, needle);
-
-                g_free(text);
-                if (found)
-                        return;
-                ck_assert_msg(waited < limit_ms, "\"%s\" not on stderr after %d ms", needle, limit_ms);
-                usleep(10 * 1000);
-        }
-}
-
 static unsigned count_of(const char *text, const char *needle) {
         unsigned n = 0;
 
@@ -147,24 +132,35 @@ static unsigned count_of(const char *text, const char *needle) {
         return n;
 }
 
-/* sysname's scheduler reverted to bfq, and the n-th repair of it over: its report is the end
- * of the pass. Waiting for the value alone would let the next revert land inside the pass
- * (between hvtuned's write and its read-back), where it is no revert of a repaired disk. */
-static void revert_repaired(const struct hv_run *run, UMockdevTestbed *tb, const char *sysname, unsigned n) {
-        char *needle = g_strdup_printf("%s queue/scheduler: bfq -> none (drift repaired)\n", sysname);
+/* Until needle has been on stderr n times. */
+static void wait_stderr_times(const struct hv_run *run, const char *needle, unsigned n) {
         int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
 
-        testbed_sentinel(tb, sysname);
         for (int waited = 0; ; waited += 10) {
                 char *text = NULL;
                 unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? count_of(text, needle) : 0;
 
                 g_free(text);
                 if (seen >= n)
-                        break;
-                ck_assert_msg(waited < limit_ms, "%s repaired %u times, not %u, after %d ms", sysname, seen, n, limit_ms);
+                        return;
+                ck_assert_msg(waited < limit_ms, "\"%s\" on stderr %u times, not %u, after %d ms", needle, seen, n,
+                              limit_ms);
                 usleep(10 * 1000);
         }
+}
+
+static void wait_stderr(const struct hv_run *run, const char *needle) {
+        wait_stderr_times(run, needle, 1);
+}
+
+/* sysname's scheduler reverted to bfq, and the n-th repair of it over: its report is the end
+ * of the pass. Waiting for the value alone would let the next revert land inside the pass
+ * (between hvtuned's write and its read-back), where it is no revert of a repaired disk. */
+static void revert_repaired(const struct hv_run *run, UMockdevTestbed *tb, const char *sysname, unsigned n) {
+        char *needle = g_strdup_printf("%s queue/scheduler: bfq -> none (drift repaired)\n", sysname);
+
+        testbed_sentinel(tb, sysname);
+        wait_stderr_times(run, needle, n);
         g_free(needle);
 }
 

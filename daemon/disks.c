@@ -15,6 +15,7 @@ static const char *syspath_of(const void *item) {
 
 static void tracked_free(struct hvt_tracked *t) {
         hvt_event_source_free(t->resume);
+        hvt_event_source_free(t->busy_retry);
         hvt_slots_done(&t->slots);
         hvt_disk_done(&t->disk);
         free(t);

@@ -10,7 +10,6 @@
 #include "event.h"
 #include "index.h"
 #include "track.h"
-#include "track.h"
 
 struct hvt_daemon;
 
@@ -24,6 +23,8 @@ struct hvt_tracked {
         bool seen;                      /* found by the enumeration under way */
         struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
         struct hvt_event_source *resume; /* set while repairs are paused */
+        struct hvt_event_source *busy_retry; /* set while a pass waits out an EBUSY */
+        unsigned busy_passes;           /* passes run again for EBUSY in a row */
 };
 
 struct hvt_disks {

@@ -4,6 +4,7 @@
  *
  * The stderr line and the journal MESSAGE are the same text, so what an operator reads in
  * `journalctl` is what --once prints: "sda queue/scheduler: mq-deadline -> none (applied)". */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -271,4 +272,23 @@ void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *d
                             HVT_FIELDS(HVT_FIELD("HVTUNED_REPAIRS=%u", repairs)),
                             "%s: reverted %u times within %u s: something keeps changing it back; "
                             "not repairing it for %u s", disk->sysname, repairs, window_s, pause_s);
+}
+
+/* The first try is told at notice level, the others at debug: a busy that clears within a
+ * try or two is one line in the journal, and one that does not ends in the warning below. */
+void hvt_report_busy_retry(const struct hvt_log *log, const struct hvt_disk *disk, unsigned delay_ms,
+                           unsigned try, unsigned tries) {
+        (void) hvt_log_disk(log, disk, try == 1 ? LOG_NOTICE : LOG_DEBUG, EBUSY, HVT_MESSAGE_BUSY_RETRY,
+                            HVT_FIELDS(HVT_FIELD("HVTUNED_TRY=%u", try), HVT_FIELD("HVTUNED_TRIES=%u", tries),
+                                       HVT_FIELD("HVTUNED_DELAY_MS=%u", delay_ms)),
+                            "%s: busy, another change of its controller's queues is under way: "
+                            "the pass runs again in %u ms (try %u of %u)", disk->sysname, delay_ms, try, tries);
+}
+
+void hvt_report_busy_gave_up(const struct hvt_log *log, const struct hvt_disk *disk, unsigned tries,
+                             unsigned total_ms) {
+        (void) hvt_log_disk(log, disk, LOG_WARNING, EBUSY, HVT_MESSAGE_BUSY_GAVE_UP,
+                            HVT_FIELDS(HVT_FIELD("HVTUNED_TRIES=%u", tries)),
+                            "%s: still busy after %u more passes over %u ms: left as it is until its next "
+                            "event, a reload or the periodic check", disk->sysname, tries, total_ms);
 }

@@ -36,6 +36,13 @@ int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, i
 /* A disk reverted so often that repairs pause for seconds. */
 void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
                              unsigned window_s, unsigned pause_s);
+/* A pass that met EBUSY (7.3's trylock: another change of the controller's queues under way)
+ * runs again in delay_ms: try of tries. */
+void hvt_report_busy_retry(const struct hvt_log *log, const struct hvt_disk *disk, unsigned delay_ms,
+                           unsigned try, unsigned tries);
+/* Still busy after every try: left failed until the next event, reload or check. */
+void hvt_report_busy_gave_up(const struct hvt_log *log, const struct hvt_disk *disk, unsigned tries,
+                             unsigned total_ms);
 
 /* Entries about one thing: a disk, the driver, or a controller. Each carries the fields that
  * say which (HVTUNED_DEVICE and HVTUNED_CONTROLLER, or HVTUNED_CONTROLLER and HVTUNED_HOST),

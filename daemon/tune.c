@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: running a managed disk's pass: the plan, the restore and the apply in order, the
- * record of originals saved before the first write, the reports, and the timer that ends a
- * repair pause. What each result means is track.h's.
+ * record of originals saved before the first write, the reports, the timer that ends a
+ * repair pause and the one that runs a busy pass again. What each result means is track.h's.
  *
  * A pass only ever writes what differs, so a change event where nothing drifted costs the
  * reads of the managed attributes and nothing else. */
@@ -114,9 +114,17 @@ static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, co
                 hvt_report_result(&d->log, &s, &a->results[i], v[i].action, report_flags(d, &v[i]));
 }
 
+/* Whether a write of the pass stayed busy through its tries (apply.h). */
+static bool any_busy(const struct hvt_apply *a) {
+        for (size_t i = 0; i < a->n; i++)
+                if (a->results[i].outcome == HVT_FAILED && a->results[i].error == EBUSY)
+                        return true;
+        return false;
+}
+
 /* Puts back the originals of p. A restore that fails keeps its record, for a later pass or a
- * restart to do it. Returns how many failed. */
-static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_plan *p) {
+ * restart to do it. Returns how many failed; *busy is set when one was busy. */
+static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_plan *p, bool *busy) {
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_apply a;
         unsigned failed;
@@ -127,6 +135,8 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struc
         failed = hvt_track_restored(&t->slots, &a, v);
         report_results(d, t, &a, v);
         (void) save_record(d, t);
+        if (busy && any_busy(&a))
+                *busy = true;
         return failed;
 }
 
@@ -134,7 +144,7 @@ void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_plan all;
 
         hvt_track_restore_all(&t->slots, &all);
-        (void) restore(d, t, &all);
+        (void) restore(d, t, &all, NULL);
 }
 
 static int on_resume(struct hvt_event_source *s, uint64_t usec, void *userdata) {
@@ -169,6 +179,50 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
                                 (unsigned) ((end - now + 999999) / 1000000));
 }
 
+static int on_busy_retry(struct hvt_event_source *s, uint64_t usec, void *userdata) {
+        struct hvt_tracked *t = userdata;
+
+        (void) s;
+        (void) usec;
+        t->busy_retry = hvt_event_source_free(t->busy_retry);
+        hvt_tune(t->daemon, t, HVT_TUNE_BUSY);
+        return 0;
+}
+
+/* 7.3 answers a scheduler or nr_requests write with EBUSY while another change of the
+ * controller's tag set holds its lock: another LUN's switch (milliseconds), a re-probe or an
+ * nr_hw_queues update (longer). apply.c's tries at once cover the first; for the others the
+ * disk's pass runs again, later each time, a bounded number of times: without it a disk that
+ * met a busy kernel at start would stay untuned until some event came. A pass that is not
+ * busy ends the series. */
+static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
+        uint64_t delay_ms;
+        int r;
+
+        if (!busy || !d->event) {
+                t->busy_retry = hvt_event_source_free(t->busy_retry);
+                t->busy_passes = 0;
+                return;
+        }
+        if (t->busy_retry)  /* an event's pass met the same busy: the timer stands */
+                return;
+        if (t->busy_passes >= HVT_BUSY_PASSES) {
+                hvt_report_busy_gave_up(&d->log, &t->disk, t->busy_passes,
+                                        HVT_BUSY_FIRST_MS * ((1u << HVT_BUSY_PASSES) - 1));
+                t->busy_passes = 0;
+                return;
+        }
+        delay_ms = (uint64_t) HVT_BUSY_FIRST_MS << t->busy_passes;
+        r = hvt_event_add_time_relative(d->event, &t->busy_retry, delay_ms * 1000, delay_ms * 1000 / 4,
+                                        on_busy_retry, t);
+        if (r < 0) {
+                (void) hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot set up the busy retry: %m", t->disk.sysname);
+                return;
+        }
+        t->busy_passes++;
+        hvt_report_busy_retry(&d->log, &t->disk, (unsigned) delay_ms, t->busy_passes, HVT_BUSY_PASSES);
+}
+
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
         struct hook hook = { d, t };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
@@ -176,10 +230,11 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         struct hvt_tally tally;
         struct hvt_apply a;
         unsigned restore_failed;
+        bool busy = false;
 
         /* Paused: events and periodic checks wait for the end of the pause, which re-checks;
          * a new configuration is the operator's word and applies at once. */
-        if (t->resume && (why == HVT_TUNE_EVENT || why == HVT_TUNE_VERIFY))
+        if (t->resume && (why == HVT_TUNE_EVENT || why == HVT_TUNE_VERIFY || why == HVT_TUNE_BUSY))
                 return;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
@@ -189,7 +244,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 d->any_failed = true;
                 return;
         }
-        restore_failed = restore(d, t, &back);
+        restore_failed = restore(d, t, &back, &busy);
         hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_originals, &hook, &a);
         hvt_track_applied(&t->slots, &a, v, &tally);
         report_results(d, t, &a, v);
@@ -203,4 +258,5 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
                 d->any_failed = true;
         if (tally.repairs > 0)
                 count_repairs(d, t, tally.repairs);
+        retry_busy(d, t, busy || any_busy(&a));
 }

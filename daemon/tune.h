@@ -11,7 +11,13 @@ enum hvt_tune_reason {
         HVT_TUNE_EVENT,   /* a change event: re-check, repair drift */
         HVT_TUNE_CONFIG,  /* the configuration changed */
         HVT_TUNE_VERIFY,  /* the periodic re-check, or the end of a repair pause */
+        HVT_TUNE_BUSY,    /* again, after a pass that met EBUSY */
 };
+
+/* A pass that met EBUSY runs again after HVT_BUSY_FIRST_MS, twice that, ..., at most
+ * HVT_BUSY_PASSES times in a row: 15.75 s in all. */
+#define HVT_BUSY_FIRST_MS 250u
+#define HVT_BUSY_PASSES 6u
 
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why);
 

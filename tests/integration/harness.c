@@ -456,6 +456,34 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle) {
 static const char *wait_notify(struct hv_run *run, const char *needle, const char *count_what,
                                unsigned *count, int timeout_ms);
 
+static unsigned count_of(const char *text, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+void hvtuned_wait_stderr_timeout(const struct hv_run *run, const char *needle, unsigned n, int timeout_ms) {
+        int limit_ms = hvtuned_under_valgrind() ? 10 * timeout_ms : timeout_ms;
+
+        for (int waited = 0; ; waited += 10) {
+                char *text = NULL;
+                unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? count_of(text, needle) : 0;
+
+                g_free(text);
+                if (seen >= n)
+                        return;
+                ck_assert_msg(waited < limit_ms, "\"%s\" on stderr %u times, not %u, after %d ms", needle, seen, n,
+                              limit_ms);
+                usleep(10 * 1000);
+        }
+}
+
+void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n) {
+        hvtuned_wait_stderr_timeout(run, needle, n, 20000);
+}
+
 const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms) {
         return wait_notify(run, needle, NULL, NULL, timeout_ms);
 }

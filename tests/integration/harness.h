@@ -97,6 +97,10 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);
 const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms);
 const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
                                          unsigned *count);
+/* Until needle has been on hvtuned's stderr n times: within 20 s (200 s under valgrind), or
+ * timeout_ms (ten times that under valgrind). */
+void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n);
+void hvtuned_wait_stderr_timeout(const struct hv_run *run, const char *needle, unsigned n, int timeout_ms);
 /* SIGTERM (or sig), STOPPING=1, exit status 0; returns what it printed on stderr. */
 char *hvtuned_stop(struct hv_run *run);
 char *hvtuned_stop_with(struct hv_run *run, int sig);

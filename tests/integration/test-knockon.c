@@ -120,30 +120,48 @@ START_TEST(test_knock_on_changed_since_left) {
 }
 END_TEST
 
-/* 7.3's trylock: sdb's scheduler write busy 3 times is retried at once and lands; busy 4
- * times (every try) it is reported, and nr_requests, which would land under whichever
- * elevator wins, is held. Nothing is written to sdb after the scheduler's tries. */
+/* 7.3's trylock, by how many of sdb's scheduler writes are busy: 3, retried at once within
+ * the pass, lands; 4 (every try of the pass) is reported, and nr_requests, which would land
+ * under whichever elevator wins, is held, and the pass runs again 250 ms later, where both
+ * land; busy for good, the pass runs 6 more times (4 tries each, nothing else written to sdb),
+ * then hvtuned says it gave up. */
+static const struct {
+        const char *busy;
+        unsigned scheduler_writes;
+        bool failed, lands;
+} busy_cases[] = {
+        { "sdb:3", 4, false, true },
+        { "sdb:4", 5, true, true },
+        { "sdb:1000", 4 * 7, true, false },
+};
+
 START_TEST(test_busy_retried_then_held) {
         UMockdevTestbed *tb = testbed_as("7.3");
         char *config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\n"), *err;
-        bool stays_busy = _i == 1;
         struct hv_run run;
 
-        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL_BUSY", stays_busy ? "sdb:4" : "sdb:3", 1), 0);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL_BUSY", busy_cases[_i].busy, 1), 0);
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         unsetenv("HVTUNED_TEST_KERNEL_BUSY");
-        ck_assert_uint_eq(writes_to("sdb", "queue/scheduler"), 4);
-        if (stays_busy) {
-                ck_assert_uint_eq(writes_to("sdb", "queue/nr_requests"), 0);
-                ck_assert_str_eq(testbed_value("sdb", "queue/scheduler"), "none");
-        } else
+        if (busy_cases[_i].lands)
+                hvtuned_wait_stderr(&run, "sdb queue/nr_requests: ", busy_cases[_i].failed ? 2 : 1);
+        else
+                hvtuned_wait_stderr_timeout(&run, "sdb: still busy after 6 more passes over 15750 ms", 1, 40000);
+        ck_assert_uint_eq(writes_to("sdb", "queue/scheduler"), busy_cases[_i].scheduler_writes);
+        ck_assert_str_eq(testbed_value("sdb", "queue/scheduler"), busy_cases[_i].lands ? "mq-deadline" : "none");
+        ck_assert_uint_eq(writes_to("sdb", "queue/nr_requests"), busy_cases[_i].lands ? 1 : 0);
+        if (busy_cases[_i].lands)
                 ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
         err = hvtuned_stop(&run);
-        if (stays_busy) {
+        if (busy_cases[_i].failed) {
                 assert_contains(err, "sdb queue/scheduler: none -> mq-deadline (failed: Device or resource busy)\n");
                 assert_contains(err, "sdb queue/nr_requests: 2534 -> 64 (not written: the write of queue/scheduler "
                                 "it depends on failed: Device or resource busy)\n");
+                assert_contains(err, "sdb: busy, another change of its controller's queues is under way: "
+                                "the pass runs again in 250 ms (try 1 of 6)\n");
         } else
+                ck_assert_ptr_null(strstr(err, "busy"));
+        if (busy_cases[_i].lands)
                 assert_contains(err, "sdb queue/scheduler: none -> mq-deadline (applied)\n");
         unlink(config);
         g_object_unref(tb);
@@ -222,7 +240,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_knock_on_restored_on_stop, 0, G_N_ELEMENTS(raised));
         tcase_add_test(tc, test_knock_on_restored_on_reload);
         tcase_add_test(tc, test_knock_on_changed_since_left);
-        tcase_add_loop_test(tc, test_busy_retried_then_held, 0, 2);
+        tcase_add_loop_test(tc, test_busy_retried_then_held, 0, G_N_ELEMENTS(busy_cases));
         tcase_add_test(tc, test_active_scheduler_not_written);
         tcase_add_test(tc, test_left_survives_the_scheduler_restore);
         tcase_add_test(tc, test_managed_knock_on_dropped);

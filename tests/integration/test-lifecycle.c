@@ -123,36 +123,6 @@ static void sentinel_value(UMockdevTestbed *tb, const char *sysname, const char 
         testbed_wait_value(sysname, attr, want);
 }
 
-/* Waits until hvtuned has printed needle on stderr. */
-static unsigned count_of(const char *text, const char *needle) {
-        unsigned n = 0;
-
-        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-                n++;
-        return n;
-}
-
-/* Until needle has been on stderr n times. */
-static void wait_stderr_times(const struct hv_run *run, const char *needle, unsigned n) {
-        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
-
-        for (int waited = 0; ; waited += 10) {
-                char *text = NULL;
-                unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? count_of(text, needle) : 0;
-
-                g_free(text);
-                if (seen >= n)
-                        return;
-                ck_assert_msg(waited < limit_ms, "\"%s\" on stderr %u times, not %u, after %d ms", needle, seen, n,
-                              limit_ms);
-                usleep(10 * 1000);
-        }
-}
-
-static void wait_stderr(const struct hv_run *run, const char *needle) {
-        wait_stderr_times(run, needle, 1);
-}
-
 /* sysname's scheduler reverted to bfq, and the n-th repair of it over: its report is the end
  * of the pass. Waiting for the value alone would let the next revert land inside the pass
  * (between hvtuned's write and its read-back), where it is no revert of a repaired disk. */
@@ -160,7 +130,7 @@ static void revert_repaired(const struct hv_run *run, UMockdevTestbed *tb, const
         char *needle = g_strdup_printf("%s queue/scheduler: bfq -> none (drift repaired)\n", sysname);
 
         testbed_sentinel(tb, sysname);
-        wait_stderr_times(run, needle, n);
+        hvtuned_wait_stderr(run, needle, n);
         g_free(needle);
 }
 
@@ -1023,7 +993,7 @@ START_TEST(test_state_dump) {
         drift(tb, "sdc", "queue/read_ahead_kb", "512\n");  /* no event: the dump reads afresh */
         ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
         /* Until the dump is out, a drift would show in it: no sentinel, the summary ends it. */
-        wait_stderr(&run, "\nState: ");
+        hvtuned_wait_stderr(&run, "\nState: ", 1);
         err = hvtuned_stop(&run);
         /* nr_requests is not managed, but the switch to none reset it: its original is kept,
          * to go back with the scheduler's; io_timeout, which the write of device/timeout

@@ -194,6 +194,17 @@ static const struct kernel_coupling kernel_couplings[] = {
         { HVT_ATTR_MAX_SECTORS_KB, "128", HVT_ATTR_READ_AHEAD_KB, ON_ALL("1024") },
 };
 
+/* Whether a scheduler or nr_requests write takes the tag set's update_nr_hwq_lock with a
+ * trylock, and so is answered EBUSY while another write of the same tag set holds it: another
+ * LUN of the controller switching its scheduler or writing nr_requests, or the same queue's.
+ * 5.10, 6.1 and 6.12 wait for the lock. 7.3 (Debian's 7.3.4, the storvsc stand-in) answered a
+ * scheduler write 29 times in 40 with EBUSY beside another LUN's switches, 40 in 40 beside its
+ * nr_requests writes; this host's 6.18.44 has it too (a stable backport, which 6.18.0 may
+ * lack). test-loop's test_trylock_busy checks each column on a real loop device, the vm tier's
+ * stage 9 (tests/vm/daemon-inside.sh) through hvtuned on the stand-in, and the emulation
+ * (tests/emulate/sysfs-kernel.c, $HVTUNED_TEST_KERNEL_BUSY) plays it from 6.18. */
+static const bool kernel_trylock[_KERNEL_MAX] = { false, false, false, true, true };
+
 /* The column for kernel ("7.3", "6.18.1+deb13-amd64"): the newest one not newer; -1 before
  * 5.10. The test chooses which rows it expects; hvtuned itself never looks at the version. */
 static inline int kernel_column(const char *kernel) {

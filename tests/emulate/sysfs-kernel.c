@@ -610,7 +610,7 @@ static bool trylock_fails(const struct tracked *t) {
         const char *spec = getenv("HVTUNED_TEST_KERNEL_BUSY"), *colon;
         char needle[64];
 
-        if (kernel_version() < 7003 || !spec || !(colon = strchr(spec, ':')))
+        if (kernel_version() < 6018 || !spec || !(colon = strchr(spec, ':')))
                 return false;
         snprintf(needle, sizeof(needle), "/block/%.*s/queue/", (int) (colon - spec), spec);
         if (!strstr(t->path, needle) || busy_done >= (unsigned) atoi(colon + 1))

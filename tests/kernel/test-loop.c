@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "apply.h"
@@ -256,6 +258,43 @@ START_TEST(test_kernel_couplings) {
         ck_assert_int_eq(uname(&u), 0);
         loop_attach();
         kernel_couplings_check(queue_dir, kernel ? kernel : u.release);
+        loop_detach();
+}
+END_TEST
+
+/* tests/kernel-answers.h's kernel_trylock, in the running kernel's column: scheduler writes
+ * while a child writes nr_requests of the same queue without pause (the same tag set's lock)
+ * get EBUSY where the kernel takes a trylock, and never where it waits. */
+START_TEST(test_trylock_busy) {
+        static const char *const names[] = { "mq-deadline", "none" };
+        unsigned busy = 0, tries = 40;
+        int col = running_column(), fd;
+        pid_t child;
+
+        ck_assert_int_ge(col, 0);
+        loop_attach();
+        fd = hvt_sysfs_open_dir(queue_dir);
+        ck_assert_int_ge(fd, 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+                for (unsigned i = 0; ; i++)
+                        (void) hvt_sysfs_write(fd, HVT_ATTR_NR_REQUESTS, i % 2 ? "32" : "33");
+        usleep(100 * 1000);
+        for (unsigned i = 0; i < tries; i++) {
+                int r = hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, names[i % 2]);
+
+                ck_assert_msg(r == 0 || r == -EBUSY, "scheduler write %u: %s", i, strerror(-r));
+                busy += r == -EBUSY;
+        }
+        ck_assert_int_eq(kill(child, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(child, NULL, 0), child);
+        close(fd);
+        if (kernel_trylock[col])
+                ck_assert_msg(busy > 0, "no scheduler write of %u was busy", tries);
+        else
+                ck_assert_msg(busy == 0, "%u scheduler writes of %u were busy on a kernel that waits", busy, tries);
+        printf("test_trylock_busy: %u of %u scheduler writes busy\n", busy, tries);
         loop_detach();
 }
 END_TEST
@@ -501,6 +540,7 @@ int main(void) {
         tcase_add_test(tc, test_kernel_rejects);
         tcase_add_test(tc, test_kernel_answers);
         tcase_add_test(tc, test_kernel_couplings);
+        tcase_add_test(tc, test_trylock_busy);
         tcase_add_test(tc, test_apply_names_beyond_the_list);
         tcase_add_test(tc, test_knock_on_read_ahead_restored);
         tcase_add_test(tc, test_knock_on_changed_since_left);

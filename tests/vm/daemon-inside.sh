@@ -40,6 +40,8 @@ RESTORED=706ff731751b4046a4852b3f53f97d9b
 CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
 REPROBED=b7db6d1e431b4fabbe9ffff2dff54d7e
 REFUSED=398287ee700c438f9fbf9cd882eb6e87
+BUSY=daadbd9173514472b5a0391441085f06
+GAVE_UP=3dbcd9c11a574200ae21356bf1039460
 
 fail() {
         echo "FAIL: $*"
@@ -480,6 +482,58 @@ grep -qx "ino=$new_ino" "/run/hvtuned/$new" || fail "the record of $new does not
 systemctl stop hvtuned || fail "stop after the re-added LUN"
 [ "$(sched "$new")" = bfq ] || fail "$new: $(sched "$new") after stop, not its own original bfq"
 ok "$VMTEST_KERNEL: a LUN deleted and re-added while hvtuned was stopped ($a0 -> $new, diskseq $seq, inode $old_ino -> $new_ino) got a record of its own, and its own bfq back at stop"
+
+# --- 9: another LUN of the controller changing its queues --------------------------------------
+# From 7.3 a scheduler or nr_requests write takes the tag set's update_nr_hwq_lock with a
+# trylock: while an operator's loop writes nr_requests of LUN 2 without pause, every
+# scheduler write to LUN 0 of the same controller is answered EBUSY. hvtuned reports it, holds
+# nr_requests, runs the pass again later, and lands once the loop ends. Before 7.3 the lock is
+# waited for: the loop only delays hvtuned. hvtuned manages LUN 0 alone here.
+case $VMTEST_KERNEL in 7.3) trylock=1 ;; *) trylock=0 ;; esac
+a0=$(disk_of $A 0) a2=$(disk_of $A 2)
+config <<EOF
+override = ( { match = { controller = "{$A}"; lun = 0; }; queue = { scheduler = "none"; nr_requests = 128; }; } );
+EOF
+echo mq-deadline > "/sys/block/$a0/queue/scheduler"
+echo 200 > "/sys/block/$a0/queue/nr_requests"
+snapshot "$a0" > /tmp/a0.before
+rm -f /run/vmtest-stop
+(
+        while [ ! -e /run/vmtest-stop ]; do
+                echo 32 > "/sys/block/$a2/queue/nr_requests"
+                echo 33 > "/sys/block/$a2/queue/nr_requests"
+        done 2> /dev/null
+) &
+writer=$!
+# The disk may have an earlier stage's name: entries from here on only.
+failed_before=$(jcount MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0")
+systemctl start hvtuned || fail "start beside the nr_requests loop"
+if [ $trylock = 1 ]; then
+        wait_until 30 "$a0: a busy pass run again" '[ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -ge 1 ]'
+        [ "$(jfield ERRNO MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/scheduler | tail -n 1)" = 16 ] ||
+                fail "$a0: no EBUSY entry for the scheduler"
+        jfield MESSAGE MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/nr_requests | tail -n 1 |
+                grep -q "the write of queue/scheduler it depends on failed: Device or resource busy" ||
+                fail "$a0: nr_requests was not held behind the busy scheduler"
+        [ "$(state "$a0" | cut -d' ' -f1,2)" = "mq-deadline 200" ] || fail "$a0 changed while busy: $(state "$a0")"
+        busy_said=$(jfield MESSAGE MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0" | head -n 1)
+fi
+touch /run/vmtest-stop
+wait "$writer"
+wait_until 30 "$a0 tuned" 'test "$(state "$a0" | cut -d" " -f1,2)" = "none 128"'
+[ "$(jcount MESSAGE_ID=$GAVE_UP)" = 0 ] || fail "hvtuned gave up on a busy disk"
+if [ $trylock = 0 ]; then
+        [ "$(jcount MESSAGE_ID=$BUSY)" = 0 ] || fail "$VMTEST_KERNEL: a busy pass, on a kernel that waits for the lock"
+        [ "$(jcount MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0")" = "$failed_before" ] || fail "$a0: a write failed beside the loop"
+fi
+systemctl stop hvtuned || fail "stop after the nr_requests loop"
+snapshot "$a0" > /tmp/a0.after
+diff -u /tmp/a0.before /tmp/a0.after || fail "$a0: after stop an attribute differs from what the operator left"
+if [ $trylock = 1 ]; then
+        ok "7.3: beside another LUN's nr_requests loop, $a0's scheduler write was busy (EBUSY), nr_requests held, and \"$busy_said\"; tuned once the loop ended, all back at stop"
+else
+        ok "$VMTEST_KERNEL: beside another LUN's nr_requests loop, $a0 tuned with no busy write (the lock is waited for), all back at stop"
+fi
 
 dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
 echo "vmtest: all stages passed"

@@ -23,6 +23,11 @@ vm_require_rootfs
 vm_build_standin
 
 deb=$(ls "$build/release/$VM_SUITE"/hvtuned_*_amd64.deb 2>/dev/null | head -n 1 || true)
+# One older than this build's hvtuned is of other sources: never test it.
+if [ -n "$deb" ] && [ ! "$deb" -nt "$build/daemon/hvtuned" ]; then
+        echo "vm: $deb is older than $build/daemon/hvtuned: not used"
+        deb=
+fi
 if [ -n "$deb" ]; then
         echo "vm: $VM_SUITE's .deb from the release package test: $deb"
 else

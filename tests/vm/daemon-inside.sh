@@ -485,10 +485,11 @@ ok "$VMTEST_KERNEL: a LUN deleted and re-added while hvtuned was stopped ($a0 ->
 
 # --- 9: another LUN of the controller changing its queues --------------------------------------
 # From 7.3 a scheduler or nr_requests write takes the tag set's update_nr_hwq_lock with a
-# trylock: while an operator's loop writes nr_requests of LUN 2 without pause, every
-# scheduler write to LUN 0 of the same controller is answered EBUSY. hvtuned reports it, holds
-# nr_requests, runs the pass again later, and lands once the loop ends. Before 7.3 the lock is
-# waited for: the loop only delays hvtuned. hvtuned manages LUN 0 alone here.
+# trylock: while an operator's loop writes nr_requests of LUN 2 without pause, most scheduler
+# writes to LUN 0 of the same controller are answered EBUSY. hvtuned reports it, holds
+# nr_requests, and runs the pass again later, until one lands (while the loop still runs, or
+# once it ends). Before 7.3 the lock is waited for: the loop only delays hvtuned. hvtuned
+# manages LUN 0 alone here.
 case $VMTEST_KERNEL in 7.3) trylock=1 ;; *) trylock=0 ;; esac
 a0=$(disk_of $A 0) a2=$(disk_of $A 2)
 config <<EOF
@@ -509,13 +510,20 @@ writer=$!
 failed_before=$(jcount MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0")
 systemctl start hvtuned || fail "start beside the nr_requests loop"
 if [ $trylock = 1 ]; then
-        wait_until 30 "$a0: a busy pass run again" '[ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -ge 1 ]'
+        # Now and then all four tries of a pass land between the loop's writes: the disk is
+        # then set back (a write that may be busy itself) for another pass, a few times.
+        for ((attempt = 1; attempt <= 5; attempt++)); do
+                wait_until 30 "$a0: busy, or tuned" '[ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -ge 1 ] || [ "$(sched "$a0")" = none ]'
+                [ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -ge 1 ] && break
+                for _ in $(seq 100); do echo mq-deadline > "/sys/block/$a0/queue/scheduler" 2> /dev/null && break; done
+                udevadm trigger -c change "/sys/block/$a0"
+        done
+        [ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -ge 1 ] || fail "$a0: no busy pass in $((attempt - 1)) passes beside the loop"
         [ "$(jfield ERRNO MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/scheduler | tail -n 1)" = 16 ] ||
                 fail "$a0: no EBUSY entry for the scheduler"
         jfield MESSAGE MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0" HVTUNED_ATTR=queue/nr_requests | tail -n 1 |
                 grep -q "the write of queue/scheduler it depends on failed: Device or resource busy" ||
                 fail "$a0: nr_requests was not held behind the busy scheduler"
-        [ "$(state "$a0" | cut -d' ' -f1,2)" = "mq-deadline 200" ] || fail "$a0 changed while busy: $(state "$a0")"
         busy_said=$(jfield MESSAGE MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0" | head -n 1)
 fi
 touch /run/vmtest-stop
@@ -530,7 +538,7 @@ systemctl stop hvtuned || fail "stop after the nr_requests loop"
 snapshot "$a0" > /tmp/a0.after
 diff -u /tmp/a0.before /tmp/a0.after || fail "$a0: after stop an attribute differs from what the operator left"
 if [ $trylock = 1 ]; then
-        ok "7.3: beside another LUN's nr_requests loop, $a0's scheduler write was busy (EBUSY), nr_requests held, and \"$busy_said\"; tuned once the loop ended, all back at stop"
+        ok "7.3: beside another LUN's nr_requests loop, $a0's scheduler write was busy (EBUSY), nr_requests held, and \"$busy_said\"; tuned by a later pass, all back at stop"
 else
         ok "$VMTEST_KERNEL: beside another LUN's nr_requests loop, $a0 tuned with no busy write (the lock is waited for), all back at stop"
 fi

@@ -115,8 +115,9 @@ static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *wan
         res->outcome = HVT_WOULD_APPLY;
 }
 
-/* The writes that take a trylock on 7.3 (elevator_change(), queue_requests_store()): EBUSY
- * there means another switch is under way, not that the value is wrong. */
+/* The writes that take a trylock on 7.3 and 6.18.y (elv_iosched_store(),
+ * queue_requests_store()): EBUSY there means another change of the tag set is under way, not
+ * that the value is wrong. */
 static bool busy_retried(enum hvt_attr_id id) {
         return id == HVT_ATTR_SCHEDULER || id == HVT_ATTR_NR_REQUESTS;
 }

@@ -53,8 +53,9 @@ enum {
         HVT_APPLY_RESTORE = 1 << 1,
 };
 
-/* A scheduler or nr_requests write that gets EBUSY (7.3 takes a trylock) is tried this many
- * times in all, at once: the pass's order is kept and nothing sleeps. */
+/* A scheduler or nr_requests write that gets EBUSY (7.3 and 6.18.y take a trylock) is tried
+ * this many times in all, at once: the pass's order is kept and nothing sleeps. A pass still
+ * busy is the daemon's to run again later (daemon/tune.c). */
 #define HVT_APPLY_BUSY_TRIES 4
 
 /* Called before the first write of a pass with every planned attribute as first read, and

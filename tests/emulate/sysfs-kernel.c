@@ -64,8 +64,9 @@ enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, TIMEOUT_S, IO_TIMEOUT
 /* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel-answers.h has each
  * one's rows): 5.10 and 6.1 (the default) keep read-ahead on a limits write, 6.12 raises it to
  * at least 128 KiB, 6.18 and 7.3 to twice max_sectors_kb on a rotational disk without an
- * optimal I/O size; 6.18 and 7.3 switch again on "none" while none is active; 7.3 takes a
- * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY). */
+ * optimal I/O size; 6.18 and 7.3 switch again on "none" while none is active, and take a
+ * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY; tests/kernel-answers.h
+ * kernel_trylock). */
 static unsigned kernel_version(void) {
         const char *k = getenv("HVTUNED_TEST_KERNEL");
         unsigned major = 6, minor = 1;
@@ -602,7 +603,7 @@ static void couple_timeouts(const struct tracked *t, unsigned long long jiffies)
         closedir(d);
 }
 
-/* 7.3's elv_iosched_store() and queue_requests_store() take update_nr_hwq_lock with a
+/* 6.18's and 7.3's elv_iosched_store() and queue_requests_store() take update_nr_hwq_lock with a
  * trylock and answer EBUSY when someone else holds it: $HVTUNED_TEST_KERNEL_BUSY="sdX:N"
  * plays N such writes to sdX's scheduler or nr_requests, counted in this process. */
 static bool trylock_fails(const struct tracked *t) {

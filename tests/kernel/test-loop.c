@@ -109,13 +109,20 @@ static const struct hvt_result *run(struct hvt_plan *p, struct hvt_apply *a, enu
         return NULL;
 }
 
-/* The running kernel's column of tests/kernel-answers.h (a vm tier guest's own, by uname). */
-static int running_column(void) {
+/* The running kernel's release ($HVTUNED_TEST_KERNEL names another), and its column of
+ * tests/kernel-answers.h (a vm tier guest's own, by uname). */
+static const char *running_kernel(void) {
+        static struct utsname u;
         const char *kernel = getenv("HVTUNED_TEST_KERNEL");
-        struct utsname u;
 
+        if (kernel)
+                return kernel;
         ck_assert_int_eq(uname(&u), 0);
-        return kernel_column(kernel ? kernel : u.release);
+        return u.release;
+}
+
+static int running_column(void) {
+        return kernel_column(running_kernel());
 }
 
 /* 5.10's loop driver gives its queues no elevator at all: "[none]" is the whole list, and
@@ -252,12 +259,8 @@ END_TEST
 /* The couplings of tests/kernel-answers.h, in the running kernel's column (a guest of the vm
  * tier names its own with $HVTUNED_TEST_KERNEL). */
 START_TEST(test_kernel_couplings) {
-        const char *kernel = getenv("HVTUNED_TEST_KERNEL");
-        struct utsname u;
-
-        ck_assert_int_eq(uname(&u), 0);
         loop_attach();
-        kernel_couplings_check(queue_dir, kernel ? kernel : u.release);
+        kernel_couplings_check(queue_dir, running_kernel());
         loop_detach();
 }
 END_TEST

@@ -422,12 +422,18 @@ echo 0 > "/sys/block/$a2/queue/read_ahead_kb"
 [ "$(ra_of "$a0") $(ra_of "$a2")" = "64 0" ] || fail "the operator's read_ahead_kb 64 and 0 did not hold: $(ra_of "$a0") $(ra_of "$a2")"
 snapshot "$a0" > /tmp/a0.before
 snapshot "$a2" > /tmp/a2.before
+# LUN 1 as the distro rule left it: bfq, which turns writeback throttling off while it is the
+# elevator (bfq_init_queue(): wbt_disable_default()); the switch to none turns it on again.
+[ "$(sched "$a1")" = bfq ] || fail "$a1 is not at the rule's bfq: $(sched "$a1")"
+snapshot "$a1" > /tmp/a1.before
 config <<'EOF'
 queue = { scheduler = "none"; max_sectors_kb = 256; };
 EOF
 systemctl start hvtuned || fail "start for the knock-on run"
 wait_until 20 "$a0 at max_sectors_kb 256" 'test "$(attr "$a0" queue/max_sectors_kb) $(sched "$a0")" = "256 none"'
 wait_until 20 "$a2 at max_sectors_kb 256" 'test "$(attr "$a2" queue/max_sectors_kb) $(sched "$a2")" = "256 none"'
+wait_until 20 "$a1 at max_sectors_kb 256" 'test "$(attr "$a1" queue/max_sectors_kb) $(sched "$a1")" = "256 none"'
+wbt="$(grep '^queue/wbt_lat_usec=' /tmp/a1.before | cut -d= -f2) -> $(attr "$a1" queue/wbt_lat_usec)"
 ra_during="$(ra_of "$a0") $(ra_of "$a2")"
 nr_during=$(attr "$a0" queue/nr_requests)
 # A second pass with the same configuration writes nothing (7.3 would reset nr_requests on a
@@ -438,16 +444,16 @@ systemctl reload hvtuned || fail "reload with the same configuration"
 [ "$(attr "$a0" queue/nr_requests)" = "$nr_during" ] || fail "$a0: nr_requests $nr_during -> $(attr "$a0" queue/nr_requests) on a second pass"
 systemctl stop hvtuned || fail "stop after the knock-on run"
 rot=$(attr "$a0" queue/rotational)
-snapshot "$a0" > /tmp/a0.after
-snapshot "$a2" > /tmp/a2.after
 diffs=0
-diff -u /tmp/a0.before /tmp/a0.after > /tmp/a0.diff || diffs=1
-diff -u /tmp/a2.before /tmp/a2.after > /tmp/a2.diff || diffs=1
+for d in a0 a1 a2; do
+        snapshot "${!d}" > "/tmp/$d.after"
+        diff -u "/tmp/$d.before" "/tmp/$d.after" > "/tmp/$d.diff" || diffs=1
+done
 if [ $diffs != 0 ]; then
-        cat /tmp/a0.diff /tmp/a2.diff
+        cat /tmp/a0.diff /tmp/a1.diff /tmp/a2.diff
         fail "$VMTEST_KERNEL: after stop an attribute differs from what the operator left (read_ahead_kb while tuned: $ra_during; rotational $rot)"
 fi
-ok "$VMTEST_KERNEL: max_sectors_kb managed, read_ahead_kb not (64 and 0; $ra_during while tuned, rotational $rot): after stop $(wc -l < /tmp/a0.after) writable attributes each as the operator left them; a second pass wrote nothing"
+ok "$VMTEST_KERNEL: max_sectors_kb managed, read_ahead_kb not (64 and 0; $ra_during while tuned, rotational $rot; $a1 from bfq, wbt_lat_usec $wbt while tuned): after stop $(wc -l < /tmp/a0.after) writable attributes of each as the operator left them; a second pass wrote nothing"
 
 # --- 8: a LUN removed and added again while hvtuned does not look -------------------------
 # The new disk has the old one's path and device number, and before 5.15 (5.10, RHEL 8's 4.18)

@@ -189,8 +189,8 @@ static int on_busy_retry(struct hvt_event_source *s, uint64_t usec, void *userda
         return 0;
 }
 
-/* 7.3 answers a scheduler or nr_requests write with EBUSY while another change of the
- * controller's tag set holds its lock: another LUN's switch (milliseconds), a re-probe or an
+/* 7.3 and 6.18.y answer a scheduler or nr_requests write with EBUSY while another change of
+ * the controller's tag set holds its lock: another LUN's switch (milliseconds), a re-probe or an
  * nr_hw_queues update (longer). apply.c's tries at once cover the first; for the others the
  * disk's pass runs again, later each time, a bounded number of times: without it a disk that
  * met a busy kernel at start would stay untuned until some event came. A pass that is not

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the passes of passes.h. */
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "host.h"
 #include "macro.h"
@@ -19,9 +21,49 @@ void hvt_pass_verify(struct hvt_daemon *d) {
                 hvt_tune(d, d->disks.v[i], HVT_TUNE_VERIFY);
 }
 
+/* Restores the disks of busy[] again (all of them when busy is NULL), marking those still
+ * busy; returns how many are. */
+static size_t restore_disks(struct hvt_daemon *d, bool *busy) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < d->disks.n; i++) {
+                if (busy && !busy[i])
+                        continue;
+                bool b = hvt_tune_restore(d, d->disks.v[i]);
+
+                if (busy)
+                        busy[i] = b;
+                n += b;
+        }
+        return n;
+}
+
+/* The daemon is going away, so no later pass will restore what a busy kernel refused (the
+ * trylock of 7.3 and 6.18.y, while another disk of the controller changes its queues): the
+ * busy disks are restored again after 50 ms, doubling, HVT_RESTORE_BUSY_ROUNDS times (1.55 s
+ * in all), a sleep the stop can afford and the watchdog (30 s) does not notice. */
+#define HVT_RESTORE_BUSY_FIRST_MS 50
+#define HVT_RESTORE_BUSY_ROUNDS 5
+
 void hvt_pass_restore(struct hvt_daemon *d) {
+        _cleanup_free_ bool *busy = calloc(d->disks.n ?: 1, sizeof(bool));
+        size_t n;
+
+        if (!busy) {
+                (void) restore_disks(d, NULL);
+                hvt_host_restore(d);
+                return;
+        }
         for (size_t i = 0; i < d->disks.n; i++)
-                hvt_tune_restore(d, d->disks.v[i]);
+                busy[i] = true;
+        n = restore_disks(d, busy);
+        for (unsigned round = 0; n > 0 && round < HVT_RESTORE_BUSY_ROUNDS; round++) {
+                unsigned ms = HVT_RESTORE_BUSY_FIRST_MS << round;
+
+                hvt_log_debug(&d->log, "%zu disk%s busy at stop: restoring again in %u ms", n, n == 1 ? "" : "s", ms);
+                (void) nanosleep(&(struct timespec) { ms / 1000, (long) (ms % 1000) * 1000000L }, NULL);
+                n = restore_disks(d, busy);
+        }
         hvt_host_restore(d);
 }
 

@@ -140,11 +140,13 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struc
         return failed;
 }
 
-void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
+bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_plan all;
+        bool busy = false;
 
         hvt_track_restore_all(&t->slots, &all);
-        (void) restore(d, t, &all, NULL);
+        (void) restore(d, t, &all, &busy);
+        return busy;
 }
 
 static int on_resume(struct hvt_event_source *s, uint64_t usec, void *userdata) {

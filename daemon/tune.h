@@ -21,8 +21,10 @@ enum hvt_tune_reason {
 
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why);
 
-/* Every recorded original of t back in place; the record goes once nothing is left in it. */
-void hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t);
+/* Every recorded original of t back in place; the record goes once nothing is left in it.
+ * Returns whether a write stayed busy (EBUSY) through its tries: that original is still
+ * recorded, for another call. */
+bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t);
 
 /* A disk hvtuned starts to manage: the originals an earlier run recorded for it. A damaged
  * record is dropped, one that cannot be read holds back every write that would need it. */

@@ -605,19 +605,23 @@ static void couple_timeouts(const struct tracked *t, unsigned long long jiffies)
 
 /* 6.18's and 7.3's elv_iosched_store() and queue_requests_store() take update_nr_hwq_lock with a
  * trylock and answer EBUSY when someone else holds it: $HVTUNED_TEST_KERNEL_BUSY="sdX:N"
- * plays N such writes to sdX's scheduler or nr_requests, counted in this process. */
+ * plays N such writes to sdX's scheduler or nr_requests, counted in this process; "sdX:N+K"
+ * lets the first K through (busy at stop, not at start). */
 static bool trylock_fails(const struct tracked *t) {
-        static unsigned busy_done;
-        const char *spec = getenv("HVTUNED_TEST_KERNEL_BUSY"), *colon;
+        static unsigned seen;
+        const char *spec = getenv("HVTUNED_TEST_KERNEL_BUSY"), *colon, *plus;
+        unsigned n, skip;
         char needle[64];
 
         if (kernel_version() < 6018 || !spec || !(colon = strchr(spec, ':')))
                 return false;
         snprintf(needle, sizeof(needle), "/block/%.*s/queue/", (int) (colon - spec), spec);
-        if (!strstr(t->path, needle) || busy_done >= (unsigned) atoi(colon + 1))
+        if (!strstr(t->path, needle))
                 return false;
-        busy_done++;
-        return true;
+        n = (unsigned) atoi(colon + 1);
+        skip = (plus = strchr(colon, '+')) ? (unsigned) atoi(plus + 1) : 0;
+        seen++;
+        return seen > skip && seen <= skip + n;
 }
 
 /* The test's answer to a bind or unbind: the errno in "<path>.done", 0 for success. */

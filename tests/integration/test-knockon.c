@@ -168,6 +168,38 @@ START_TEST(test_busy_retried_then_held) {
 }
 END_TEST
 
+/* Busy at stop (the tune pass's two writes to sdb let through): no later pass will come, so
+ * the stop restores sdb again after 50 ms, doubling, 5 times. Busy 4 times (the first
+ * round), the second round puts it back; busy for good, sdb stays, and so does its record,
+ * for a later run. */
+START_TEST(test_busy_at_stop) {
+        UMockdevTestbed *tb = testbed_as("7.3");
+        char *config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\n"), *err, *record;
+        bool for_good = _i == 1;
+        struct hv_run run;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL_BUSY", for_good ? "sdb:1000+2" : "sdb:4+2", 1), 0);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        unsetenv("HVTUNED_TEST_KERNEL_BUSY");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdb queue/scheduler: mq-deadline -> none (restore failed: Device or resource busy)\n");
+        record = g_build_filename(runtime_dir(), "sdb", NULL);
+        if (for_good) {
+                ck_assert_str_eq(testbed_value("sdb", "queue/scheduler"), "mq-deadline");
+                ck_assert_msg(g_file_test(record, G_FILE_TEST_EXISTS), "no record of sdb's originals kept");
+        } else {
+                assert_contains(err, "sdb queue/scheduler: mq-deadline -> none (restored)\n");
+                ck_assert_str_eq(testbed_value("sdb", "queue/scheduler"), "none");
+                ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "2534");
+                ck_assert_msg(!g_file_test(record, G_FILE_TEST_EXISTS), "sdb's record left after its restore");
+        }
+        g_free(record);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* On 7.3 (and 6.18) "none" while none is active switches again and resets nr_requests: a
  * scheduler already what the configuration says is never written. */
 START_TEST(test_active_scheduler_not_written) {
@@ -241,6 +273,7 @@ int main(void) {
         tcase_add_test(tc, test_knock_on_restored_on_reload);
         tcase_add_test(tc, test_knock_on_changed_since_left);
         tcase_add_loop_test(tc, test_busy_retried_then_held, 0, G_N_ELEMENTS(busy_cases));
+        tcase_add_loop_test(tc, test_busy_at_stop, 0, 2);
         tcase_add_test(tc, test_active_scheduler_not_written);
         tcase_add_test(tc, test_left_survives_the_scheduler_restore);
         tcase_add_test(tc, test_managed_knock_on_dropped);

@@ -31,6 +31,7 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         *m = (struct hvt_metrics) {
                 .version = HVTUNED_VERSION,
                 .repairs = d->counters.repairs,
+                .busy_retries = d->counters.busy_retries,
                 .reloads = d->counters.reloads,
                 .reload_failures = d->counters.reload_failures,
                 .last_reload_usec = d->counters.last_reload_usec,

@@ -222,6 +222,7 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
                 return;
         }
         t->busy_passes++;
+        d->counters.busy_retries++;
         hvt_report_busy_retry(&d->log, &t->disk, (unsigned) delay_ms, t->busy_passes, HVT_BUSY_PASSES);
 }
 

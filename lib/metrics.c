@@ -76,6 +76,10 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_drift_repairs_total", "counter",
                "Attributes written again after something else changed them.");
         fprintf(f, "hvtuned_drift_repairs_total %" PRIu64 "\n", m->repairs);
+        header(f, "hvtuned_busy_retries_total", "counter",
+               "Disk passes run again because the kernel answered a scheduler or nr_requests write EBUSY "
+               "(another change of the controller's queues under way).");
+        fprintf(f, "hvtuned_busy_retries_total %" PRIu64 "\n", m->busy_retries);
         header(f, "hvtuned_config_reloads_total", "counter", "Configuration reloads (SIGHUP).");
         fprintf(f, "hvtuned_config_reloads_total %" PRIu64 "\n", m->reloads);
         header(f, "hvtuned_config_reload_failures_total", "counter",

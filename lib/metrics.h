@@ -32,6 +32,7 @@ struct hvt_metrics {
         unsigned disks_tuned, disks_failed, disks_paused;
         unsigned attributes[_HVT_OUTCOME_MAX];  /* managed attributes by their last result */
         uint64_t repairs;                       /* drift repairs since start */
+        uint64_t busy_retries;                  /* passes run again after EBUSY, since start */
         uint64_t reloads, reload_failures;      /* since start */
         uint64_t last_reload_usec;              /* CLOCK_REALTIME; 0: none yet */
         bool last_reload_ok;

@@ -480,6 +480,19 @@ void hvtuned_wait_stderr_timeout(const struct hv_run *run, const char *needle, u
         }
 }
 
+char *hvtuned_wait_file(const char *path, const char *needle, int timeout_ms) {
+        for (int waited = 0;; waited += 10) {
+                char *text = NULL;
+
+                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
+                        return hv_keep(text);
+                ck_assert_msg(waited < timeout_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, timeout_ms,
+                              text ? text : "(no file)");
+                g_free(text);
+                usleep(10 * 1000);
+        }
+}
+
 void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n) {
         hvtuned_wait_stderr_timeout(run, needle, n, 20000);
 }

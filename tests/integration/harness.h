@@ -97,6 +97,9 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);
 const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms);
 const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
                                          unsigned *count);
+/* Until the file at path holds needle, within timeout_ms; what it holds then (kept until the
+ * test ends). */
+char *hvtuned_wait_file(const char *path, const char *needle, int timeout_ms);
 /* Until needle has been on hvtuned's stderr n times: within 20 s (200 s under valgrind), or
  * timeout_ms (ten times that under valgrind). */
 void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n);

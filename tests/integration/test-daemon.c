@@ -328,23 +328,9 @@ START_TEST(test_bad_start) {
 }
 END_TEST
 
-/* Waits until the file at path holds needle; what it holds then. */
-static char *wait_file(const char *path, const char *needle, int timeout_ms) {
-        for (int waited = 0;; waited += 10) {
-                char *text = NULL;
-
-                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
-                        return hv_keep(text);
-                ck_assert_msg(waited < timeout_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, timeout_ms,
-                              text ? text : "(no file)");
-                g_free(text);
-                usleep(10 * 1000);
-        }
-}
-
 /* Waits until the metrics file holds needle. */
 static char *wait_metrics(const char *path, const char *needle) {
-        return wait_file(path, needle, hvtuned_under_valgrind() ? 200000 : 20000);
+        return hvtuned_wait_file(path, needle, hvtuned_under_valgrind() ? 200000 : 20000);
 }
 
 /* metrics_file: node_exporter's textfile, written whole after the start-up pass with what
@@ -378,6 +364,7 @@ START_TEST(test_metrics_file) {
         assert_contains(m, "hvtuned_controller_can_queue{host=\"host1\",controller=\"{f8b3781b-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 2534\n");
         assert_contains(m, "hvtuned_controller_preallocated_bytes{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 10");
         assert_contains(m, "# TYPE hvtuned_drift_repairs_total counter\nhvtuned_drift_repairs_total 0\n");
+        assert_contains(m, "# TYPE hvtuned_busy_retries_total counter\nhvtuned_busy_retries_total 0\n");
         ck_assert_ptr_null(strstr(m, "hvtuned_config_last_reload_success"));
         ck_assert_int_eq(stat(prom, &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, 0644);
@@ -820,7 +807,7 @@ START_TEST(test_manager_rebinds) {
         /* The manager's socket goes, and nothing is bound at its path for a while. */
         close(fd);
         ck_assert_int_eq(unlink(sa.sun_path), 0);
-        wait_file(err_path, "Cannot reach the service manager at NOTIFY_SOCKET=", timeout_ms);
+        hvtuned_wait_file(err_path, "Cannot reach the service manager at NOTIFY_SOCKET=", timeout_ms);
         usleep(500 * 1000);  /* some pings meet nobody */
 
         /* Bound anew at the same path: the pings come back, and a reload is announced there. */

@@ -127,19 +127,26 @@ END_TEST
  * then hvtuned says it gave up. */
 static const struct {
         const char *busy;
-        unsigned scheduler_writes;
+        unsigned scheduler_writes, retries;
         bool failed, lands;
 } busy_cases[] = {
-        { "sdb:3", 4, false, true },
-        { "sdb:4", 5, true, true },
-        { "sdb:1000", 4 * 7, true, false },
+        { "sdb:3", 4, 0, false, true },
+        { "sdb:4", 5, 1, true, true },
+        { "sdb:1000", 4 * 7, 6, true, false },
 };
 
 START_TEST(test_busy_retried_then_held) {
         UMockdevTestbed *tb = testbed_as("7.3");
-        char *config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\n"), *err;
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX", *config, *err;
+        g_autofree char *prom = NULL, *text = NULL, *retries = NULL;
         struct hv_run run;
 
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = g_build_filename(dir, "hvtuned.prom", NULL);
+        text = g_strdup_printf("queue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\nmetrics_file = \"%s\";\n",
+                               prom);
+        config = config_write(text);
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
         ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL_BUSY", busy_cases[_i].busy, 1), 0);
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         unsetenv("HVTUNED_TEST_KERNEL_BUSY");
@@ -152,7 +159,12 @@ START_TEST(test_busy_retried_then_held) {
         ck_assert_uint_eq(writes_to("sdb", "queue/nr_requests"), busy_cases[_i].lands ? 1 : 0);
         if (busy_cases[_i].lands)
                 ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
+        /* Each pass run again is counted for Prometheus. */
+        retries = g_strdup_printf("hvtuned_busy_retries_total %u\n", busy_cases[_i].retries);
+        hvtuned_wait_file(prom, retries, hvtuned_under_valgrind() ? 200000 : 20000);
         err = hvtuned_stop(&run);
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        ck_assert_int_eq(rmdir(dir), 0);
         if (busy_cases[_i].failed) {
                 assert_contains(err, "sdb queue/scheduler: none -> mq-deadline (failed: Device or resource busy)\n");
                 assert_contains(err, "sdb queue/nr_requests: 2534 -> 64 (not written: the write of queue/scheduler "

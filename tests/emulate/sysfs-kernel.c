@@ -190,14 +190,17 @@ static bool read_file(const char *path, char buf[static CONTENT_MAX]) {
  * the old). */
 static void put_back(struct tracked *t, const char *content) {
         size_t len = strlen(content);
+        bool ok;
 
-        if (t->append) {
-                (void) lseek(t->fd, 0, SEEK_SET);
-                (void) ftruncate(t->fd, 0);
-                (void) real_write(t->fd, content, len);
-        } else {
-                (void) pwrite(t->fd, content, len, 0);
-                (void) ftruncate(t->fd, (off_t) len);
+        if (t->append)
+                ok = lseek(t->fd, 0, SEEK_SET) == 0 && ftruncate(t->fd, 0) == 0 &&
+                     real_write(t->fd, content, len) == (ssize_t) len;
+        else
+                ok = pwrite(t->fd, content, len, 0) == (ssize_t) len && ftruncate(t->fd, (off_t) len) == 0;
+        /* The testbed's own file: a kernel that cannot keep a value is no emulation. */
+        if (!ok) {
+                fprintf(stderr, "sysfs-kernel: cannot put \"%s\" into %s: %m\n", content, t->path);
+                abort();
         }
         t->dirty = strcmp(content, t->old) != 0;
 }

@@ -60,7 +60,7 @@ static int on_io(struct hvt_event_source *s, int fd, uint32_t revents, void *use
         seen->fd = fd;
         seen->revents = revents;
         if (revents & EPOLLIN)
-                (void) read(fd, &c, 1);
+                ck_assert_int_eq(read(fd, &c, 1), 1);
         return 0;
 }
 
@@ -412,7 +412,7 @@ static int free_other_io(struct hvt_event_source *s, int fd, uint32_t revents, v
         char c;
 
         (void) revents;
-        (void) read(fd, &c, 1);
+        ck_assert_int_eq(read(fd, &c, 1), 1);
         p->calls[me]++;
         p->s[!me] = hvt_event_source_free(p->s[!me]);
         return 0;

@@ -181,6 +181,11 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned 
                                 (unsigned) ((end - now + 999999) / 1000000));
 }
 
+/* A pass that met EBUSY runs again after HVT_BUSY_FIRST_MS, twice that, ..., at most
+ * HVT_BUSY_PASSES times in a row: 15.75 s in all. */
+#define HVT_BUSY_FIRST_MS 250u
+#define HVT_BUSY_PASSES 6u
+
 static int on_busy_retry(struct hvt_event_source *s, uint64_t usec, void *userdata) {
         struct hvt_tracked *t = userdata;
 

@@ -14,11 +14,6 @@ enum hvt_tune_reason {
         HVT_TUNE_BUSY,    /* again, after a pass that met EBUSY */
 };
 
-/* A pass that met EBUSY runs again after HVT_BUSY_FIRST_MS, twice that, ..., at most
- * HVT_BUSY_PASSES times in a row: 15.75 s in all. */
-#define HVT_BUSY_FIRST_MS 250u
-#define HVT_BUSY_PASSES 6u
-
 void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why);
 
 /* Every recorded original of t back in place; the record goes once nothing is left in it.

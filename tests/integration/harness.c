@@ -456,7 +456,7 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle) {
 static const char *wait_notify(struct hv_run *run, const char *needle, const char *count_what,
                                unsigned *count, int timeout_ms);
 
-static unsigned count_of(const char *text, const char *needle) {
+unsigned hv_count(const char *text, const char *needle) {
         unsigned n = 0;
 
         for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
@@ -469,7 +469,7 @@ void hvtuned_wait_stderr_timeout(const struct hv_run *run, const char *needle, u
 
         for (int waited = 0; ; waited += 10) {
                 char *text = NULL;
-                unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? count_of(text, needle) : 0;
+                unsigned seen = g_file_get_contents(run->err_path, &text, NULL, NULL) ? hv_count(text, needle) : 0;
 
                 g_free(text);
                 if (seen >= n)
@@ -491,6 +491,10 @@ char *hvtuned_wait_file(const char *path, const char *needle, int timeout_ms) {
                 g_free(text);
                 usleep(10 * 1000);
         }
+}
+
+char *hvtuned_wait_metrics(const char *path, const char *needle) {
+        return hvtuned_wait_file(path, needle, hvtuned_under_valgrind() ? 200000 : 20000);
 }
 
 void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n) {

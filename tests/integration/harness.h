@@ -97,9 +97,13 @@ const char *hvtuned_wait_notify(struct hv_run *run, const char *needle);
 const char *hvtuned_wait_notify_timeout(struct hv_run *run, const char *needle, int timeout_ms);
 const char *hvtuned_wait_notify_counting(struct hv_run *run, const char *needle, const char *count_what,
                                          unsigned *count);
+/* How many times needle is in text, without overlaps. */
+unsigned hv_count(const char *text, const char *needle);
 /* Until the file at path holds needle, within timeout_ms; what it holds then (kept until the
  * test ends). */
 char *hvtuned_wait_file(const char *path, const char *needle, int timeout_ms);
+/* The same for a metrics file, within 20 s (200 s under valgrind). */
+char *hvtuned_wait_metrics(const char *path, const char *needle);
 /* Until needle has been on hvtuned's stderr n times: within 20 s (200 s under valgrind), or
  * timeout_ms (ten times that under valgrind). */
 void hvtuned_wait_stderr(const struct hv_run *run, const char *needle, unsigned n);

@@ -328,11 +328,6 @@ START_TEST(test_bad_start) {
 }
 END_TEST
 
-/* Waits until the metrics file holds needle. */
-static char *wait_metrics(const char *path, const char *needle) {
-        return hvtuned_wait_file(path, needle, hvtuned_under_valgrind() ? 200000 : 20000);
-}
-
 /* metrics_file: node_exporter's textfile, written whole after the start-up pass with what
  * STATUS says and more, rewritten on a repair and a reload, readable by node_exporter's
  * user, gone when hvtuned stops. (tests/prometheus checks the format with promtool and real
@@ -354,7 +349,7 @@ START_TEST(test_metrics_file) {
         setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
 
         hvtuned_start(&run, args);
-        m = wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
+        m = hvtuned_wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
         assert_contains(m, "hvtuned_disks{result=\"failed\"} 0\n");
         assert_contains(m, "hvtuned_attributes{result=\"applied\"} 2\n");
         assert_contains(m, "hvtuned_attributes{result=\"unchanged\"} 2\n");
@@ -370,12 +365,12 @@ START_TEST(test_metrics_file) {
         ck_assert_uint_eq(st.st_mode & 07777, 0644);
 
         drift_and_wait(tb, "sdc");
-        wait_metrics(prom, "hvtuned_drift_repairs_total 1\n");
+        hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_total 1\n");
 
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
-        m = wait_metrics(prom, "hvtuned_config_reloads_total 1\n");
+        m = hvtuned_wait_metrics(prom, "hvtuned_config_reloads_total 1\n");
         assert_contains(m, "hvtuned_config_reload_failures_total 0\n");
         assert_contains(m, "hvtuned_config_last_reload_success 1\n");
         assert_contains(m, "hvtuned_config_last_reload_timestamp_seconds 1");
@@ -500,7 +495,7 @@ START_TEST(test_metrics_dir_swapped) {
         setenv("HVTUNED_TEST_METRICS_DIR", dirs, 1);
 
         hvtuned_start(&run, args);
-        wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
+        hvtuned_wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
         swap_for_symlink(textfile, victim);
 
         /* A rewrite: where hvtuned wrote before, not through the symlink. */
@@ -578,7 +573,7 @@ START_TEST(test_metrics_file_not_ours) {
                 g_autofree char *mine = g_build_filename(dir, "theirs.tmp", NULL);
 
                 /* After hvtuned's last write: the name is hvtuned's to write while it runs. */
-                wait_metrics(prom, "hvtuned_drift_repairs_total 1\n");
+                hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_total 1\n");
                 plant(mine, theirs, &planted);
                 ck_assert_int_eq(rename(mine, prom), 0);
         }
@@ -588,7 +583,7 @@ START_TEST(test_metrics_file_not_ours) {
                 text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", other_prom);
                 ck_assert(g_file_set_contents(config, text, -1, NULL));
                 ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
-                wait_metrics(other_prom, "hvtuned_config_reloads_total 1\n");
+                hvtuned_wait_metrics(other_prom, "hvtuned_config_reloads_total 1\n");
                 assert_planted(prom, theirs, &planted, "at the reload");
         }
         err = hvtuned_stop(&run);
@@ -641,7 +636,7 @@ START_TEST(test_metrics_stale_temporaries) {
         setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
 
         hvtuned_start(&run, args);
-        wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
+        hvtuned_wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
         ck_assert_str_eq(dir_names(dir), ".hvtuned-notes\nhvtuned.prom\nother.prom");
         err = hvtuned_stop(&run);
         assert_contains(err, hv_keep(g_strdup_printf("Removed 2 temporary files an earlier hvtuned left "

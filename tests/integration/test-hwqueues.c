@@ -308,30 +308,6 @@ START_TEST(test_param_refuses) {
 }
 END_TEST
 
-static unsigned count(const char *text, const char *what) {
-        unsigned n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
-/* Waits until the metrics file holds needle. */
-static char *wait_metrics(const char *path, const char *needle) {
-        int limit_ms = hvtuned_under_valgrind() ? 200000 : 20000;
-
-        for (int waited = 0;; waited += 10) {
-                char *text = NULL;
-
-                if (g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle))
-                        return hv_keep(text);
-                ck_assert_msg(waited < limit_ms, "\"%s\" not in %s after %d ms:\n%s", needle, path, limit_ms,
-                              text ? text : "(no file)");
-                g_free(text);
-                usleep(10 * 1000);
-        }
-}
-
 #define BULLSEYE0 "{b1e5a11e-1e82-4818-a1c3-63d806ec15bb}"
 #define BULLSEYE1 "{b1e5a11f-1e82-4818-a1c3-63d806ec15bb}"
 #define NO_CAP_WHY "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates " \
@@ -363,7 +339,7 @@ START_TEST(test_no_cap) {
         hvtuned_start(&run, args);
         ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
                          "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
-        m = wait_metrics(prom, "hvtuned_hw_queue_cap_supported 0\n");
+        m = hvtuned_wait_metrics(prom, "hvtuned_hw_queue_cap_supported 0\n");
         assert_contains(m, "hvtuned_hw_queue_cap 0\n");
         assert_contains(m, "hvtuned_controller_hw_queues{host=\"host0\",controller=\"" BULLSEYE0 "\",kind=\"scsi\"} 8\n");
         assert_contains(m, "hvtuned_controller_can_queue{host=\"host1\",controller=\"" BULLSEYE1 "\",kind=\"scsi\"} 664\n");
@@ -386,8 +362,8 @@ START_TEST(test_no_cap) {
         ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
                          "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count(err, NO_CAP_WHY), 1);
-        ck_assert_uint_eq(count(err, "storvsc_max_hw_queues"), 2);  /* that line only */
+        ck_assert_uint_eq(hv_count(err, NO_CAP_WHY), 1);
+        ck_assert_uint_eq(hv_count(err, "storvsc_max_hw_queues"), 2);  /* that line only */
         /* 1152 bytes a request (5.10's layout), 8 x 664 of them: more than 6.1's would be (~6.4 MiB). */
         assert_contains(err, "Request layout (table 5.10): struct request 280 + scsi_cmnd 392 + storvsc_cmd_request "
                         "416 + 2 x scatterlist 32, 1152 bytes a preallocated request\n");

@@ -161,7 +161,7 @@ START_TEST(test_busy_retried_then_held) {
                 ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
         /* Each pass run again is counted for Prometheus. */
         retries = g_strdup_printf("hvtuned_busy_retries_total %u\n", busy_cases[_i].retries);
-        hvtuned_wait_file(prom, retries, hvtuned_under_valgrind() ? 200000 : 20000);
+        hvtuned_wait_metrics(prom, retries);
         err = hvtuned_stop(&run);
         unsetenv("HVTUNED_TEST_METRICS_DIR");
         ck_assert_int_eq(rmdir(dir), 0);

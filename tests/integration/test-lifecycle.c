@@ -145,14 +145,6 @@ static void start(struct hv_run *run, UMockdevTestbed **tb, char **config, const
         start_with(run, tb, config, text, NULL);
 }
 
-static unsigned count_lines(const char *text, const char *line) {
-        unsigned n = 0;
-
-        for (const char *p = text; (p = strstr(p, line)); p += strlen(line))
-                n++;
-        return n;
-}
-
 START_TEST(test_reload_protocol_and_difference) {
         struct hv_run run;
         UMockdevTestbed *tb;
@@ -385,9 +377,9 @@ START_TEST(test_change_flood_costs_reads) {
         ck_assert_uint_eq(statuses, 0);
         err = hvtuned_stop_wait(&run);
         /* Each event re-read the three attributes, and found them in place. */
-        ck_assert_uint_eq(count_lines(err, "sdb queue/scheduler: none (unchanged)\n"), 1 + 10000);
-        ck_assert_uint_eq(count_lines(err, "sdb queue/nr_requests: 128 (unchanged)\n"), 10000);
-        ck_assert_uint_eq(count_lines(err, "sdb device/timeout: 300 (unchanged)\n"), 10000);
+        ck_assert_uint_eq(hv_count(err, "sdb queue/scheduler: none (unchanged)\n"), 1 + 10000);
+        ck_assert_uint_eq(hv_count(err, "sdb queue/nr_requests: 128 (unchanged)\n"), 10000);
+        ck_assert_uint_eq(hv_count(err, "sdb device/timeout: 300 (unchanged)\n"), 10000);
         /* sdb was tuned at start and restored at stop, and nothing in between. */
         ck_assert_ptr_null(strstr(err, "sdb queue/nr_requests: 2534 -> 128 (drift repaired)"));
         ck_assert_ptr_null(strstr(err, "(failed"));
@@ -461,7 +453,7 @@ START_TEST(test_pause_ends) {
         while (strcmp(run.status, "3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed" AZURE_HWQ) != 0);
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count_lines(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n"),
+        ck_assert_uint_eq(hv_count(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n"),
                           HVT_REPAIR_BURST + 2);
         g_object_unref(tb);
 }
@@ -628,7 +620,7 @@ START_TEST(test_clamped_not_rewritten) {
         err = hvtuned_stop_with(&run, SIGTERM);
         assert_contains(err, "sda queue/read_ahead_kb: 128 -> 1001 (clamped: the kernel kept 1000)\n");
         ck_assert_ptr_null(strstr(err, "sda queue/read_ahead_kb: 1000 -> 1001"));
-        ck_assert_uint_eq(count_lines(err, "sda queue/read_ahead_kb: 1000 (unchanged: the kernel keeps it for 1001)\n"), 5);
+        ck_assert_uint_eq(hv_count(err, "sda queue/read_ahead_kb: 1000 (unchanged: the kernel keeps it for 1001)\n"), 5);
         g_object_unref(tb);
 }
 END_TEST
@@ -977,7 +969,7 @@ START_TEST(test_failed_restore_kept_and_quiet) {
         uevent_send_blocking(testbed_syspath("sda"), "change", 3);
         testbed_sentinel(tb, "sdc");
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count_lines(err, "sda queue/nomerges: 0 (restore failed: Is a directory)\n"), 1);
+        ck_assert_uint_eq(hv_count(err, "sda queue/nomerges: 0 (restore failed: Is a directory)\n"), 1);
         ck_assert(record_exists("sda"));  /* the original is still there for a later try */
         g_object_unref(tb);
 }

@@ -29,14 +29,6 @@ static bool record_exists(const char *sysname) {
         return g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
-static unsigned count(const char *text, const char *what) {
-        unsigned n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
 static void assert_tuned(const char *sysname) {
         ck_assert_str_eq(testbed_value(sysname, "queue/scheduler"), "none");
         /* A sentinel's repair switches the scheduler first, and the switch resets
@@ -127,7 +119,7 @@ START_TEST(test_event_storm_and_overrun) {
         umockdev_testbed_set_attribute(tb, testbed_syspath("sdd"), "dev", dev);
 
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count(err, "Lost device events (receive buffer overrun), re-enumerating all disks"), 3);
+        ck_assert_uint_eq(hv_count(err, "Lost device events (receive buffer overrun), re-enumerating all disks"), 3);
         assert_contains(err, "sdf: removed Hyper-V scsi disk 1:0:0:2");
         assert_contains(err, "sdc: removed Hyper-V scsi disk");
         ck_assert_ptr_null(strstr(err, "sdd: removed"));
@@ -276,9 +268,9 @@ START_TEST(test_sigusr1_during_reload) {
         testbed_sentinel(tb, "sda");
         err = hvtuned_stop(&run);
         /* Standard signals are not queued: one dump, after the reload. */
-        ck_assert_uint_eq(count(err, "sda: queue/scheduler original="), 1);
-        ck_assert_uint_eq(count(err, "queue/nr_requests original=256 desired=64 current=64"), 2);
-        ck_assert_uint_eq(count(err, "queue/nr_requests original=2534 desired=64 current=64"), 2);
+        ck_assert_uint_eq(hv_count(err, "sda: queue/scheduler original="), 1);
+        ck_assert_uint_eq(hv_count(err, "queue/nr_requests original=256 desired=64 current=64"), 2);
+        ck_assert_uint_eq(hv_count(err, "queue/nr_requests original=2534 desired=64 current=64"), 2);
         ck_assert_ptr_null(strstr(err, "desired=128"));
         unlink(config);
         g_object_unref(tb);
@@ -319,7 +311,7 @@ START_TEST(test_signals_during_start) {
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
         err = hvtuned_stop(&run);
-        ck_assert_uint_eq(count(err, "\nState: "), 1);
+        ck_assert_uint_eq(hv_count(err, "\nState: "), 1);
         unlink(mark);
         unlink(config);
         g_object_unref(tb);

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,19 +236,6 @@ void hvtuned_log_to_journal(bool on) {
         journal_stream = on;
 }
 
-/* JOURNAL_STREAM for the stderr just set up: its device and inode, as systemd gives them. */
-static int set_journal_stream(void) {
-        struct stat st;
-        char value[64];
-
-        if (!journal_stream)
-                return unsetenv("JOURNAL_STREAM");
-        if (fstat(STDERR_FILENO, &st) < 0)
-                return -1;
-        snprintf(value, sizeof(value), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
-        return setenv("JOURNAL_STREAM", value, 1);
-}
-
 /* The setup's valgrind command line, quiet and with its report in a file of hvtuned's own
  * (%p: its pid), since the tests compare what hvtuned prints on stderr. */
 static char **valgrind_argv(void) {
@@ -268,9 +256,43 @@ static char *valgrind_log(pid_t pid) {
         return g_strdup_printf("/tmp/hvtuned-valgrind.%d", (int) pid);
 }
 
+/* hvtuned's environment: this process's, with what the test sets; JOURNAL_STREAM names the
+ * stderr it gets (device and inode, as systemd gives them). */
+static char **child_environ(const char *notify, int err_fd) {
+        char **env = g_get_environ();
+
+        if (notify)
+                env = g_environ_setenv(env, "NOTIFY_SOCKET", notify, TRUE);
+        else
+                env = g_environ_unsetenv(env, "NOTIFY_SOCKET");
+        if (journal_stream) {
+                struct stat st;
+                char value[64];
+
+                ck_assert_int_eq(fstat(err_fd, &st), 0);
+                snprintf(value, sizeof(value), "%llu:%llu", (unsigned long long) st.st_dev,
+                         (unsigned long long) st.st_ino);
+                env = g_environ_setenv(env, "JOURNAL_STREAM", value, TRUE);
+        } else
+                env = g_environ_unsetenv(env, "JOURNAL_STREAM");
+        env = g_environ_setenv(env, "RUNTIME_DIRECTORY", runtime_dir(), TRUE);
+        return g_environ_setenv(env, "HVTUNED_TEST_WRITE_LOG", writes_log(), TRUE);
+}
+
+static int open_output(const char *path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+        return fd;
+}
+
+/* Everything is made before posix_spawn and nothing runs between its fork and exec: this
+ * process has threads (umockdev's, GLib's), and a forked child that allocated, or opened a
+ * file through the preloaded shims, could wait forever on a lock one of them held. */
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
-        const char *runtime = runtime_dir(), *writes = writes_log();
-        char **vg = hvtuned_under_valgrind() ? valgrind_argv() : NULL;
+        char **vg = hvtuned_under_valgrind() ? valgrind_argv() : NULL, **env;
+        int err_fd = open_output(err_path), out_fd = out_path ? open_output(out_path) : -1, r;
+        posix_spawn_file_actions_t actions;
         const char *argv[64];
         size_t n = 0;
         pid_t pid;
@@ -285,31 +307,20 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
                 argv[n++] = *args;
         }
         argv[n] = NULL;
+        env = child_environ(notify, err_fd);
 
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
-                        _exit(127);
-                if (out_path) {
-                        fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-                        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
-                                _exit(127);
-                }
-                if (notify)
-                        setenv("NOTIFY_SOCKET", notify, 1);
-                else
-                        unsetenv("NOTIFY_SOCKET");
-                if (set_journal_stream() < 0)
-                        _exit(127);
-                setenv("RUNTIME_DIRECTORY", runtime, 1);
-                setenv("HVTUNED_TEST_WRITE_LOG", writes, 1);
-                execv(argv[0], (char **) argv);
-                _exit(127);
-        }
+        ck_assert_int_eq(posix_spawn_file_actions_init(&actions), 0);
+        ck_assert_int_eq(posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO), 0);
+        if (out_fd >= 0)
+                ck_assert_int_eq(posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO), 0);
+        r = posix_spawn(&pid, argv[0], &actions, NULL, (char **) argv, env);
+        ck_assert_msg(r == 0, "cannot run %s: %s", argv[0], strerror(r));
+        posix_spawn_file_actions_destroy(&actions);
+        g_strfreev(env);
         g_strfreev(vg);
+        close(err_fd);
+        if (out_fd >= 0)
+                close(out_fd);
         return pid;
 }
 
@@ -328,13 +339,29 @@ static void valgrind_check(pid_t pid) {
         g_free(text);
 }
 
-/* Reaps hvtuned and checks where it wrote; the wait status. */
-static int reap(pid_t pid) {
-        int status;
+/* A run that does not end is killed, after saying where it was, as /proc shows it. */
+static void hung(pid_t pid) {
+        char *exe_path = g_strdup_printf("/proc/%d/exe", (int) pid), exe[PATH_MAX] = "?";
+        char *wchan_path = g_strdup_printf("/proc/%d/wchan", (int) pid), *wchan = NULL;
+        char *stack_path = g_strdup_printf("/proc/%d/stack", (int) pid), *stack = NULL;
+        ssize_t n = readlink(exe_path, exe, sizeof(exe) - 1);
 
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        valgrind_check(pid);
-        writes_check(runtime_dir());
+        if (n > 0)
+                exe[n] = '\0';
+        (void) g_file_get_contents(wchan_path, &wchan, NULL, NULL);
+        (void) g_file_get_contents(stack_path, &stack, NULL, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        ck_abort_msg("process %d (%s) still ran after %d ms, waiting in %s\n%s", (int) pid, exe,
+                     NOTIFY_TIMEOUT_MS, wchan ? wchan : "?", stack ? stack : "");
+}
+
+/* Reaps hvtuned, within a bound, and checks where it wrote; the wait status. */
+static int reap(pid_t pid) {
+        int status = hvtuned_wait_exit(pid, NOTIFY_TIMEOUT_MS);
+
+        if (status == -1)
+                hung(pid);
         return status;
 }
 

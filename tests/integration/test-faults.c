@@ -481,8 +481,8 @@ START_TEST(test_stderr_reader_gone) {
         char c;
         pid_t pid;
 
-        /* Both ends close at exec: the child opens the write end by its /proc path (harness),
-         * and only this process holds the read end. */
+        /* Both ends close at exec: the harness opens the write end again by its /proc path for
+         * the child's stderr, and only this process holds the read end. */
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
         err_path = g_strdup_printf("/proc/self/fd/%d", p[1]);
         ck_assert(signal(SIGPIPE, SIG_DFL) != SIG_ERR);

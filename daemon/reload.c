@@ -15,6 +15,7 @@
 
 #include "macro.h"
 #include "reload.h"
+#include "rundir.h"
 #include "state.h"
 
 #define RECORD ".reload"
@@ -28,46 +29,80 @@ int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const cha
 
         if (state_fd < 0)
                 return -EBADF;
-        n = snprintf(buf, sizeof(buf), "%u %u %s\n", started, finished, *config_error ? config_error : "ok");
+        /* Whose record: one that a daemon before this one left must not answer for this one. */
+        n = snprintf(buf, sizeof(buf), "%d %u %u %s\n", (int) getpid(), started, finished,
+                     *config_error ? config_error : "ok");
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENOBUFS;
         return hvt_state_write(state_fd, RECORD, buf, (size_t) n);
 }
 
-static int read_mark(int dirfd, unsigned *started, unsigned *finished, char *result, size_t size) {
+/* -ESRCH when the record is another process's. */
+static int read_mark(int dirfd, pid_t pid, unsigned *started, unsigned *finished, char *result, size_t size) {
         char buf[400];
-        int consumed = 0, r;
+        int consumed = 0, owner, r;
 
         r = hvt_state_read(dirfd, RECORD, buf, sizeof(buf));
         if (r < 0)
                 return r;
-        if (sscanf(buf, "%u %u %n", started, finished, &consumed) != 2 || consumed == 0)
+        if (sscanf(buf, "%d %u %u %n", &owner, started, finished, &consumed) != 3 || consumed == 0)
                 return -EBADMSG;
+        if (owner != (int) pid)
+                return -ESRCH;
         snprintf(result, size, "%.*s", (int) strcspn(buf + consumed, "\n"), buf + consumed);
         return 0;
 }
 
+/* Whether pid's record in state_dir (dirfd, or -errno where it did not open) can be trusted
+ * and read: 0 with where its reloads stand, or -errno with why not. */
+static int check_record(int dirfd, const char *state_dir, pid_t pid, unsigned *started, char *why, size_t size) {
+        char refusal[160], result[320];
+        unsigned finished;
+        int r;
+
+        if (dirfd < 0) {
+                snprintf(why, size, "%s cannot be opened: %s", state_dir, strerror(-dirfd));
+                return dirfd;
+        }
+        /* The daemon writes no record where it would not keep originals: whoever could write
+         * there could answer for it. */
+        r = hvt_rundir_check(dirfd, refusal, sizeof(refusal));
+        if (r < 0) {
+                snprintf(why, size, "%s is refused for hvtuned's records (%s)", state_dir, refusal);
+                return r;
+        }
+        r = read_mark(dirfd, pid, started, &finished, result, sizeof(result));
+        if (r == -ESRCH)
+                snprintf(why, size, "%s/%s is another process's, not PID %d's", state_dir, RECORD, (int) pid);
+        else if (r < 0)
+                snprintf(why, size, "%s/%s cannot be read: %s", state_dir, RECORD, strerror(-r));
+        return r;
+}
+
 int hvt_reload_request(const struct hvt_log *log, const char *state_dir, pid_t pid) {
-        _cleanup_close_ int dirfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        unsigned started, finished;
-        char result[320];
+        _cleanup_close_ int dirfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        unsigned started = 0, finished;
+        char why[4096 + 160], result[320];
         int r;
 
         if (dirfd < 0)
-                return hvt_log_errno(log, LOG_ERR, negative_errno(), "Cannot open %s: %m", state_dir);
-        r = read_mark(dirfd, &started, &finished, result, sizeof(result));
-        if (r < 0)
-                return hvt_log_errno(log, LOG_ERR, r, "Cannot read %s/%s, the running hvtuned's reload record: %m",
-                                     state_dir, RECORD);
+                dirfd = negative_errno();
+        r = check_record(dirfd, state_dir, pid, &started, why, sizeof(why));
+        /* Signalled whatever the record: the reload happens even where its result cannot be
+         * known here, and then this fails, as "applied" would be a guess. */
         if (kill(pid, SIGHUP) < 0)
                 return hvt_log_errno(log, LOG_ERR, negative_errno(), "Cannot signal hvtuned (PID %d): %m", (int) pid);
+        if (r < 0)
+                return hvt_log_errno(log, LOG_ERR, r, "hvtuned (PID %d) was signalled to reload, but whether it "
+                                     "took the file cannot be told: %s. Its journal says (journalctl -u hvtuned)",
+                                     (int) pid, why);
 
         for (long waited = 0; waited < (long) WAIT_S * 1000000000L; waited += POLL_NS) {
                 const struct timespec tick = { 0, POLL_NS };
-                unsigned s, f;
+                unsigned s;
 
                 (void) nanosleep(&tick, NULL);
-                if (read_mark(dirfd, &s, &f, result, sizeof(result)) < 0 || f < started + 1)
+                if (read_mark(dirfd, pid, &s, &finished, result, sizeof(result)) < 0 || finished < started + 1)
                         continue;
                 if (strcmp(result, "ok") == 0)
                         return 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the reload handshake for ExecReload= on systemd before 253 (which has no
- * Type=notify-reload): the daemon keeps "<started> <finished> <result>" in
+/* Owns: the reload handshake behind the unit's ExecReload= (on every systemd: Type=notify-reload
+ * cannot fail a reload). The daemon keeps "<pid> <started> <finished> <result>" in
  * $RUNTIME_DIRECTORY/.reload, and `hvtuned --reload PID` sends SIGHUP and returns only when a
- * reload that began after its signal has finished, so that `systemctl reload` means "applied". */
+ * reload that began after its signal has finished, so that `systemctl reload` means "applied",
+ * and fails when the file was refused. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,5 +16,7 @@
 int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const char *config_error);
 
 /* Signals pid and waits for its next reload to finish: 0 when it loaded the new
- * configuration, -EINVAL (logged) when that was refused, -ETIMEDOUT, or -errno. */
+ * configuration, -EINVAL (logged) when that was refused, -ETIMEDOUT, or -errno. Where pid
+ * keeps no record in state_dir (it refused the directory, or is not hvtuned), pid is still
+ * signalled, and the result, unknown, is an error that says why. */
 int hvt_reload_request(const struct hvt_log *log, const char *state_dir, pid_t pid);

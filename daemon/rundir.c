@@ -29,24 +29,32 @@ static void refused(struct hvt_daemon *d, const char *path, int error, const cha
                               "only, and a restart forgets them", path, why);
 }
 
-/* What is wrong with a directory hvt_state_check() refused: all of it, so that one fix is
- * enough. */
-static void refusal(const struct stat *st, char *buf, size_t size) {
-        bool owner = st->st_uid != 0 && st->st_uid != geteuid(), mode = st->st_mode & (S_IWGRP | S_IWOTH);
-        int n = 0;
+/* All of what is wrong, so that one fix is enough. */
+int hvt_rundir_check(int fd, char *why, size_t size) {
+        struct stat st;
+        bool owner, mode;
+        int n = 0, r;
 
+        r = hvt_state_check(fd, &st);
+        if (r != -EPERM && r != -EACCES) {
+                if (r < 0)
+                        snprintf(why, size, "it cannot be checked: %s", strerror(-r));
+                return r;
+        }
+        owner = st.st_uid != 0 && st.st_uid != geteuid();
+        mode = st.st_mode & (S_IWGRP | S_IWOTH);
         if (owner)
-                n = snprintf(buf, size, "it is owned by uid %u, not root", (unsigned) st->st_uid);
+                n = snprintf(why, size, "it is owned by uid %u, not root", (unsigned) st.st_uid);
         if (mode)
-                (void) snprintf(buf + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
-                                owner ? ", and " : "", (unsigned) st->st_mode & 07777);
+                (void) snprintf(why + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
+                                owner ? ", and " : "", (unsigned) st.st_mode & 07777);
+        return r;
 }
 
 /* Opens the directory into d->state_fd when it may hold records, or, when it is refused
  * (said why), into d->lock_fd alone: still the one place where two hvtuned meet. */
 static int open_dir(struct hvt_daemon *d, const char *path) {
-        char why[160] = "it cannot be checked";
-        struct stat st;
+        char why[160];
         int fd, r;
 
         fd = hvt_state_open(path);
@@ -59,10 +67,8 @@ static int open_dir(struct hvt_daemon *d, const char *path) {
         }
         if (fd < 0)
                 return fd;
-        r = hvt_state_check(fd, &st);
+        r = hvt_rundir_check(fd, why, sizeof(why));
         if (r < 0) {
-                if (r == -EPERM || r == -EACCES)
-                        refusal(&st, why, sizeof(why));
                 refused(d, path, r, why);
                 d->lock_fd = fd;
                 return 0;

@@ -254,8 +254,8 @@ START_TEST(test_reload) {
 }
 END_TEST
 
-/* hvtuned --reload=PID, the unit's ExecReload= before systemd 253: returns once the new
- * values are written, and fails (exit 1) for a file the daemon refuses. */
+/* hvtuned --reload=PID, the unit's ExecReload=: returns once the new values are written, and
+ * fails (exit 1) for a file the daemon refuses. */
 START_TEST(test_reload_waits) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write("queue = { scheduler = \"none\"; };\n");
@@ -294,6 +294,71 @@ START_TEST(test_reload_waits) {
                 ck_assert_int_eq(hvtuned_run(gone, &err), 1);
                 assert_contains(err, "Cannot signal hvtuned");
         }
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A runtime directory the daemon refused (group-writable) holds no record of its reloads, and
+ * one found there is nobody's word: --reload still has the daemon reload, and fails saying why
+ * the result is unknown. A record of another PID (an earlier daemon's) is not waited on. */
+START_TEST(test_reload_without_record) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        char base[] = "/tmp/hvtuned-reload.XXXXXX", pid[16], *err, *forged, *record, *want;
+        g_autofree char *dir = NULL, *clean = NULL;
+        struct hv_run run;
+
+        ck_assert_ptr_nonnull(mkdtemp(base));
+        dir = g_build_filename(base, "run", NULL);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        ck_assert_int_eq(chmod(dir, 0775), 0);
+        runtime_dir_use(dir);
+        hvtuned_start(&run, args);
+        snprintf(pid, sizeof(pid), "%d", (int) run.pid);
+        record = g_build_filename(dir, ".reload", NULL);
+        ck_assert(!g_file_test(record, G_FILE_TEST_EXISTS));
+        /* What anyone who can write there could leave: "reloaded, and it was fine". */
+        forged = g_strdup_printf("%d 9 9 ok\n", (int) run.pid);
+        ck_assert(g_file_set_contents(record, forged, -1, NULL));
+        {
+                const char *reload[] = { "--reload", pid, NULL };
+
+                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n",
+                                              -1, NULL));
+                ck_assert_int_eq(hvtuned_run(reload, &err), 1);
+                want = g_strdup_printf("hvtuned (PID %d) was signalled to reload, but whether it took the file "
+                                       "cannot be told: %s is refused for hvtuned's records (it is writable by "
+                                       "group or others (mode 0775))", (int) run.pid, dir);
+                assert_contains(err, want);
+                g_free(want);
+                /* Signalled all the same: the daemon reloads. */
+                hvtuned_wait_notify(&run, "RELOADING=1");
+                hvtuned_wait_notify(&run, "READY=1");
+                ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "2048");
+
+                /* The directory fixed: the record there is still not this daemon's. */
+                ck_assert_int_eq(chmod(dir, 0755), 0);
+                g_free(forged);
+                forged = g_strdup_printf("%d 0 0 ok\n", (int) run.pid + 1);
+                ck_assert(g_file_set_contents(record, forged, -1, NULL));
+                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n",
+                                              -1, NULL));
+                ck_assert_int_eq(hvtuned_run(reload, &err), 1);
+                want = g_strdup_printf("cannot be told: %s/.reload is another process's, not PID %d's", dir,
+                                       (int) run.pid);
+                assert_contains(err, want);
+                g_free(want);
+                hvtuned_wait_notify(&run, "READY=1");
+                ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "1024");
+        }
+        (void) hvtuned_stop(&run);
+        runtime_dir_use(NULL);
+        clean = g_strdup_printf("rm -rf '%s'", base);
+        ck_assert_int_eq(system(clean), 0);
+        g_free(forged);
+        g_free(record);
         unlink(config);
         g_object_unref(tb);
 }
@@ -850,6 +915,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_vm_as_daemon, 0, G_N_ELEMENTS(vms));
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_reload_waits);
+        tcase_add_test(tc, test_reload_without_record);
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
         tcase_add_test(tc, test_manager_not_reading);

@@ -142,8 +142,8 @@ void hvt_notify_ready(struct hvt_notify *n, const char *status) {
         notify_status(n, "READY=1", status);
 }
 
-/* Type=notify-reload (systemd 253 and later) needs MONOTONIC_USEC with RELOADING=1 to tell
- * this reload from an earlier one; Type=notify shows it as "reloading" in the meantime. */
+/* systemd shows the unit as "reloading" until READY=1, and from 253 wants MONOTONIC_USEC with
+ * RELOADING=1 to tell this reload from an earlier one (Type=notify-reload, in a drop-in). */
 void hvt_notify_reloading(struct hvt_notify *n) {
         char state[64];
 

@@ -30,15 +30,12 @@ expect "is-active after install (ConditionVirtualization)" "$(systemctl is-activ
 journalctl --list-catalog | grep -q "$APPLIED hvtuned" || fail "the catalog is not in journalctl's database"
 echo "ok: dpkg's trigger indexed the journal catalog"
 
-# --- the unit as this release's systemd reads it: Type= chosen at build time for it, no key
-# it does not know, and its exposure rating.
+# --- the unit as this release's systemd reads it: Type=notify with ExecReload= on every
+# version (a Type=notify-reload could not fail a reload), no key it does not know, and its
+# exposure rating.
 unit=$(systemctl show -P FragmentPath hvtuned)
-if [ "$systemd_version" -ge 253 ]; then
-        expect "Type (systemd $systemd_version)" "$(systemctl show -P Type hvtuned)" notify-reload
-else
-        expect "Type (systemd $systemd_version)" "$(systemctl show -P Type hvtuned)" notify
-        systemctl show -P ExecReload hvtuned | grep -q -- "--reload=" || fail "no ExecReload= with hvtuned --reload"
-fi
+expect "Type (systemd $systemd_version)" "$(systemctl show -P Type hvtuned)" notify
+systemctl show -P ExecReload hvtuned | grep -q -- "--reload=" || fail "no ExecReload= with hvtuned --reload"
 systemd-analyze verify "$unit" > /opt/out/verify.txt 2>&1 ||
         { cat /opt/out/verify.txt; fail "systemd-analyze verify $unit failed"; }
 [ -s /opt/out/verify.txt ] && { cat /opt/out/verify.txt; fail "systemd-analyze verify $unit is not clean"; }
@@ -99,28 +96,42 @@ journalctl -x -u hvtuned MESSAGE_ID=$APPLIED --no-pager > /opt/out/catalog.txt
 grep -q "as hvtuned.conf asks, and read" /opt/out/catalog.txt || fail "journalctl -x shows no catalog text: $(cat /opt/out/catalog.txt)"
 echo "ok: journalctl -x explains the entries"
 
-# reload: returns once the new values are applied (notify-reload from 253, else ExecReload=).
+# reload: returns once the new values are applied, through ExecReload= on every version.
 printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
 systemctl reload hvtuned || fail "systemctl reload failed"
 expect "sda nr_requests when reload returned" "$(cat "$sda/queue/nr_requests")" 128
 expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 128
+expect "ReloadResult after a good reload" "$(systemctl show -P ReloadResult hvtuned)" success
 
-# A bad file: the unit stays active on the old values, its status and the journal say why.
-# Through ExecReload= (before 253) systemctl reload fails; Type=notify-reload has no answer
-# but READY=1, so there systemctl reload returns 0 and STATUS= carries the refusal.
+# A bad file: systemctl reload fails, the unit stays active on the old values, and its status
+# and the journal name the refused line.
 printf 'queue = { scheduler = "none"; nr_requests = 99999; };\n' > /etc/hvtuned.conf
-if [ "$systemd_version" -ge 253 ]; then
-        systemctl reload hvtuned 2> /opt/out/bad-reload.txt || fail "the reload of a bad file did not return"
-else
-        systemctl reload hvtuned 2> /opt/out/bad-reload.txt && fail "a reload of a bad file succeeded"
-fi
-systemctl show -P StatusText hvtuned | grep -q "; config error at /etc/hvtuned.conf:1, keeping previous$" ||
-        fail "STATUS= does not say the file was refused: $(systemctl show -P StatusText hvtuned)"
+systemctl reload hvtuned 2> /opt/out/bad-reload.txt && fail "a reload of a bad file succeeded"
+grep -q "Job for hvtuned.service failed" /opt/out/bad-reload.txt ||
+        fail "systemctl reload did not say the job failed: $(cat /opt/out/bad-reload.txt)"
+expect "ReloadResult after a bad reload" "$(systemctl show -P ReloadResult hvtuned)" exit-code
 expect "is-active after a bad reload" "$(systemctl is-active hvtuned)" active
 expect "sda nr_requests after a bad reload" "$(cat "$sda/queue/nr_requests")" 128
+systemctl status --no-pager --full -n 20 hvtuned > /opt/out/bad-status.txt
+grep -q "Status: \".*; config error at /etc/hvtuned.conf:1, keeping previous\"$" /opt/out/bad-status.txt ||
+        { cat /opt/out/bad-status.txt; fail "systemctl status does not say the file was refused"; }
+grep -q "The new configuration was refused (error at /etc/hvtuned.conf:1): hvtuned keeps running on the previous one" \
+        /opt/out/bad-status.txt || { cat /opt/out/bad-status.txt; fail "systemctl status does not name the refused line"; }
 journalctl -u hvtuned MESSAGE_ID=$CONFIG_ERROR -o cat | grep -q '/etc/hvtuned.conf:1: queue.nr_requests: 99999 is out of range' ||
         fail "no configuration error in the journal"
-echo "ok: the refused reload kept the old values and is in the journal"
+echo "ok: the refused reload failed, kept the old values, and systemctl status names the line"
+
+# A SIGHUP from outside systemd (kill -HUP): RELOADING=1 puts the unit through a reload of
+# its own, READY=1 ends it, and a good file is applied.
+printf 'queue = { scheduler = "none"; nr_requests = 64; };\n' > /etc/hvtuned.conf
+kill -HUP "$(systemctl show -P MainPID hvtuned)"
+for _ in $(seq 100); do
+        [ "$(cat "$sda/queue/nr_requests")" = 64 ] && [ "$(systemctl is-active hvtuned)" = active ] &&
+                ! systemctl show -P StatusText hvtuned | grep -q "config error" && break
+        sleep 0.1
+done
+expect "sda nr_requests after kill -HUP" "$(cat "$sda/queue/nr_requests")" 64
+expect "is-active after kill -HUP" "$(systemctl is-active hvtuned)" active
 journalctl -u hvtuned --no-pager > /opt/out/journal.txt
 
 # stop: the originals are back.

@@ -15,7 +15,6 @@
 
 #include "macro.h"
 #include "reload.h"
-#include "rundir.h"
 #include "state.h"
 
 #define RECORD ".reload"
@@ -66,7 +65,7 @@ static int check_record(int dirfd, const char *state_dir, pid_t pid, unsigned *s
         }
         /* The daemon writes no record where it would not keep originals: whoever could write
          * there could answer for it. */
-        r = hvt_rundir_check(dirfd, refusal, sizeof(refusal));
+        r = hvt_state_check(dirfd, refusal, sizeof(refusal));
         if (r < 0) {
                 snprintf(why, size, "%s is refused for hvtuned's records (%s)", state_dir, refusal);
                 return r;

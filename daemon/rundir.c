@@ -29,28 +29,6 @@ static void refused(struct hvt_daemon *d, const char *path, int error, const cha
                               "only, and a restart forgets them", path, why);
 }
 
-/* All of what is wrong, so that one fix is enough. */
-int hvt_rundir_check(int fd, char *why, size_t size) {
-        struct stat st;
-        bool owner, mode;
-        int n = 0, r;
-
-        r = hvt_state_check(fd, &st);
-        if (r != -EPERM && r != -EACCES) {
-                if (r < 0)
-                        snprintf(why, size, "it cannot be checked: %s", strerror(-r));
-                return r;
-        }
-        owner = st.st_uid != 0 && st.st_uid != geteuid();
-        mode = st.st_mode & (S_IWGRP | S_IWOTH);
-        if (owner)
-                n = snprintf(why, size, "it is owned by uid %u, not root", (unsigned) st.st_uid);
-        if (mode)
-                (void) snprintf(why + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
-                                owner ? ", and " : "", (unsigned) st.st_mode & 07777);
-        return r;
-}
-
 /* Opens the directory into d->state_fd when it may hold records, or, when it is refused
  * (said why), into d->lock_fd alone: still the one place where two hvtuned meet. */
 static int open_dir(struct hvt_daemon *d, const char *path) {
@@ -67,7 +45,7 @@ static int open_dir(struct hvt_daemon *d, const char *path) {
         }
         if (fd < 0)
                 return fd;
-        r = hvt_rundir_check(fd, why, sizeof(why));
+        r = hvt_state_check(fd, why, sizeof(why));
         if (r < 0) {
                 refused(d, path, r, why);
                 d->lock_fd = fd;

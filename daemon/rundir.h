@@ -10,10 +10,6 @@
 /* $RUNTIME_DIRECTORY (set by systemd's RuntimeDirectory=) or /run/hvtuned. */
 void hvt_rundir_path(char *buf, size_t size);
 
-/* Whether the directory open at fd may hold hvtuned's files (hvt_state_check()): 0, or -errno
- * with all that is wrong with it in why. */
-int hvt_rundir_check(int fd, char *why, size_t size);
-
 /* Opens and locks it into d->state_fd. Without it, or when it is refused (a symbolic link,
  * not root's, writable by group or others: only d->lock_fd then holds it), hvtuned keeps
  * originals in memory only (logged, 0); -EWOULDBLOCK (logged) when another hvtuned holds it. */

@@ -44,14 +44,25 @@ int hvt_state_open(const char *path) {
         return negative_errno();
 }
 
-int hvt_state_check(int dirfd, struct stat *ret) {
-        if (fstat(dirfd, ret) < 0)
-                return negative_errno();
-        if (ret->st_uid != 0 && ret->st_uid != geteuid())
-                return -EPERM;
-        if (ret->st_mode & (S_IWGRP | S_IWOTH))
-                return -EACCES;
-        return 0;
+int hvt_state_check(int dirfd, char *why, size_t size) {
+        struct stat st;
+        bool owner, mode;
+        int n = 0;
+
+        if (fstat(dirfd, &st) < 0) {
+                int r = negative_errno();
+
+                snprintf(why, size, "it cannot be checked: %s", strerror(-r));
+                return r;
+        }
+        owner = st.st_uid != 0 && st.st_uid != geteuid();
+        mode = st.st_mode & (S_IWGRP | S_IWOTH);
+        if (owner)
+                n = snprintf(why, size, "it is owned by uid %u, not root", (unsigned) st.st_uid);
+        if (mode)
+                (void) snprintf(why + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
+                                owner ? ", and " : "", (unsigned) st.st_mode & 07777);
+        return owner ? -EPERM : mode ? -EACCES : 0;
 }
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */

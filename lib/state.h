@@ -24,8 +24,8 @@ int hvt_state_open(const char *path);
 /* Whether the directory may hold records: 0 when it is root's (or the running user's) and
  * writable by neither group nor others; else -EPERM (another owner) or -EACCES (writable by
  * group or others), whoever could plant a record there could choose the values a stop
- * restores. *ret is its stat, for the message. */
-int hvt_state_check(int dirfd, struct stat *ret);
+ * restores, with all that is wrong in why (so that one fix is enough), or -errno. */
+int hvt_state_check(int dirfd, char *why, size_t size);
 
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
  * when the record found belongs to another instance (same name, other diskseq, device number

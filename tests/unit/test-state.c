@@ -506,22 +506,27 @@ END_TEST
 /* The runtime directory holds records only when nobody else could plant one there: never
  * through a link, root's (or the running user's), writable by neither group nor others. */
 START_TEST(test_dir_checked) {
-        char link[PATH_MAX * 2];
-        struct stat st;
+        char link[PATH_MAX * 2], why[160];
         int fd = open_dir(), lfd;
 
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(chmod(dir, 0755), 0);
-        ck_assert_int_eq(hvt_state_check(fd, &st), 0);
+        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), 0);
         ck_assert_int_eq(chmod(dir, 0775), 0);
-        ck_assert_int_eq(hvt_state_check(fd, &st), -EACCES);
+        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EACCES);
+        ck_assert_str_eq(why, "it is writable by group or others (mode 0775)");
         ck_assert_int_eq(chmod(dir, 0757), 0);
-        ck_assert_int_eq(hvt_state_check(fd, &st), -EACCES);
-        ck_assert_uint_eq(st.st_mode & 07777, 0757);
+        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EACCES);
+        ck_assert_str_eq(why, "it is writable by group or others (mode 0757)");
         ck_assert_int_eq(chmod(dir, 0700), 0);
         ck_assert_int_eq(chown(dir, 65534, 65534), 0);
-        ck_assert_int_eq(hvt_state_check(fd, &st), -EPERM);
-        ck_assert_uint_eq(st.st_uid, 65534);
+        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
+        ck_assert_str_eq(why, "it is owned by uid 65534, not root");
+        /* Both at once: one message says all. */
+        ck_assert_int_eq(chmod(dir, 0777), 0);
+        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
+        ck_assert_str_eq(why, "it is owned by uid 65534, not root, and it is writable by group or others (mode 0777)");
+        ck_assert_int_eq(chmod(dir, 0700), 0);
         ck_assert_int_eq(chown(dir, 0, 0), 0);
 
         snprintf(link, sizeof(link), "%s.link", dir);

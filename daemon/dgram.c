@@ -11,7 +11,12 @@
  * peer restarted, or unlinked its path and bound it anew), the kernel refuses the next send
  * with ECONNREFUSED and then takes the socket as not connected; a path with no socket at all
  * is ENOENT. Each of these connects to the address again, once a send, so a peer bound anew
- * is found by the very send that met the old one gone. */
+ * is found by the very send that met the old one gone.
+ *
+ * ENOBUFS and ENOMEM are this side's kernel short of memory for a moment, not the peer's
+ * answer: the datagram is kept, as for EAGAIN, but tried again after a pause, since EPOLLOUT
+ * (the peer has room) would call at once, and again. A single failure must not lose a READY=1,
+ * which systemd would wait for until its start timeout. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -37,9 +42,16 @@ int hvt_dgram_parse_address(const char *s, struct sockaddr_un *ret, socklen_t *r
         return 0;
 }
 
+/* How long a datagram waits after a transient failure before it is tried again. */
+#define RETRY_USEC (50 * 1000)
+
 /* The peer as gone: its socket closed, or none bound at the path. */
 static bool peer_gone(int r) {
         return r == -ECONNREFUSED || r == -ENOENT || r == -ENOTCONN;
+}
+
+static bool transient(int r) {
+        return r == -ENOBUFS || r == -ENOMEM;
 }
 
 static int connect_peer(struct hvt_dgram *d) {
@@ -52,9 +64,14 @@ static int connect_peer(struct hvt_dgram *d) {
 static int send_once(struct hvt_dgram *d, const struct iovec *iov, size_t n_iov) {
         struct msghdr mh = { .msg_iov = (struct iovec *) iov, .msg_iovlen = n_iov };
 
+        ssize_t n;
+
         if (!d->connected)
                 return -ENOTCONN;
-        if (sendmsg(d->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+        do
+                n = sendmsg(d->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
                 int r = negative_errno();
 
                 if (peer_gone(r))
@@ -118,24 +135,39 @@ static struct hvt_dgram_datagram *take_first(struct hvt_dgram *d) {
 static void set_waiting(struct hvt_dgram *d, bool on) {
         if (d->writable)
                 (void) hvt_event_source_set_enabled(d->writable, on);
+        if (!on && d->retry)
+                (void) hvt_event_source_set_enabled(d->retry, false);
+}
+
+/* What waits, after a send that failed with r (EAGAIN or transient): for the peer's room, or
+ * for the retry's pause. Without a loop yet, the next send tries again. */
+static void wait_again(struct hvt_dgram *d, int r) {
+        if (r == -EAGAIN) {
+                set_waiting(d, true);
+                return;
+        }
+        set_waiting(d, false);
+        if (d->retry)
+                (void) hvt_event_source_set_time_relative(d->retry, RETRY_USEC);
 }
 
 /* Sends what waits, oldest first, while the peer takes it. A handler that sends again from
- * within (drained) finds the queue empty, so never a second flush over the same list. */
-static void flush(struct hvt_dgram *d) {
+ * within (drained) finds the queue empty, so never a second flush over the same list.
+ * Returns why it stopped short (-EAGAIN, transient), or 0. */
+static int flush(struct hvt_dgram *d) {
         int r;
 
         if (d->flushing || !d->head)
-                return;
+                return 0;
         d->flushing = true;
         while (d->head) {
                 struct hvt_dgram_datagram *g;
 
                 r = send_reconnecting(d, &(struct iovec) { d->head->data, d->head->size }, 1);
-                if (r == -EAGAIN) {
-                        set_waiting(d, true);
+                if (r == -EAGAIN || transient(r)) {
+                        wait_again(d, r);
                         d->flushing = false;
-                        return;
+                        return r;
                 }
                 g = take_first(d);
                 if (r < 0 && d->lost)
@@ -146,11 +178,18 @@ static void flush(struct hvt_dgram *d) {
         d->flushing = false;
         if (d->drained)
                 d->drained(d, d->userdata);
+        return 0;
 }
 
 static int on_writable(struct hvt_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s, (void) fd, (void) revents;
-        flush(userdata);
+        (void) flush(userdata);
+        return 0;
+}
+
+static int on_retry(struct hvt_event_source *s, uint64_t usec, void *userdata) {
+        (void) s, (void) usec;
+        (void) flush(userdata);
         return 0;
 }
 
@@ -160,8 +199,13 @@ int hvt_dgram_attach(struct hvt_dgram *d, struct hvt_event *e) {
         if (d->fd < 0 || d->writable)
                 return 0;
         r = hvt_event_add_io(e, &d->writable, d->fd, EPOLLOUT, on_writable, d);
-        if (r < 0)
+        if (r >= 0)
+                r = hvt_event_add_time_relative(e, &d->retry, RETRY_USEC, 0, on_retry, d);
+        if (r < 0) {
+                d->writable = hvt_event_source_free(d->writable);
                 return r;
+        }
+        (void) hvt_event_source_set_enabled(d->retry, false);
         set_waiting(d, d->head);
         return 0;
 }
@@ -171,6 +215,7 @@ size_t hvt_dgram_done(struct hvt_dgram *d, unsigned wait_ms) {
         size_t left;
 
         d->writable = hvt_event_source_free(d->writable);
+        d->retry = hvt_event_source_free(d->retry);
         d->drained = NULL;
         /* The last entries of a stop (the restores) come in a burst that a running peer reads
          * within milliseconds; one that does not read costs the stop wait_ms, no more. */
@@ -181,12 +226,17 @@ size_t hvt_dgram_done(struct hvt_dgram *d, unsigned wait_ms) {
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000L;
         }
-        for (flush(d); d->head && d->fd >= 0; flush(d)) {
+        for (int r = flush(d); d->head && d->fd >= 0; r = flush(d)) {
                 long ms;
 
                 (void) clock_gettime(CLOCK_MONOTONIC, &now);
                 ms = (deadline.tv_sec - now.tv_sec) * 1000L + (deadline.tv_nsec - now.tv_nsec) / 1000000L;
-                if (ms <= 0 || poll(&(struct pollfd) { .fd = d->fd, .events = POLLOUT }, 1, (int) ms) <= 0)
+                if (ms <= 0)
+                        break;
+                /* POLLOUT would answer at once after a transient failure: a pause instead. */
+                if (transient(r))
+                        (void) poll(NULL, 0, (int) (ms < RETRY_USEC / 1000 ? ms : RETRY_USEC / 1000));
+                else if (poll(&(struct pollfd) { .fd = d->fd, .events = POLLOUT }, 1, (int) ms) <= 0)
                         break;
         }
         left = d->n_queued;
@@ -223,7 +273,6 @@ static int keep(struct hvt_dgram *d, int kind, const struct iovec *iov, size_t n
         d->tail = g;
         d->n_queued++;
         d->queued_bytes += g->size;
-        set_waiting(d, true);
         return 1;
 }
 
@@ -233,14 +282,18 @@ int hvt_dgram_send(struct hvt_dgram *d, int kind, const struct iovec *iov, size_
         if (d->fd < 0)
                 return -EBADF;
         /* Without a loop yet (early messages) this is the only chance the queue gets; with
-         * one, it costs a refused send while the peer is full. */
-        flush(d);
-        if (!d->head) {
-                r = send_reconnecting(d, iov, n_iov);
-                if (r != -EAGAIN)
-                        return r;
-        }
-        return keep(d, kind, iov, n_iov);
+         * one, it costs a refused send while the peer is full. What waits already is waited
+         * for (flush() said how); a first failure here says it. */
+        (void) flush(d);
+        if (d->head)
+                return keep(d, kind, iov, n_iov);
+        r = send_reconnecting(d, iov, n_iov);
+        if (r != -EAGAIN && !transient(r))
+                return r;
+        if (keep(d, kind, iov, n_iov) < 0)
+                return -ENOBUFS;
+        wait_again(d, r);
+        return 1;
 }
 
 bool hvt_dgram_replace_last(struct hvt_dgram *d, int kind, const char *data, size_t size) {

@@ -37,6 +37,7 @@ struct hvt_dgram {
         int fd;                            /* -EBADF: none */
         bool connected;                    /* to the peer now bound at address */
         struct hvt_event_source *writable; /* EPOLLOUT, on while datagrams wait; NULL: no loop yet */
+        struct hvt_event_source *retry;    /* a pause after a transient failure (ENOBUFS, ENOMEM) */
         struct hvt_dgram_datagram *head, *tail;  /* waiting, oldest first */
         size_t n_queued, queued_bytes, max_bytes;
         bool flushing;
@@ -65,8 +66,9 @@ size_t hvt_dgram_done(struct hvt_dgram *d, unsigned wait_ms);
 
 /* Sends the datagram made of iov, after those that wait. A peer that refuses it as gone
  * (-ECONNREFUSED, -ENOENT, or not connected) is connected to again, once, and asked again.
- * 0: sent; 1: kept until the peer has room; -ENOBUFS: the peer has no room and the queue
- * has none either, nothing kept; other -errno: refused. Never blocks. */
+ * 0: sent; 1: kept until the peer has room, or until a transient failure (ENOBUFS, ENOMEM
+ * from sendmsg()) has passed; -ENOBUFS: the datagram could not be sent and the queue has no
+ * room either, nothing kept; other -errno: refused. Never blocks. */
 int hvt_dgram_send(struct hvt_dgram *d, int kind, const struct iovec *iov, size_t n_iov);
 
 /* The newest datagram that waits, if it is of kind, becomes data instead: true. */

@@ -364,6 +364,42 @@ START_TEST(test_reload_without_record) {
 }
 END_TEST
 
+/* A send to the service manager that fails once or twice, as a kernel short of memory
+ * (ENOBUFS, ENOMEM) or an interrupted call fail it, loses nothing: READY=1, a reload's
+ * RELOADING=1 and READY=1, and STOPPING=1 all reach the manager (tests/emulate/notify-faults.c;
+ * systemd waits for READY=1 until its start timeout, then kills the service). */
+static const char *const notify_faults[] = {
+        "ENOBUFS:2:READY=1,ENOBUFS:1:RELOADING=1,ENOBUFS:1:STOPPING=1",
+        "ENOMEM:1:READY=1,ENOMEM:1:RELOADING=1,ENOMEM:1:STOPPING=1",
+        "EINTR:1:READY=1,EINTR:1:RELOADING=1,EINTR:1:STOPPING=1",
+        "EAGAIN:1:READY=1,EAGAIN:1:RELOADING=1,EAGAIN:1:STOPPING=1",
+};
+
+START_TEST(test_notify_send_fails) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_NOTIFY_FAULTS", notify_faults[_i], 1), 0);
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+
+        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "1024");
+
+        /* STOPPING=1 is checked by the stop. */
+        (void) hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
+        ck_assert_int_eq(unsetenv("HVTUNED_TEST_NOTIFY_FAULTS"), 0);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_sigint) {
         UMockdevTestbed *tb = testbed_load("legacy");
         char *config = config_write("queue = { scheduler = \"none\"; };\n");
@@ -916,6 +952,7 @@ int main(void) {
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_reload_waits);
         tcase_add_test(tc, test_reload_without_record);
+        tcase_add_loop_test(tc, test_notify_send_fails, 0, G_N_ELEMENTS(notify_faults));
         tcase_add_test(tc, test_sigint);
         tcase_add_test(tc, test_bad_start);
         tcase_add_test(tc, test_manager_not_reading);

@@ -132,9 +132,9 @@ void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
 
         *log = (struct hvt_log) {
                 .max_level = max_level,
-                .journal = allow_journal && stderr_is_journal(),
+                .journal = stderr_is_journal(),
         };
-        if (!log->journal)
+        if (!log->journal || !allow_journal)
                 return;
         /* Failing, every entry goes to the stream. A journald not there yet (-ENOENT) or gone
          * (-ECONNREFUSED) is looked for again by each entry, so one that starts or restarts is
@@ -268,7 +268,7 @@ int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *
 
                 if (!log->journal)
                         send_stderr(-1, message);
-                else if (send_journal(log, prio, error, message_id, fields, message) < 0)
+                else if (!log->journald || send_journal(log, prio, error, message_id, fields, message) < 0)
                         /* journald's socket not there or not listening yet (it starts, or
                          * restarts): stderr is its stream, which it reads when it is back. The
                          * entry keeps its priority, not its fields. */

@@ -13,15 +13,18 @@ struct hvt_log_journal;
 
 struct hvt_log {
         int max_level;  /* LOG_INFO, or LOG_DEBUG with -v */
-        bool journal;   /* stderr is connected to journald: send structured entries */
-        /* When journal: journald's socket and the entries that wait for it (log.c); NULL if it
-         * could not be made. A pointer, so that a const struct hvt_log can still send. */
+        bool journal;   /* stderr is journald's stream: its lines carry their priority */
+        /* When journal and allowed: journald's socket for structured entries, and those that
+         * wait for it (log.c); NULL if not. A pointer, so that a const struct hvt_log can
+         * still send. */
         struct hvt_log_journal *journald;
 };
 
-/* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches).
- * An entry journald's socket does not take (journald not listening yet, or gone) is then
- * written to that stream, as "<prio>" and the message: never lost without a trace. Sending
+/* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches),
+ * and allow_journal: structured entries on journald's socket. Lines on that stream carry
+ * "<prio>" before the message, with or without the socket. An entry journald's socket does
+ * not take (journald not listening yet, or gone) is written to the stream: never lost without
+ * a trace. Sending
  * never blocks: an entry a journald that does not read has no room for waits, up to a limit;
  * those past it are counted and the count is logged once journald has read the rest. */
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);

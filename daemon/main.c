@@ -155,8 +155,11 @@ int main(int argc, char *argv[]) {
         if (mode == MODE_RELOAD) {
                 char dir[4096];
 
-                /* ExecReload= runs with the service's RUNTIME_DIRECTORY and stderr. */
-                hvt_log_init(&d.log, level, true);
+                /* ExecReload= runs with the service's RUNTIME_DIRECTORY and stderr. Its lines go
+                 * to that stream, not to journald's socket: a datagram read after this short
+                 * process has exited can no longer be told to be the unit's, and
+                 * systemctl status would not show it; the stream was when it was opened. */
+                hvt_log_init(&d.log, level, false);
                 hvt_rundir_path(dir, sizeof(dir));
                 r = hvt_reload_request(&d.log, dir, pid);
                 hvt_log_done(&d.log);

@@ -67,6 +67,9 @@ struct hvt_daemon {
         struct udev *udev;
         struct udev_monitor *monitor;
         struct hvt_event *event;
+        struct hvt_event_source *monitor_source;
+        struct hvt_event_source *resync;  /* a walk over every disk after lost events */
+        uint64_t resync_done_usec;        /* CLOCK_MONOTONIC, when the last one ended; 0: none yet */
         struct hvt_event_source *verify;  /* verify_interval timer, NULL when 0 */
         struct hvt_event_source *status;  /* after each loop iteration: STATUS= and the metrics file */
         struct hvt_notify notify; /* the service manager's socket, the watchdog */

@@ -17,6 +17,8 @@ void hvt_daemon_done(struct hvt_daemon *d) {
                 close(d->lock_fd);
         hvt_event_source_free(d->verify);
         hvt_event_source_free(d->status);
+        hvt_event_source_free(d->resync);
+        hvt_event_source_free(d->monitor_source);
         hvt_notify_done(&d->notify);
         /* The loop before the monitor: its sources still refer to the monitor's fd. */
         hvt_event_free(d->event);

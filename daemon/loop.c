@@ -29,6 +29,13 @@
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
 #define MONITOR_RCVBUF (128 * 1024 * 1024)
+/* Events one dispatch reads at most: a storm that never lets the socket drain must still let
+ * the loop go round, and a SIGTERM is dispatched first in every round. */
+#define MONITOR_BATCH 256
+/* Walks over every disk after lost events, at most one this long after the last one ended:
+ * overruns that come again and again (a storm, or a socket that says ENOBUFS on every read)
+ * cost a walk a second, never a spin. */
+#define RESYNC_INTERVAL_USEC (1000 * 1000)
 
 /* SIGTERM or SIGINT waiting: blocked (hvt_loop_block_signals()), they wait for the loop, and
  * a long walk over the disks ends early for them. */
@@ -40,28 +47,43 @@ static bool stop_pending(void *userdata) {
                (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
-static void resync(struct hvt_daemon *d) {
+static int on_resync(struct hvt_event_source *s, uint64_t usec, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        (void) s, (void) usec;
         (void) hvt_log_struct(&d->log, LOG_WARNING, ENOBUFS, HVT_MESSAGE_RESYNC, NULL,
                               "Lost device events (receive buffer overrun), re-enumerating all disks");
         (void) hvt_enumerate(d, stop_pending, NULL);
         (void) hvt_host_scan(d);
+        d->resync_done_usec = hvt_now_usec(CLOCK_MONOTONIC);
+        /* The events the socket kept meanwhile come next: the walk saw where they led already,
+         * and a pass over a disk that needs nothing writes nothing. */
+        return hvt_event_source_set_enabled(d->monitor_source, true);
+}
+
+/* Lost events: one walk covers every loss until it runs, so the monitor rests until then,
+ * and the walk waits for its interval. */
+static void want_resync(struct hvt_daemon *d) {
+        uint64_t now = hvt_now_usec(CLOCK_MONOTONIC), at = d->resync_done_usec + RESYNC_INTERVAL_USEC;
+
+        (void) hvt_event_source_set_enabled(d->monitor_source, false);
+        if (!hvt_event_source_get_enabled(d->resync))
+                (void) hvt_event_source_set_time_relative(d->resync, d->resync_done_usec && at > now ? at - now : 0);
 }
 
 static int on_monitor(struct hvt_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         (void) s, (void) fd, (void) revents;
-        for (;;) {
+        for (unsigned i = 0; i < MONITOR_BATCH; i++) {
                 _cleanup_(udev_device_unrefp) struct udev_device *dev = NULL;
 
                 errno = 0;
                 dev = udev_monitor_receive_device(d->monitor);
                 if (!dev) {
-                        if (errno == ENOBUFS) {
-                                resync(d);
-                                continue;
-                        }
-                        break;  /* EAGAIN: drained */
+                        if (errno == ENOBUFS)
+                                want_resync(d);
+                        break;  /* else EAGAIN: drained */
                 }
                 (void) hvt_route_device(d, dev, udev_device_get_action(dev));
         }
@@ -176,7 +198,11 @@ static int setup_monitor(struct hvt_daemon *d) {
         r = udev_monitor_enable_receiving(d->monitor);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot listen for udev events: %m");
-        r = hvt_event_add_io(d->event, NULL, udev_monitor_get_fd(d->monitor), EPOLLIN, on_monitor, d);
+        r = hvt_event_add_io(d->event, &d->monitor_source, udev_monitor_get_fd(d->monitor), EPOLLIN, on_monitor, d);
+        if (r >= 0)
+                r = hvt_event_add_time_relative(d->event, &d->resync, 0, 0, on_resync, d);
+        if (r >= 0)
+                r = hvt_event_source_set_enabled(d->resync, false);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot watch the udev monitor: %m");
         return 0;

@@ -7,7 +7,10 @@
  * HVTUNED_TEST_OVERRUN=FLAG, while the file FLAG exists every message that arrives is
  * dropped unread (the monitor sees nothing: EAGAIN); the first recvmsg() after FLAG is gone
  * fails with ENOBUFS, once, and the messages after it arrive again; so does a drain that
- * outlasts FLAG. hvtuned's only recvmsg() is libudev's, on the monitor. Test code only. */
+ * outlasts FLAG. With HVTUNED_TEST_ENOBUFS=FILE, while FILE exists every recvmsg() fails with
+ * ENOBUFS and reads nothing, so a socket that holds a message stays readable: a source that
+ * fails on every call, which no kernel does for long, but a storm that overruns it again and
+ * again comes close. hvtuned's only recvmsg() is libudev's, on the monitor. Test code only. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,8 +27,14 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
         static recvmsg_fn real;
         const char *flag = getenv("HVTUNED_TEST_OVERRUN");
 
+        const char *always = getenv("HVTUNED_TEST_ENOBUFS");
+
         if (!real)
                 real = (recvmsg_fn) dlsym(RTLD_NEXT, "recvmsg");
+        if (always && access(always, F_OK) == 0) {
+                errno = ENOBUFS;
+                return -1;
+        }
         if (flag && access(flag, F_OK) == 0) {
                 while (real(fd, msg, flags | MSG_DONTWAIT) >= 0)
                         lost = true;

@@ -130,6 +130,43 @@ START_TEST(test_event_storm_and_overrun) {
 }
 END_TEST
 
+/* A monitor socket that answers ENOBUFS on every read: hvtuned walks the disks again at most
+ * once a second (not a thousand times), obeys SIGTERM within 5 s, and puts the originals back. */
+START_TEST(test_overrun_on_every_read) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *flag = g_strdup_printf("/tmp/hvtuned-enobufs.%d", getpid());
+        int slow = hvtuned_under_valgrind() ? 10 : 1;
+        char *config = config_write(CONFIG), *err;
+        gint64 start, stopping, stopped;
+        unsigned walks;
+        struct hv_run run;
+
+        setenv("HVTUNED_TEST_ENOBUFS", flag, 1);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        ck_assert(g_file_set_contents(flag, "", 0, NULL));
+        start = g_get_monotonic_time();
+        /* One message the socket then holds for good: readable, and every read fails. */
+        uevent_send_blocking(testbed_syspath("vda"), "change", 1);
+        hvtuned_wait_stderr(&run, "re-enumerating all disks", 2);
+        g_usleep(2 * G_USEC_PER_SEC);
+        stopping = g_get_monotonic_time();
+        err = hvtuned_stop(&run);
+        stopped = g_get_monotonic_time();
+        ck_assert_msg(stopped - stopping < 5 * slow * G_USEC_PER_SEC, "the stop took %" G_GINT64_FORMAT " ms",
+                      (stopped - stopping) / 1000);
+        walks = hv_count(err, "Lost device events (receive buffer overrun), re-enumerating all disks");
+        ck_assert_uint_ge(walks, 2);
+        ck_assert_msg(walks <= (stopped - start) / G_USEC_PER_SEC + 1, "%u walks in %" G_GINT64_FORMAT " ms", walks,
+                      (stopped - start) / 1000);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "bfq");
+        ck_assert_int_eq(unlink(flag), 0);
+        unsetenv("HVTUNED_TEST_ENOBUFS");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 static unsigned long rss_kib(pid_t pid) {
         g_autofree char *path = g_strdup_printf("/proc/%d/status", pid), *text = NULL;
         const char *p;
@@ -331,6 +368,7 @@ int main(void) {
         Suite *s = suite_create("storms");
 
         add_case(s, "burst", test_event_storm_and_overrun);
+        add_case(s, "enobufs", test_overrun_on_every_read);
         add_case(s, "memory", test_memory_flat);
         add_case(s, "sighup", test_sighup_storm);
         add_case(s, "sigterm", test_sigterm_during_startup);

@@ -330,3 +330,28 @@ void hvt_dgram_drop_first(struct hvt_dgram *d) {
         if (!d->head)
                 set_waiting(d, false);
 }
+
+size_t hvt_dgram_drop_kind(struct hvt_dgram *d, int kind, size_t size) {
+        struct hvt_dgram_datagram **link = &d->head, *prev = NULL;
+        size_t n = 0;
+
+        while (*link && d->queued_bytes + size > d->max_bytes) {
+                struct hvt_dgram_datagram *g = *link;
+
+                if (g->kind != kind) {
+                        prev = g;
+                        link = &g->next;
+                        continue;
+                }
+                *link = g->next;
+                if (d->tail == g)
+                        d->tail = prev;
+                d->n_queued--;
+                d->queued_bytes -= g->size;
+                free(g);
+                n++;
+        }
+        if (!d->head)
+                set_waiting(d, false);
+        return n;
+}

@@ -78,3 +78,6 @@ bool hvt_dgram_has(const struct hvt_dgram *d, int kind);
 /* The oldest datagram that waits (NULL: none), and dropping it. */
 const struct hvt_dgram_datagram *hvt_dgram_first(const struct hvt_dgram *d);
 void hvt_dgram_drop_first(struct hvt_dgram *d);
+/* Drops datagrams of kind that wait, oldest first, until size more bytes would fit: how many
+ * it dropped (fewer than needed, when no more of kind wait). */
+size_t hvt_dgram_drop_kind(struct hvt_dgram *d, int kind, size_t size);

@@ -41,8 +41,12 @@
 #include "escape.h"
 #include "log.h"
 #include "macro.h"
+#include "messages.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+/* The queue's kinds of entries: a state dump's give way first when it is full. */
+enum { KIND_ENTRY, KIND_DUMP };
 /* MESSAGE, PRIORITY, MESSAGE_ID, ERRNO, SYSLOG_IDENTIFIER, and room for the caller's fields
  * (the most, a disk's state dump, has 15). */
 #define FIELDS_MAX 24
@@ -186,6 +190,8 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
                         const char *const *fields, const char *message) {
         _cleanup_(fields_done) struct fields f = {};
         struct iovec iov[FIELDS_MAX];
+        int kind = message_id && (strcmp(message_id, HVT_MESSAGE_STATE_DISK) == 0 ||
+                                  strcmp(message_id, HVT_MESSAGE_STATE_SUMMARY) == 0) ? KIND_DUMP : KIND_ENTRY;
         char number[24];
         int r;
 
@@ -217,7 +223,19 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
         for (size_t i = 0; i < f.n; i++)
                 iov[i] = (struct iovec) { f.v[i], strlen(f.v[i]) };
         /* ENOENT (no journald yet), ECONNREFUSED (the socket of one that is gone), ... */
-        r = hvt_dgram_send(&log->journald->socket, 0, iov, f.n);
+        r = hvt_dgram_send(&log->journald->socket, kind, iov, f.n);
+        /* A full queue gives up a state dump's entries before anything else: SIGUSR1 asks for
+         * another dump, but a repair or a restore happens once, and is said once. */
+        if (r == -ENOBUFS && kind != KIND_DUMP) {
+                size_t size = 0, n;
+
+                for (size_t i = 0; i < f.n; i++)
+                        size += iov[i].iov_len;
+                n = hvt_dgram_drop_kind(&log->journald->socket, KIND_DUMP, size);
+                log->journald->dropped += n;
+                if (n > 0)
+                        r = hvt_dgram_send(&log->journald->socket, kind, iov, f.n);
+        }
         if (r == -ENOBUFS) {
                 log->journald->dropped++;
                 return 0;

@@ -20,16 +20,21 @@
 #include "notify.h"
 #include "state.h"
 
-/* The hv_storvsc driver as a whole (host.c). */
-struct hvt_host {
+/* The hv_storvsc driver's module parameter (driver.c). */
+struct hvt_driver {
         bool loaded;                     /* the record of the original was looked for */
+        int orig_error;                  /* that record could not be read: no write until it can */
         unsigned present;                /* CPUs present; 0 when unknown */
         unsigned target;                 /* the cap asked of the parameter; 0: left alone */
         struct hvt_result param_last;    /* the parameter's last result */
         struct hvt_originals orig;       /* the parameter before hvtuned first wrote it */
+        int cap_support;                 /* hvt_driver_cap_supported() */
+};
+
+/* The storvsc controllers: their queues, what they hold, the report (host.c). */
+struct hvt_host {
         struct hvt_controllers controllers;
         bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
-        int cap_support;                 /* hvt_host_cap_supported() */
         struct hvt_layout layout;        /* what a request costs on this kernel */
         bool layout_read;                /* read (and said) once: the kernel does not change */
 };
@@ -74,7 +79,8 @@ struct hvt_daemon {
         struct hvt_event_source *status;  /* after each loop iteration: STATUS= and the metrics file */
         struct hvt_notify notify; /* the service manager's socket, the watchdog */
 
-        struct hvt_host host;    /* the driver: hw queue cap, controllers */
+        struct hvt_driver driver; /* the hw queue cap on the driver's parameter */
+        struct hvt_host host;    /* the controllers and what their queues hold */
         struct hvt_disks disks;  /* the managed disks */
         bool any_failed;         /* for --once's exit code */
         bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */

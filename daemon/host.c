@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the driver as a whole (see host.h).
+/* Owns: the controllers' queues as a whole (see host.h).
  *
- * storvsc reads storvsc_max_hw_queues only when it probes a controller, so writing it helps
- * every controller probed later (hot-added, re-probed) and none probed before: the report
- * says which controllers still hold queues over the cap, what that costs, and the boot-time
- * setting that would cap them from the start. hvtuned never edits the bootloader or /etc. */
+ * storvsc reads storvsc_max_hw_queues (driver.c) only when it probes a controller, so the cap
+ * helps every controller probed later and none probed before: the report says which
+ * controllers still hold queues over the cap, what that costs, and the boot-time setting that
+ * would cap them from the start. hvtuned never edits the bootloader or /etc. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,9 +20,7 @@
 #include "report.h"
 #include "sysfs.h"
 
-#define CPU_DIR "/sys/devices/system/cpu"
 #define MODULE_DIR HVT_DRIVER_SYSPATH
-#define PARAM_DIR MODULE_DIR "/parameters"
 #define CMDLINE "/proc/cmdline"
 #define BTF_DIR "/sys/kernel/btf"
 #define OSRELEASE "/proc/sys/kernel/osrelease"
@@ -65,9 +63,7 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
         return estimate(&d->host, nr_hw_queues, can_queue);
 }
 
-/* Once: what a request costs on this kernel, and from where; without it, every estimate is
- * said to be unknown rather than taken from another kernel. */
-static void read_layout(struct hvt_daemon *d) {
+void hvt_host_read_layout(struct hvt_daemon *d) {
         struct hvt_layout *l = &d->host.layout;
         const struct hvt_layout_sizes *s = &l->sizes;
         char from[32];
@@ -93,86 +89,76 @@ static void read_layout(struct hvt_daemon *d) {
 }
 
 /* The queues this controller would have under the cap: IDE has one, whatever the cap. */
-static unsigned capped_queues(const struct hvt_host *h, const struct hvt_controller *c) {
-        if (h->target == 0 || c->kind == HVT_KIND_IDE || c->nr_hw_queues <= h->target)
+static unsigned capped_queues(const struct hvt_driver *drv, const struct hvt_controller *c) {
+        if (drv->target == 0 || c->kind == HVT_KIND_IDE || c->nr_hw_queues <= drv->target)
                 return c->nr_hw_queues;
-        return h->target;
+        return drv->target;
 }
 
-static bool over_cap(const struct hvt_host *h, const struct hvt_controller *c) {
-        return capped_queues(h, c) < c->nr_hw_queues;
+static bool over_cap(const struct hvt_driver *drv, const struct hvt_controller *c) {
+        return capped_queues(drv, c) < c->nr_hw_queues;
 }
 
 /* A kernel before 5.13: storvsc has no storvsc_max_hw_queues, gives every SCSI controller one
  * hw queue per present CPU, and nothing but another kernel changes that. */
-static bool cap_unsupported(const struct hvt_host *h) {
-        return h->cap_support == 0;
-}
-
-/* 1 when storvsc has the parameter, 0 when storvsc is there without it, -errno when storvsc's
- * parameters cannot be seen at all (no storvsc: nothing to say about its cap). */
-static int cap_support(void) {
-        if (access(PARAM_DIR "/storvsc_max_hw_queues", F_OK) == 0)
-                return 1;
-        if (errno != ENOENT)
-                return negative_errno();
-        return access(PARAM_DIR, F_OK) == 0 ? 0 : negative_errno();
-}
-
-int hvt_host_cap_supported(const struct hvt_daemon *d) {
-        return d->host.cap_support;
+static bool cap_unsupported(const struct hvt_driver *drv) {
+        return drv->cap_support == 0;
 }
 
 /* Whether the parameter holds the cap (or would, in a dry run): only then does a controller
  * probed from now on get it. When the write failed, only the boot-time setting still can;
  * when the parameter does not exist (before 5.13), nothing can. */
-static bool cap_held(const struct hvt_host *h) {
-        enum hvt_outcome o = h->param_last.outcome;
+static bool cap_held(const struct hvt_driver *drv) {
+        enum hvt_outcome o = drv->param_last.outcome;
 
         return o == HVT_APPLIED || o == HVT_UNCHANGED || o == HVT_WOULD_APPLY;
 }
 
-static uint64_t reclaimable(const struct hvt_host *h, size_t *n_over) {
+static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
+        const struct hvt_host *h = &d->host;
         uint64_t bytes = 0;
 
         *n_over = 0;
         for (size_t i = 0; i < h->controllers.n; i++) {
                 const struct hvt_controller *c = &h->controllers.v[i];
 
-                if (!over_cap(h, c))
+                if (!over_cap(&d->driver, c))
                         continue;
                 (*n_over)++;
-                bytes += estimate(h, c->nr_hw_queues, c->can_queue) - estimate(h, capped_queues(h, c), c->can_queue);
+                bytes += estimate(h, c->nr_hw_queues, c->can_queue) -
+                         estimate(h, capped_queues(&d->driver, c), c->can_queue);
         }
         return bytes;
 }
 
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
         const struct hvt_host *h = &d->host;
+        const struct hvt_driver *drv = &d->driver;
         size_t n_over;
-        uint64_t bytes = reclaimable(h, &n_over);
+        uint64_t bytes = reclaimable(d, &n_over);
 
-        if (h->target == 0)
+        if (drv->target == 0)
                 buf[0] = '\0';
         else if (n_over == 0)
-                snprintf(buf, size, "hw queues: every controller within cap %u", h->target);
-        else if (cap_unsupported(h))
+                snprintf(buf, size, "hw queues: every controller within cap %u", drv->target);
+        else if (cap_unsupported(drv))
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, which this kernel cannot apply",
-                         n_over, n_over == 1 ? "" : "s", h->target);
+                         n_over, n_over == 1 ? "" : "s", drv->target);
         else if (!layout_known(h))
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, reclaimable memory unknown (unknown layout)%s%s%s",
-                         n_over, n_over == 1 ? "" : "s", h->target,
-                         cap_held(h) ? "" : ", cap not set (", cap_held(h) ? "" : strerror(h->param_last.error),
-                         cap_held(h) ? "" : ")");
+                         n_over, n_over == 1 ? "" : "s", drv->target,
+                         cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
+                         cap_held(drv) ? "" : ")");
         else
                 snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s",
-                         n_over, n_over == 1 ? "" : "s", h->target, (bytes + 512 * 1024) / (1024 * 1024),
-                         cap_held(h) ? "" : ", cap not set (", cap_held(h) ? "" : strerror(h->param_last.error),
-                         cap_held(h) ? "" : ")");
+                         n_over, n_over == 1 ? "" : "s", drv->target, (bytes + 512 * 1024) / (1024 * 1024),
+                         cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
+                         cap_held(drv) ? "" : ")");
 }
 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
         const struct hvt_host *h = &d->host;
+        const struct hvt_driver *drv = &d->driver;
 
         for (size_t i = 0; i < h->controllers.n; i++) {
                 const struct hvt_controller *c = &h->controllers.v[i];
@@ -185,7 +171,7 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         .can_queue = c->can_queue,
                         .bytes = estimate(h, c->nr_hw_queues, c->can_queue),
                         /* Nothing comes back on a kernel that cannot cap: claim nothing. */
-                        .capped_bytes = estimate(h, cap_unsupported(h) ? c->nr_hw_queues : capped_queues(h, c),
+                        .capped_bytes = estimate(h, cap_unsupported(drv) ? c->nr_hw_queues : capped_queues(drv, c),
                                                  c->can_queue),
                 };
         }
@@ -193,9 +179,10 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
 
 static void report_controller(struct hvt_daemon *d, const struct hvt_controller *c) {
         const struct hvt_host *h = &d->host;
-        unsigned capped = capped_queues(h, c);
+        const struct hvt_driver *drv = &d->driver;
+        unsigned capped = capped_queues(drv, c);
         uint64_t now = estimate(h, c->nr_hw_queues, c->can_queue);
-        uint64_t then = cap_unsupported(h) ? now : estimate(h, capped, c->can_queue);
+        uint64_t then = cap_unsupported(drv) ? now : estimate(h, capped, c->can_queue);
         char s_now[48], s_then[48], held[64], tail[192];
 
         if (layout_known(h)) {
@@ -207,24 +194,24 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                 (void) hvt_strscpy(s_then, sizeof(s_then), "memory unknown");
                 (void) hvt_strscpy(held, sizeof(held), "memory unknown (unknown layout)");
         }
-        if (over_cap(h, c) && cap_unsupported(h))
+        if (over_cap(drv, c) && cap_unsupported(drv))
                 snprintf(tail, sizeof(tail), "over the cap of %u, which this kernel's storvsc cannot apply",
-                         h->target);
-        else if (over_cap(h, c))
-                snprintf(tail, sizeof(tail), "over the cap of %u: %s with %u queues, once %s", h->target,
-                         s_then, capped, cap_held(h) ? "re-probed" : "capped at boot (the module parameter does not hold it)");
+                         drv->target);
+        else if (over_cap(drv, c))
+                snprintf(tail, sizeof(tail), "over the cap of %u: %s with %u queues, once %s", drv->target,
+                         s_then, capped, cap_held(drv) ? "re-probed" : "capped at boot (the module parameter does not hold it)");
         else if (c->kind == HVT_KIND_IDE)
                 snprintf(tail, sizeof(tail), "IDE has a single queue, never capped");
-        else if (h->target == 0)
+        else if (drv->target == 0)
                 snprintf(tail, sizeof(tail), "no cap applies");
         else
-                snprintf(tail, sizeof(tail), "within the cap of %u", h->target);
+                snprintf(tail, sizeof(tail), "within the cap of %u", drv->target);
         (void) hvt_log_controller(&d->log, c, LOG_INFO, 0, HVT_MESSAGE_CONTROLLER,
                                   HVT_FIELDS(HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                              HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_hw_queues),
                                              HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
-                                             HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(h, c) ? "no" :
-                                                       cap_unsupported(h) ? "unsupported" : "yes"),
+                                             HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(drv, c) ? "no" :
+                                                       cap_unsupported(drv) ? "unsupported" : "yes"),
                                              /* No figure at all rather than a 0 that reads as one. */
                                              layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now) : NULL,
                                              HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then)),
@@ -236,26 +223,27 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
+        const struct hvt_driver *drv = &d->driver;
         _cleanup_free_ char *cmdline = NULL;
         char cmd[64], now[128], fix[384], s_bytes[48];
         struct hvt_boot_facts facts;
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
         size_t n_over;
-        uint64_t bytes = reclaimable(h, &n_over);
+        uint64_t bytes = reclaimable(d, &n_over);
         int r;
 
         if (n_over == 0)
                 return;
         /* No parameter, no command-line option either: the parameter's report says so. */
-        if (cap_unsupported(h))
+        if (cap_unsupported(drv))
                 return;
         r = hvt_read_file(CMDLINE, &cmdline);
         if (r >= 0)
                 r = hvt_cmdline_max_hw_queues(cmdline, &value);
         if (r > 0) {
                 snprintf(now, sizeof(now), "the kernel command line has hv_storvsc.storvsc_max_hw_queues=%u%s",
-                         value, value > h->present ? ", more than the present CPUs, which the kernel ignores" : "");
+                         value, value > drv->present ? ", more than the present CPUs, which the kernel ignores" : "");
                 snprintf(cmd, sizeof(cmd), "hv_storvsc.storvsc_max_hw_queues=%u", value);
         } else if (r == 0) {
                 snprintf(now, sizeof(now), "the kernel command line does not set hv_storvsc.storvsc_max_hw_queues");
@@ -266,7 +254,7 @@ static void report_advice(struct hvt_daemon *d) {
                 (void) hvt_strscpy(cmd, sizeof(cmd), "?");
         }
         hvt_boot_facts_read("", module, &facts);
-        hvt_boot_advice(&facts, h->target, fix, sizeof(fix));
+        hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
         if (layout_known(h)) {
                 s_bytes[0] = '~';
                 hvt_format_bytes(bytes, s_bytes + 1, sizeof(s_bytes) - 1);
@@ -274,7 +262,7 @@ static void report_advice(struct hvt_daemon *d) {
                 (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown: unknown layout,");
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_CMDLINE=%s", cmd),
-                                         HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", h->target),
+                                         HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", drv->target),
                                          HVT_FIELD("HVTUNED_BOOT=%s",
                                                    hvt_boot_kind_to_string(hvt_boot_choose(&facts))),
                                          layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes) :
@@ -282,163 +270,8 @@ static void report_advice(struct hvt_daemon *d) {
                               "%zu controller%s probed before the cap keep%s %s queues %s (%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",
-                              cap_held(h) ? "until re-probed" : "even re-probed, as the module parameter does not hold the cap",
+                              cap_held(drv) ? "until re-probed" : "even re-probed, as the module parameter does not hold the cap",
                               s_bytes, now, fix);
-}
-
-static int read_present(struct hvt_daemon *d) {
-        _cleanup_close_ int fd = -EBADF;
-        char buf[256];
-        unsigned n;
-        int r;
-
-        fd = hvt_sysfs_open_dir(CPU_DIR);
-        r = fd < 0 ? fd : hvt_sysfs_read(fd, "present", buf, sizeof(buf));
-        if (r >= 0)
-                r = hvt_cpulist_count(buf, &n);
-        if (r < 0) {
-                d->host.present = 0;
-                return hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot count the present CPUs (%s/present: %m): "
-                                     "leaving storvsc_max_hw_queues alone", CPU_DIR);
-        }
-        d->host.present = n;
-        return 0;
-}
-
-static int save_original(struct hvt_daemon *d) {
-        struct hvt_subject driver = hvt_subject_driver();
-        int r;
-
-        if (d->state_fd < 0)
-                return 0;
-        r = hvt_state_save(d->state_fd, &driver, &d->host.orig);
-        if (r < 0)
-                (void) hvt_log_subject(&d->log, &driver, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                       "%s: cannot write the record of its original value: %m", driver.name);
-        return r;
-}
-
-static int record_original(const struct hvt_apply *found, void *userdata) {
-        struct hvt_daemon *d = userdata;
-        /* hvt_apply_attr(): one attribute, the parameter. */
-        const struct hvt_result *res = &found->results[0];
-        struct hvt_setting *o = &d->host.orig.value[res->attr];
-        int r;
-
-        if (o->set)
-                return 0;
-        r = hvt_setting_from_kernel(o, res->attr, res->from);
-        if (r >= 0)
-                r = save_original(d);
-        if (r < 0)
-                o->set = false;
-        return r;
-}
-
-static void load_original(struct hvt_daemon *d) {
-        struct hvt_subject driver = hvt_subject_driver();
-        int r;
-
-        if (d->host.loaded || d->state_fd < 0)
-                return;
-        d->host.loaded = true;
-        r = hvt_state_load(d->state_fd, &driver, &d->host.orig);
-        if (r < 0 && r != -ENOENT)
-                (void) hvt_log_subject(&d->log, &driver, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                       "%s: cannot read the record of its original value (%m)", driver.name);
-}
-
-static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum hvt_action action,
-                         const char *because) {
-        struct hvt_subject driver = hvt_subject_driver();
-        unsigned flags = d->once ? HVT_REPORT_UNCHANGED_INFO : 0;
-        const struct hvt_result *last = &d->host.param_last;
-
-        /* As for a disk's attributes: the same failure, or the same missing parameter, once. */
-        if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
-            last->error == r->error && strcmp(last->to, r->to) == 0)
-                flags |= HVT_REPORT_REPEATED;
-        hvt_report_result_because(&d->log, &driver, r, action, flags, because);
-        d->host.param_last = *r;
-        if (r->outcome == HVT_FAILED)
-                d->any_failed = true;
-}
-
-/* Writes value unless the kernel would give a controller probed now the same queues; a
- * restore puts the exact original back. */
-static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action action) {
-        _cleanup_close_ int fd = -EBADF;
-        struct hvt_setting want;
-        struct hvt_result res = { .attr = HVT_ATTR_MAX_HW_QUEUES };
-        char buf[32];
-        unsigned long cur;
-        char *end;
-        int r;
-
-        (void) hvt_setting_set_int(&want, HVT_ATTR_MAX_HW_QUEUES, value);
-        (void) hvt_strscpy(res.to, sizeof(res.to), want.text);
-        fd = hvt_sysfs_open_dir(PARAM_DIR);
-        r = fd < 0 ? fd : hvt_sysfs_read(fd, "storvsc_max_hw_queues", buf, sizeof(buf));
-        if (r < 0) {
-                /* Before 5.13 (and without storvsc) there is no such parameter: what the read
-                 * finds is what the kernel has, whatever an earlier look said. */
-                res.outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
-                res.error = -r;
-                if (fd >= 0 && r == -ENOENT)
-                        d->host.cap_support = 0;
-                return report_param(d, &res, action,
-                                    cap_unsupported(&d->host) ? "this kernel predates storvsc_max_hw_queues, which came in 5.13: "
-                                    "every SCSI controller has one hw queue per present CPU, and only a kernel update "
-                                    "can cap them (no module option or kernel command line does)" : NULL);
-        }
-        errno = 0;
-        cur = strtoul(buf, &end, 10);
-        if (errno == 0 && end != buf && *end == '\0' && cur <= UINT32_MAX && action != HVT_ACTION_RESTORE &&
-            d->host.present > 0 &&
-            hvt_hwq_effective((unsigned) cur, d->host.present) == hvt_hwq_effective(value, d->host.present)) {
-                res.outcome = HVT_UNCHANGED;
-                snprintf(res.from, sizeof(res.from), "%lu", cur);
-                if (cur != value)  /* "0" already means one per present CPU */
-                        snprintf(res.kept, sizeof(res.kept), "%lu", cur);
-                return report_param(d, &res, action, NULL);
-        }
-        hvt_apply_attr(fd, HVT_ATTR_MAX_HW_QUEUES, &want, d->apply_flags,
-                       action == HVT_ACTION_RESTORE ? NULL : record_original, d, &res);
-        report_param(d, &res, action, NULL);
-}
-
-void hvt_host_restore(struct hvt_daemon *d) {
-        struct hvt_setting *o = &d->host.orig.value[HVT_ATTR_MAX_HW_QUEUES];
-
-        if (!o->set)
-                return;
-        set_param(d, (unsigned) o->num, HVT_ACTION_RESTORE);
-        if (d->host.param_last.outcome == HVT_FAILED)
-                return;  /* the record stays, for a later try */
-        o->set = false;
-        (void) save_original(d);
-}
-
-void hvt_host_set_cap(struct hvt_daemon *d) {
-        struct hvt_host *h = &d->host;
-
-        load_original(d);
-        read_layout(d);
-        h->cap_support = cap_support();
-        (void) read_present(d);
-        h->target = hvt_hwq_target(&d->config->host, h->present);
-        if (h->target > 0)
-                set_param(d, h->target, HVT_ACTION_TUNE);
-        /* blk-mq gives a disk with a single hw queue mq-deadline by default (elevator.c,
-         * elevator_get_default()), which a scheduler in hvtuned.conf then has to undo. */
-        if (h->target == 1)
-                (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, NULL, NULL,
-                                      "With a cap of 1, each disk on a controller probed from now on has a single "
-                                      "hw queue, and the kernel gives such a disk mq-deadline (about 226 KiB more "
-                                      "per disk than none, measured on 6.1): hvtuned.conf's queue.scheduler "
-                                      "(none by default) is what keeps it off");
-        if (h->target == 0)
-                hvt_host_restore(d);  /* a cap dropped by a reload goes back to the original */
 }
 
 void hvt_host_report(struct hvt_daemon *d) {

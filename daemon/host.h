@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the hv_storvsc driver as a whole: the hw queue cap (the module parameter and its
- * original), and the report of every controller's queues, what they hold, and the boot-time
- * setting that would cap them. */
+/* Owns: the storvsc controllers as a whole: their queues, what they hold on this kernel (its
+ * request layout), how much the cap (driver.h) would give back, the report of each, and the
+ * boot-time setting that would cap them. */
 #pragma once
 
 #include <stdbool.h>
@@ -12,13 +12,9 @@
 
 void hvt_host_done(struct hvt_host *h);
 
-/* At start and after a reload: the cap on the parameter (its original recorded before the
- * first write), or the original back when no cap applies any more. */
-void hvt_host_set_cap(struct hvt_daemon *d);
-
-/* 1 when this kernel's storvsc has storvsc_max_hw_queues, 0 when it predates it (5.13),
- * -errno when unknown (no storvsc seen). */
-int hvt_host_cap_supported(const struct hvt_daemon *d);
+/* Once: what a request costs on this kernel, and from where, said; without it, every estimate
+ * is said to be unknown rather than taken from another kernel. */
+void hvt_host_read_layout(struct hvt_daemon *d);
 
 /* The estimate of what a controller with these queues holds on this kernel; 0 when its
  * request layout is unknown. */
@@ -33,9 +29,6 @@ void hvt_host_report(struct hvt_daemon *d);
 /* A SCSI host came or went (hot-add, re-probe): the controllers are read again and a new
  * one is reported. */
 void hvt_host_handle_device(struct hvt_daemon *d, const char *syspath, const char *action);
-
-/* Puts the parameter's original back, and drops its record. */
-void hvt_host_restore(struct hvt_daemon *d);
 
 /* "hw queues: 1 controller over cap 4, ~69 MiB reclaimable at next boot", or "" when no cap
  * applies. */

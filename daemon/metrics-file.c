@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "driver.h"
 #include "host.h"
 #include "hvtuned-config.h"
 #include "macro.h"
@@ -37,9 +38,9 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 .last_reload_usec = d->counters.last_reload_usec,
                 .last_reload_ok = d->counters.last_reload_ok,
                 /* A kernel without the parameter is asked no cap. */
-                .cap = hvt_host_cap_supported(d) == 0 ? 0 : d->host.target,
-                .cap_support = hvt_host_cap_supported(d) > 0 ? HVT_CAP_SUPPORTED :
-                               hvt_host_cap_supported(d) == 0 ? HVT_CAP_UNSUPPORTED : HVT_CAP_UNKNOWN,
+                .cap = hvt_driver_cap_supported(d) == 0 ? 0 : d->driver.target,
+                .cap_support = hvt_driver_cap_supported(d) > 0 ? HVT_CAP_SUPPORTED :
+                               hvt_driver_cap_supported(d) == 0 ? HVT_CAP_UNSUPPORTED : HVT_CAP_UNKNOWN,
                 .controllers = ctrl,
                 .n_controllers = d->host.controllers.n,
         };

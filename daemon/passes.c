@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver.h"
 #include "host.h"
 #include "macro.h"
 #include "passes.h"
@@ -51,7 +52,7 @@ void hvt_pass_restore(struct hvt_daemon *d) {
 
         if (!busy) {
                 (void) restore_disks(d, NULL);
-                hvt_host_restore(d);
+                hvt_driver_restore(d);
                 return;
         }
         for (size_t i = 0; i < d->disks.n; i++)
@@ -64,7 +65,7 @@ void hvt_pass_restore(struct hvt_daemon *d) {
                 (void) nanosleep(&(struct timespec) { ms / 1000, (long) (ms % 1000) * 1000000L }, NULL);
                 n = restore_disks(d, busy);
         }
-        hvt_host_restore(d);
+        hvt_driver_restore(d);
 }
 
 /* Disks of an unbound controller are gone with it, their records too. Backwards, since a
@@ -80,7 +81,8 @@ static void forget_unbound(struct hvt_daemon *d, const struct hvt_unbound *u) {
 
 void hvt_pass_driver(struct hvt_daemon *d) {
         hvt_reprobe_resume(d);
-        hvt_host_set_cap(d);
+        hvt_host_read_layout(d);
+        hvt_driver_set_cap(d);
         if (hvt_host_scan(d) < 0)
                 return;
         /* Re-probes first: the report and the advice are about what stays over the cap. */

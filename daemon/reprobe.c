@@ -138,10 +138,10 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
                                           old->controller);
                 return;
         }
-        if (now->nr_hw_queues > d->host.target) {
+        if (now->nr_hw_queues > d->driver.target) {
                 (void) hvt_log_controller(&d->log, now, LOG_WARNING, 0, HVT_MESSAGE_REPROBE_FAILED, NULL,
                                           "host%u (controller %s) was re-probed but has %u hw queues, not %u",
-                                          now->host, now->controller, now->nr_hw_queues, d->host.target);
+                                          now->host, now->controller, now->nr_hw_queues, d->driver.target);
                 return;
         }
         /* can_queue follows the online CPUs, which may have changed since the last probe. */
@@ -286,9 +286,9 @@ int hvt_reprobe_idle(struct hvt_daemon *d, struct hvt_unbound *ret) {
         for (size_t i = 0; i < d->host.controllers.n; i++) {
                 const struct hvt_controller *c = &d->host.controllers.v[i];
 
-                if (c->kind == HVT_KIND_IDE || d->host.target == 0 || c->nr_hw_queues <= d->host.target)
+                if (c->kind == HVT_KIND_IDE || d->driver.target == 0 || c->nr_hw_queues <= d->driver.target)
                         continue;
-                if (d->host.param_last.outcome != HVT_APPLIED && d->host.param_last.outcome != HVT_UNCHANGED) {
+                if (d->driver.param_last.outcome != HVT_APPLIED && d->driver.param_last.outcome != HVT_UNCHANGED) {
                         refuse(d, c, "the module parameter does not hold the cap, so a re-probe would not apply it");
                         continue;
                 }

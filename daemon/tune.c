@@ -10,6 +10,7 @@
 
 #include "macro.h"
 #include "messages.h"
+#include "originals.h"
 #include "report.h"
 #include "tune.h"
 
@@ -21,49 +22,29 @@ struct hook {
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
         struct hvt_originals o;
-        int r;
 
-        if (d->state_fd < 0)
-                return 0;
         hvt_slots_originals(&t->slots, &o);
-        r = hvt_state_save(d->state_fd, &s, &o);
-        if (r < 0)
-                (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                    "%s: cannot write the record of its original values: %m", t->disk.sysname);
-        return r;
+        return hvt_originals_save(d, &s, &o);
 }
 
 /* The originals in the disk's record into its slots: 0, or -errno (-ENOENT: none; -EBADMSG:
- * damaged, and gone). */
-static int load_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+ * damaged, and gone), said unless quiet. */
+static int load_record(struct hvt_daemon *d, struct hvt_tracked *t, bool quiet) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
         struct hvt_originals o;
         int r;
 
-        r = hvt_state_load(d->state_fd, &s, &o);
+        r = hvt_originals_load(d, &s, &o, quiet);
         if (r >= 0)
                 r = hvt_slots_set_originals(&t->slots, &o);
         return r;
 }
 
 void hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t) {
-        int r;
+        int r = load_record(d, t, false);
 
-        if (d->state_fd < 0)
-                return;
-        r = load_record(d, t);
-        if (r == -EBADMSG)
-                (void) hvt_log_disk(&d->log, &t->disk, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                    "%s: the record of its original values is damaged and was dropped",
-                                    t->disk.sysname);
-        else if (r >= 0)
-                hvt_log_debug(&d->log, "%s: originals recorded by an earlier run loaded", t->disk.sysname);
-        else if (r != -ENOENT) {
+        if (r < 0 && r != -ENOENT && r != -EBADMSG)
                 t->orig_error = r;
-                (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
-                                    "%s: cannot read the record of its original values (%m): "
-                                    "not writing attributes that have none recorded", t->disk.sysname);
-        }
 }
 
 /* Loads a record that exists but could not be read before: it may hold the true originals,
@@ -74,7 +55,7 @@ static int reload_record(struct hvt_daemon *d, struct hvt_tracked *t) {
 
         if (t->orig_error >= 0)
                 return 0;
-        r = load_record(d, t);
+        r = load_record(d, t, true);
         if (r < 0 && r != -ENOENT && r != -EBADMSG) {
                 t->orig_error = r;
                 return r;

@@ -308,6 +308,38 @@ START_TEST(test_param_refuses) {
 }
 END_TEST
 
+/* The driver's record of its original is kept as a disk's is (daemon/originals.c): one that
+ * cannot be read (a directory where the file should be) may hold the true original, so the
+ * parameter is not written, and that is said; the disks are still tuned. Once it can be read,
+ * the original in it is the one kept. */
+START_TEST(test_param_record_unreadable) {
+        g_autofree char *record = g_build_filename(runtime_dir(), "hv_storvsc", NULL);
+        g_autofree char *inside = g_build_filename(record, "x", NULL), *kept = NULL;
+        UMockdevTestbed *tb;
+        char *err;
+
+        host_files(AZURE_CMDLINE, NULL, NULL, NULL);
+        tb = testbed_load("azure-gen2");
+        ck_assert_int_eq(g_mkdir_with_parents(inside, 0755), 0);
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", &err), 2);
+        assert_contains(err, "hv_storvsc: cannot read the record of its original value (Is a directory): "
+                        "not writing attributes that have none recorded\n");
+        ck_assert_str_eq(read_sys(PARAM), "0");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+
+        ck_assert_int_eq(rmdir(inside), 0);
+        ck_assert_int_eq(rmdir(record), 0);
+        ck_assert(g_file_set_contents(record, "# hvtuned: values before hvtuned first wrote them\n"
+                                      "syspath=/sys/module/hv_storvsc\ndev=\ndiskseq=0\n"
+                                      "parameters/storvsc_max_hw_queues=2\n", -1, NULL));
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
+        assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (applied)\n");
+        ck_assert(g_file_get_contents(record, &kept, NULL, NULL));
+        assert_contains(kept, "parameters/storvsc_max_hw_queues=2\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 #define BULLSEYE0 "{b1e5a11e-1e82-4818-a1c3-63d806ec15bb}"
 #define BULLSEYE1 "{b1e5a11f-1e82-4818-a1c3-63d806ec15bb}"
 #define NO_CAP_WHY "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates " \
@@ -873,6 +905,7 @@ int main(void) {
         tcase_add_loop_test(cap, test_boot_advice_per_platform, 0, G_N_ELEMENTS(platforms));
         tcase_add_test(cap, test_configured_cap);
         tcase_add_test(cap, test_param_refuses);
+        tcase_add_test(cap, test_param_record_unreadable);
         tcase_add_test(cap, test_no_cap);
         tcase_add_test(cap, test_daemon_status_reload_stop);
         suite_add_tcase(s, cap);

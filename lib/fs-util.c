@@ -275,10 +275,6 @@ int hvt_walk(const char *path, unsigned flags, char **ret_name, char *why, size_
 
         if (!(flags & HVT_WALK_PARENT) == !(flags & HVT_WALK_REGULAR))
                 return -EINVAL;
-        /* A refusal says why; an error that is EPERM of itself (an LSM, a seccomp filter) has
-         * no why of hvtuned's to print. */
-        if (size > 0)
-                snprintf(why, size, "not allowed to look at it");
         if (!*path)
                 return -ENOENT;
         r = absolute(path, &todo);

@@ -42,8 +42,8 @@ enum {
  * every lookup relative to the directory just reached (O_PATH|O_NOFOLLOW, then fstat()), so
  * that what is opened is what was checked; the file is opened where it was looked at and must
  * be the same inode. Returns an fd, an O_PATH one on the directory with HVT_WALK_PARENT; else
- * -EPERM (refused) or -EINVAL, -ELOOP (see HVT_WALK_FOLLOW) with why, or -errno: -ENOENT,
- * -EISDIR, -ENOTDIR, -ELOOP (more than HVT_HOPS_MAX symlinks)... */
+ * -EPERM (refused) or -EINVAL, -ELOOP (see HVT_WALK_FOLLOW) with why, which is written only
+ * then, or -errno: -ENOENT, -EISDIR, -ENOTDIR, -ELOOP (more than HVT_HOPS_MAX symlinks)... */
 int hvt_walk(const char *path, unsigned flags, char **ret_name, char *why, size_t size);
 
 /* Writes data to name in dir_fd whole or not at all: into a temporary hvtuned creates

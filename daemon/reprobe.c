@@ -314,7 +314,6 @@ int hvt_reprobe_idle(struct hvt_daemon *d, struct hvt_unbound *ret) {
                         /* In place: names[] is walked ahead of what it keeps. */
                         memcpy(names[ret->n++], names[i], sizeof(*names));
         }
-        ret->controller = names;
-        names = NULL;
+        ret->controller = TAKE_PTR(names);
         return 0;
 }

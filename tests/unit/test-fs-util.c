@@ -202,7 +202,7 @@ START_TEST(test_walk_regular) {
 END_TEST
 
 START_TEST(test_write_atomic) {
-        _cleanup_free_ char *path = path_in("out"), *other = path_in("other-name"), *text = NULL;
+        _cleanup_free_ char *path = path_in("out"), *other = path_in("other-name");
         char long_name[NAME_MAX + 1];
         _cleanup_close_ int fd = open_test_dir();
         struct stat st, made;

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "context.h"
 #include "driver.h"
+#include "fs-util.h"
 #include "host.h"
 #include "hvtuned-config.h"
 #include "macro.h"
@@ -62,174 +62,29 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         hvt_host_metrics(d, ctrl);
 }
 
-/* Whether the directory of the metrics file is one only root (or the running user) may
- * write. Not even a sticky one (/tmp) is taken: anyone could put a *.prom there for the
- * collector, hold the file's name, or make a file of hvtuned's temporaries' name that the
- * clean-up below would take for hvtuned's. */
-static int check_dir(const char *path, size_t len, int fd, char *why, size_t size) {
-        struct stat st;
-
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (st.st_uid != 0 && st.st_uid != geteuid()) {
-                snprintf(why, size, "refused, its directory %.*s is owned by uid %lu, not root", (int) len, path,
-                         (unsigned long) st.st_uid);
-                return -EPERM;
-        }
-        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-                snprintf(why, size, "refused, its directory %.*s is writable by group or others (mode %04lo)",
-                         (int) len, path, (unsigned long) (st.st_mode & 07777));
-                return -EPERM;
-        }
-        return 0;
-}
-
 /* The directory of path, walked a name at a time from the root without following a symlink:
  * a symlink on the way could be swapped by whoever may write the directory it is in (on
  * Debian, /var/lib/prometheus is prometheus's), so it is refused, not checked. The
  * directories on the way may be anyone's: what one of their owners can do is rename a
  * directory of root's that is already beside it into the path, never one of their own nor a
- * link (see README, "Security and hostile conditions"). A refusal says why in why. */
+ * link (see README, "Security and hostile conditions"). The last one must be root's (or ours)
+ * and not even sticky (/tmp): anyone could put a *.prom there for the collector, hold the
+ * file's name, or make a file of hvtuned's temporaries' name that the clean-up below would
+ * take for hvtuned's. A refusal says why in why. */
 static int open_dir(const char *path, char *why, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        const char *p = path, *end;
-        int r;
-
-        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                char name[NAME_MAX + 1];
-                struct stat st;
-                size_t len;
-                int next;
-
-                end = p;
-                p += strspn(p, "/");
-                len = strcspn(p, "/");
-                /* The last name is the file's. */
-                if (p[len] == '\0')
-                        break;
-                if (len > NAME_MAX)
-                        return -ENAMETOOLONG;
-                memcpy(name, p, len);
-                name[len] = '\0';
-                p += len;
-                if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-                        snprintf(why, size, "refused, %.*s holds \"%s\": name the real directory",
-                                 (int) (p - path), path, name);
-                        return -EINVAL;
-                }
-                next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (next < 0)
-                        return negative_errno();
-                close(fd);
-                fd = next;
-                if (fstat(fd, &st) < 0)
-                        return negative_errno();
-                if (S_ISLNK(st.st_mode)) {
-                        snprintf(why, size, "refused, %.*s on its path is a symbolic link: name the real directory",
-                                 (int) (p - path), path);
-                        return -ELOOP;
-                }
-                if (!S_ISDIR(st.st_mode))
-                        return -ENOTDIR;
-        }
-        r = end == path ? check_dir("/", 1, fd, why, size) : check_dir(path, (size_t) (end - path), fd, why, size);
-        if (r < 0)
-                return r;
-        r = fd;
-        fd = -EBADF;
-        return r;
-}
-
-/* ".hvtuned.PID.HEX.tmp", the temporaries of write_whole(). */
-static bool own_temporary(const char *name) {
-        const char *p;
-        size_t n;
-
-        if (strncmp(name, ".hvtuned.", strlen(".hvtuned.")) != 0)
-                return false;
-        p = name + strlen(".hvtuned.");
-        n = strspn(p, "0123456789");
-        if (n == 0 || p[n] != '.')
-                return false;
-        p += n + 1;
-        n = strspn(p, "0123456789abcdef");
-        return n > 0 && strcmp(p + n, ".tmp") == 0;
+        return hvt_walk(path, HVT_WALK_PARENT, NULL, why, size);
 }
 
 /* A kill between a temporary's creation and its rename leaves it behind; nothing else would
  * ever remove it. Only one hvtuned writes the file at a time (the runtime directory's lock;
  * --once and --dry-run never write it) and the directory is nobody else's to write (see
- * check_dir()), so a temporary's name there is one a dead hvtuned left. unlinkat() opens
- * nothing: a FIFO or a link under that name goes the same way. */
+ * open_dir()), so a temporary's name there is one a dead hvtuned left. */
 static void remove_stale(struct hvt_daemon *d, int dir_fd, const char *path) {
-        _cleanup_(closedirp) DIR *dir = NULL;
-        unsigned n = 0;
-        int fd;
+        int n = hvt_prune_temporaries(dir_fd, 0, NULL);
 
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return;
-        dir = fdopendir(fd);
-        if (!dir) {
-                close(fd);
-                return;
-        }
-        for (struct dirent *de; (de = readdir(dir)); )
-                if (own_temporary(de->d_name) && unlinkat(dir_fd, de->d_name, 0) == 0)
-                        n++;
         if (n > 0)
-                hvt_log_info(&d->log, "Removed %u temporary file%s an earlier hvtuned left beside %s", n,
+                hvt_log_info(&d->log, "Removed %d temporary file%s an earlier hvtuned left beside %s", n,
                              n == 1 ? "" : "s", path);
-}
-
-static int write_all(int fd, const char *text) {
-        size_t len = strlen(text), done = 0;
-
-        while (done < len) {
-                ssize_t n = write(fd, text + done, len - done);
-
-                if (n < 0 && errno != EINTR)
-                        return negative_errno();
-                done += n > 0 ? (size_t) n : 0;
-        }
-        return 0;
-}
-
-/* The text to a temporary file in dir_fd, renamed over name; the inode made in *ret. */
-static int write_whole(int dir_fd, const char *name, const char *text, struct stat *ret) {
-        _cleanup_close_ int fd = -EBADF;
-        char tmp[64];
-        int r;
-
-        /* Not a .prom name: the collector must not read it half written. */
-        for (unsigned i = 0;; i++) {
-                struct timespec ts;
-
-                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-                snprintf(tmp, sizeof(tmp), ".hvtuned.%d.%lx.tmp", (int) getpid(), (unsigned long) ts.tv_nsec + i);
-                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd >= 0 || errno != EEXIST || i >= 16)
-                        break;
-        }
-        if (fd < 0)
-                return negative_errno();
-        r = write_all(fd, text);
-        /* The unit's UMask=0077 would hide it from node_exporter, another user. */
-        if (r == 0 && fchmod(fd, 0644) < 0)
-                r = negative_errno();
-        /* After a crash, the old figures or the new, never an empty file. */
-        if (r == 0 && fsync(fd) < 0)
-                r = negative_errno();
-        if (r == 0 && fstat(fd, ret) < 0)
-                r = negative_errno();
-        if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-                r = negative_errno();
-        if (r < 0)
-                (void) unlinkat(dir_fd, tmp, 0);
-        return r;
 }
 
 static const char *file_name(const char *path) {
@@ -248,7 +103,7 @@ static void forget_file(struct hvt_daemon *d) {
 
 /* Only the file hvtuned renamed there: one it could never write is somebody else's, and so is
  * one put in its place since. Looked at and removed in the directory held since the write;
- * only root (or this user) may change its names in between (check_dir()). */
+ * only root (or this user) may change its names in between (open_dir()). */
 void hvt_metrics_remove(struct hvt_daemon *d) {
         struct hvt_metrics_file *m = &d->metrics;
         struct stat st;
@@ -287,7 +142,9 @@ static int write_file(struct hvt_daemon *d, const char *text, char *why, size_t 
                         m->made = false;
                         remove_stale(d, m->dir_fd, m->path);
                 }
-                r = write_whole(m->dir_fd, file_name(m->path), text, &st);
+                /* Readable by all: node_exporter runs as its own user, and the unit's UMask= is
+                 * 0077. */
+                r = hvt_write_atomic(m->dir_fd, file_name(m->path), text, strlen(text), HVT_WRITE_READABLE, &st);
                 if (r != -ENOENT || attempt > 0)
                         break;
                 close(m->dir_fd);
@@ -334,7 +191,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         r = write_file(d, text, why, sizeof(why));
         if (r < 0) {
                 if (r != d->metrics.error && *why)
-                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %s",
+                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: refused, %s",
                                              path, why);
                 else if (r != d->metrics.error)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot write the metrics file %s: %m", path);
@@ -345,6 +202,5 @@ void hvt_metrics_update(struct hvt_daemon *d) {
                 hvt_log_info(&d->log, "The metrics file %s is written again", path);
         d->metrics.error = 0;
         free(d->metrics.written);
-        d->metrics.written = text;
-        text = NULL;
+        d->metrics.written = TAKE_PTR(text);
 }

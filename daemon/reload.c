@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "reload.h"
 #include "state.h"
@@ -33,7 +34,7 @@ int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const cha
                      *config_error ? config_error : "ok");
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENOBUFS;
-        return hvt_state_write(state_fd, RECORD, buf, (size_t) n);
+        return hvt_write_atomic(state_fd, RECORD, buf, (size_t) n, 0, NULL);
 }
 
 /* -ESRCH when the record is another process's. */
@@ -41,7 +42,7 @@ static int read_mark(int dirfd, pid_t pid, unsigned *started, unsigned *finished
         char buf[400];
         int consumed = 0, owner, r;
 
-        r = hvt_state_read(dirfd, RECORD, buf, sizeof(buf));
+        r = hvt_read_small(dirfd, RECORD, buf, sizeof(buf));
         if (r < 0)
                 return r;
         if (sscanf(buf, "%d %u %u %n", &owner, started, finished, &consumed) != 3 || consumed == 0)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
@@ -164,7 +165,7 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
 static int pending_save(struct hvt_daemon *d, const char *name) {
         if (d->state_fd < 0)
                 return -EBADF;
-        return hvt_state_write(d->state_fd, PENDING, name, strlen(name));
+        return hvt_write_atomic(d->state_fd, PENDING, name, strlen(name), 0, NULL);
 }
 
 static void pending_clear(struct hvt_daemon *d) {
@@ -192,12 +193,12 @@ static int bind_controller(struct hvt_daemon *d, int driver_fd, const char *name
 
 void hvt_reprobe_resume(struct hvt_daemon *d) {
         _cleanup_close_ int driver_fd = -EBADF;
-        char name[HVT_VMBUS_NAME_MAX + 1];  /* + 1: hvt_state_read() wants room to tell "too long" */
+        char name[HVT_VMBUS_NAME_MAX + 1];  /* + 1: hvt_read_small() wants room to tell "too long" */
         int r;
 
         if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
                 return;
-        r = hvt_state_read(d->state_fd, PENDING, name, sizeof(name));
+        r = hvt_read_small(d->state_fd, PENDING, name, sizeof(name));
         if (r == -ENOENT)
                 return;
         if (r < 0 || !hvt_token_valid(name)) {
@@ -313,7 +314,6 @@ int hvt_reprobe_idle(struct hvt_daemon *d, struct hvt_unbound *ret) {
                         /* In place: names[] is walked ahead of what it keeps. */
                         memcpy(names[ret->n++], names[i], sizeof(*names));
         }
-        ret->controller = names;
-        names = NULL;
+        ret->controller = TAKE_PTR(names);
         return 0;
 }

@@ -11,6 +11,6 @@
 void hvt_rundir_path(char *buf, size_t size);
 
 /* Opens and locks it into d->state_fd. Without it, or when it is refused (a symbolic link,
- * not root's, writable by group or others: only d->lock_fd then holds it), hvtuned keeps
+ * neither root's nor ours, writable by group or others: only d->lock_fd then holds it), hvtuned keeps
  * originals in memory only (logged, 0); -EWOULDBLOCK (logged) when another hvtuned holds it. */
 int hvt_rundir_open(struct hvt_daemon *d);

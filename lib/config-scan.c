@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 
 #include "config-scan.h"
+#include "fs-util.h"
 #include "macro.h"
 #include "sysfs.h"
 #include "trust.h"
@@ -314,19 +315,13 @@ static int memfd_with(const char *text, size_t len) {
 
         if (fd < 0)
                 return negative_errno();
-        for (size_t done = 0; done < len; ) {
-                ssize_t n = write(fd, text + done, len - done);
-
-                if (n < 0 && errno != EINTR)
-                        return negative_errno();
-                done += n > 0 ? (size_t) n : 0;
-        }
+        r = hvt_write_all(fd, text, len);
+        if (r < 0)
+                return r;
         /* Nothing changes it after the check, not even hvtuned. */
         if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
                 return negative_errno();
-        r = fd;
-        fd = -EBADF;
-        return r;
+        return TAKE_FD(fd);
 }
 
 /* The included file's checked text in a memfd, kept in s->src: its descriptor, or -errno with

@@ -535,8 +535,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (r < 0)
                 return r;
 
-        *ret = c;
-        c = NULL;
+        *ret = TAKE_PTR(c);
         return 0;
 }
 

@@ -37,6 +37,23 @@ static inline void closep(int *fd) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
+/* Hands on what a cleanup owns: the value, with the variable left empty so that its cleanup
+ * frees nothing. */
+#define TAKE_FD(fd)                             \
+        ({                                      \
+                int *_fdp_ = &(fd);             \
+                int _fd_ = *_fdp_;              \
+                *_fdp_ = -EBADF;                \
+                _fd_;                           \
+        })
+#define TAKE_PTR(ptr)                           \
+        ({                                      \
+                typeof(ptr) *_ptrp_ = &(ptr);   \
+                typeof(ptr) _ptr_ = *_ptrp_;    \
+                *_ptrp_ = NULL;                 \
+                _ptr_;                          \
+        })
+
 /* Frees n strings and the array that holds them. */
 static inline void hvt_strv_free(char **v, size_t n) {
         for (size_t i = 0; i < n; i++)

@@ -9,24 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "state.h"
 
-/* hvt_state_write()'s temporaries: ".#hvtuned.NAME.0123456789abcdef", a name no editor or
- * other tool makes, so that a file named so is a leftover of hvtuned's whatever its type. */
-#define TMP_PREFIX ".#hvtuned."
-#define TMP_RANDOM 16  /* hex digits */
-#define TMP_TRIES 16
-/* An older hvtuned's: ".#NAME", where emacs puts its lock link too. */
-#define OLD_TMP_PREFIX ".#"
 #define HEADER "# hvtuned: values before hvtuned first wrote them\n"
 
 int hvt_state_open(const char *path) {
@@ -46,8 +38,6 @@ int hvt_state_open(const char *path) {
 
 int hvt_state_check(int dirfd, char *why, size_t size) {
         struct stat st;
-        bool owner, mode;
-        int n = 0;
 
         if (fstat(dirfd, &st) < 0) {
                 int r = negative_errno();
@@ -55,14 +45,9 @@ int hvt_state_check(int dirfd, char *why, size_t size) {
                 snprintf(why, size, "it cannot be checked: %s", strerror(-r));
                 return r;
         }
-        owner = st.st_uid != 0 && st.st_uid != geteuid();
-        mode = st.st_mode & (S_IWGRP | S_IWOTH);
-        if (owner)
-                n = snprintf(why, size, "it is owned by uid %u, not root", (unsigned) st.st_uid);
-        if (mode)
-                (void) snprintf(why + n, size - (size_t) n, "%sit is writable by group or others (mode %04o)",
-                                owner ? ", and " : "", (unsigned) st.st_mode & 07777);
-        return owner ? -EPERM : mode ? -EACCES : 0;
+        /* Not even sticky: whoever may write there could plant a record of a disk not yet
+         * recorded. */
+        return hvt_check_owner(&st, 0, "it", why, size);
 }
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
@@ -100,75 +85,6 @@ static bool any_recorded(const struct hvt_subject *s, const struct hvt_originals
                 if (o->value[i].set && hvt_subject_has(s, (enum hvt_attr_id) i))
                         return true;
         return false;
-}
-
-/* Unique, not secret: O_EXCL tells a name already taken, and the next try draws another. */
-static uint64_t tmp_random(void) {
-        static uint64_t counter;
-        uint64_t v;
-
-        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t) sizeof(v))
-                return v;
-        /* The kernel's pool not ready yet (early boot), where getrandom() would block. */
-        return (hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) getpid() << 40)) + ++counter * UINT64_C(0x9e3779b97f4a7c15);
-}
-
-int hvt_state_write(int dirfd, const char *name, const char *text, size_t len) {
-        _cleanup_close_ int fd = -EBADF;
-        char tmp[NAME_MAX + 1];
-        ssize_t n;
-        int r;
-
-        /* A file hvtuned creates, never one it finds: a FIFO planted under a fixed name blocked
-         * the open for writing, a hard link had its other name's file emptied and written. */
-        for (unsigned tries = 1; fd < 0; tries++) {
-                if (snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s.%0*" PRIx64, name, TMP_RANDOM, tmp_random()) >=
-                    (int) sizeof(tmp))
-                        return -ENAMETOOLONG;
-                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd < 0 && (errno != EEXIST || tries == TMP_TRIES))
-                        return negative_errno();
-        }
-        n = write(fd, text, len);
-        if (n < 0 || (size_t) n != len || fsync(fd) < 0) {
-                r = n < 0 || (size_t) n == len ? negative_errno() : -EIO;
-                (void) unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        if (renameat(dirfd, tmp, dirfd, name) < 0) {
-                r = negative_errno();
-                (void) unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        return 0;
-}
-
-int hvt_state_read(int dirfd, const char *name, char *buf, size_t size) {
-        /* Non-blocking: a FIFO under a record's name would hold the open until a writer came
-         * (before READY=1, or in an event handler that SIGTERM then waits on). */
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        struct stat st;
-        ssize_t n;
-
-        if (fd < 0)
-                return errno == ELOOP ? -EBADMSG : negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        /* A FIFO, socket or device is no record: damaged, and the next save replaces it. A
-         * directory, which no save can replace, cannot be read. */
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -EBADMSG;
-        n = read(fd, buf, size - 1);
-        if (n < 0)
-                return negative_errno();
-        /* Too long, or with a NUL byte, which no text hvtuned writes holds: the C string
-         * before it could pass for the whole ("nr_requests=12" of "nr_requests=12\08"). */
-        if ((size_t) n == size - 1 || memchr(buf, '\0', (size_t) n))
-                return -EBADMSG;
-        buf[n] = '\0';
-        return 0;
 }
 
 /* One "key=value" line: the instance keys must match s, the rest are originals. */
@@ -274,7 +190,7 @@ static int remove_record(int dirfd, const struct hvt_subject *s, bool proven) {
         /* The record under this name may be another disk's by now (a disk that took the name
          * while events were lost, at another path): that one stays. At the same path it is
          * this disk's, or a stale one of an earlier instance: either way it goes. */
-        r = hvt_state_read(dirfd, s->name, buf, sizeof(buf));
+        r = hvt_read_small(dirfd, s->name, buf, sizeof(buf));
         if (r == -ENOENT)
                 return 0;
         if (r >= 0 && record_elsewhere(buf, s->syspath))
@@ -304,7 +220,7 @@ int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_orig
         len = format_record(s, o, buf, sizeof(buf));
         if (len < 0)
                 return len;
-        return hvt_state_write(dirfd, s->name, buf, (size_t) len);
+        return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, 0, NULL);
 }
 
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
@@ -315,7 +231,7 @@ int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals 
         r = record_name(s);
         if (r < 0)
                 return r;
-        r = hvt_state_read(dirfd, s->name, buf, sizeof(buf));
+        r = hvt_read_small(dirfd, s->name, buf, sizeof(buf));
         if (r >= 0)
                 r = parse_record(buf, s, &o);
         /* What cannot be read as a record (too long, no regular file) goes as a damaged one
@@ -334,59 +250,30 @@ int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals 
 static bool is_record(int dirfd, const char *name) {
         char buf[HVT_RECORD_MAX + 2];
 
-        return hvt_state_read(dirfd, name, buf, sizeof(buf)) >= 0 && strncmp(buf, HEADER, strlen(HEADER)) == 0;
-}
-
-/* A temporary of hvt_state_write(), of any type (a FIFO or a link planted under such a name is
- * no one else's either): unlinkat() never opens it. */
-static bool is_temporary(const char *name) {
-        size_t n = strlen(name), prefix = strlen(TMP_PREFIX);
-
-        return n >= prefix + 2 + TMP_RANDOM && strncmp(name, TMP_PREFIX, prefix) == 0 &&
-               name[n - TMP_RANDOM - 1] == '.' && strspn(name + n - TMP_RANDOM, "0123456789abcdef") == TMP_RANDOM;
-}
-
-/* An older hvtuned's temporary: ".#" and a name, a regular file (emacs puts its lock, a
- * symbolic link, at ".#name" too). */
-static bool is_old_temporary(int dirfd, const char *name) {
-        struct stat st;
-
-        return strncmp(name, OLD_TMP_PREFIX, strlen(OLD_TMP_PREFIX)) == 0 && name[strlen(OLD_TMP_PREFIX)] &&
-               fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+        return hvt_read_small(dirfd, name, buf, sizeof(buf)) >= 0 && strncmp(buf, HEADER, strlen(HEADER)) == 0;
 }
 
 int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata) {
-        _cleanup_close_ int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-        struct dirent *de;
-        DIR *dir;
-        int r = 0, foreign = 0;
+        _cleanup_(closedirp) DIR *dir = NULL;
+        unsigned foreign = 0;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        dir = fdopendir(fd);
-        if (!dir)
-                return negative_errno();
-        fd = -EBADF;  /* owned by dir now */
-        rewinddir(dir);
-        while ((de = readdir(dir))) {
-                /* Left-over temporary files are never wanted; the daemon's own dot files are
-                 * not records. */
-                if (!is_temporary(de->d_name) && !is_old_temporary(dirfd, de->d_name)) {
-                        if (de->d_name[0] == '.' || keep(de->d_name, userdata))
-                                continue;
-                        if (!is_record(dirfd, de->d_name)) {
-                                foreign++;
-                                continue;
-                        }
-                }
-                if (unlinkat(dirfd, de->d_name, 0) >= 0 || errno == ENOENT)
+        /* Left-over temporaries are never wanted, an older hvtuned's too. */
+        r = hvt_prune_temporaries(dirfd, HVT_TEMPORARY_OLD_RECORD, &foreign);
+        if (r >= 0)
+                r = hvt_opendirat(dirfd, ".", &dir);
+        if (r < 0)
+                return r;
+        for (struct dirent *de; (de = readdir(dir)); ) {
+                /* The daemon's own dot files are not records. */
+                if (de->d_name[0] == '.' || keep(de->d_name, userdata))
                         continue;
-                /* A directory under a temporary's name is none of hvtuned's making. */
-                if (errno == EISDIR)
+                if (!is_record(dirfd, de->d_name)) {
                         foreign++;
-                else
+                        continue;
+                }
+                if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT && r == 0)
                         r = negative_errno();
         }
-        closedir(dir);
-        return r < 0 ? r : foreign;
+        return r < 0 ? r : (int) foreign;
 }

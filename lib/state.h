@@ -21,10 +21,10 @@ struct hvt_originals {
  * symbolic link (never followed: whoever made the link chose the directory), or -errno. */
 int hvt_state_open(const char *path);
 
-/* Whether the directory may hold records: 0 when it is root's (or the running user's) and
- * writable by neither group nor others; else -EPERM (another owner) or -EACCES (writable by
- * group or others), whoever could plant a record there could choose the values a stop
- * restores, with all that is wrong in why (so that one fix is enough), or -errno. */
+/* Whether the directory may hold records: hvt_check_owner() (fs-util.h) of it, not even sticky,
+ * with all that is wrong in why ("it is owned by uid 65534, neither root's nor ours", so that one
+ * fix is enough): whoever could plant a record there could choose the values a stop restores.
+ * 0, -EPERM (another owner), -EACCES (writable by group or others) or -errno. */
 int hvt_state_check(int dirfd, char *why, size_t size);
 
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
@@ -34,22 +34,13 @@ int hvt_state_check(int dirfd, char *why, size_t size);
  * originals is worse than none. */
 int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
-/* Replaces the subject's record atomically (write, fsync, rename) with the originals of its
+/* Replaces the subject's record atomically (hvt_write_atomic()) with the originals of its
  * own attributes; with none recorded, the record is deleted (but a record of a disk at
  * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what
  * is there as a damaged record already, and refusing would leave the disk untuned for a
  * stray file; the rename swaps the name only, never writing into what it held (a hard link's
  * other name, a link's target). */
 int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
-
-/* The runtime directory's small files, records and the daemon's own (dot files, which
- * pruning leaves alone): written whole or not at all (a temporary of a unique name that this
- * call creates, O_EXCL, never one it finds; fsync, rename), read whole
- * into buf, NUL-terminated (-EBADMSG when it does not fit, holds a NUL byte, or is no regular
- * file: a FIFO would block the open, a symbolic link is never followed; -EISDIR for a
- * directory). */
-int hvt_state_write(int dirfd, const char *name, const char *text, size_t len);
-int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 
 /* Deletes the subject's record, when what is under its name is a record of hvtuned's (by
  * its header) and not of a disk at another path: a remove event for a disk hvtuned never
@@ -58,7 +49,7 @@ int hvt_state_read(int dirfd, const char *name, char *buf, size_t size);
 int hvt_state_remove(int dirfd, const struct hvt_subject *s);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
- * not running), and left-over temporaries: hvt_state_write()'s of any type, an older
- * hvtuned's (".#NAME") if regular files. A file it cannot prove is a record of its own (by
+ * not running), and left-over temporaries (hvt_prune_temporaries(), an older hvtuned's
+ * ".#NAME" too). A file it cannot prove is a record of its own (by
  * its header) is left alone: returns how many, or -errno. */
 int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);

@@ -131,8 +131,7 @@ int hvt_read_fd(int fd, size_t max, char **ret) {
                         return -EFBIG;
         } while (r > 0);
         buf[len] = '\0';
-        *ret = buf;
-        buf = NULL;
+        *ret = TAKE_PTR(buf);
         return (int) len;
 }
 

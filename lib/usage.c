@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "sysfs.h"
 #include "usage.h"
@@ -109,16 +110,11 @@ static bool find_swap(const char *swaps, const char *name) {
 static int first_holder(int dirfd, char *holder, size_t size) {
         _cleanup_(closedirp) DIR *dir = NULL;
         struct dirent *de;
-        int fd;
+        int r;
 
-        fd = openat(dirfd, "holders", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        dir = fdopendir(fd);
-        if (!dir) {
-                close(fd);
-                return negative_errno();
-        }
+        r = hvt_opendirat(dirfd, "holders", &dir);
+        if (r < 0)
+                return r;
         while ((de = readdir(dir)))
                 if (de->d_name[0] != '.') {
                         (void) hvt_strscpy(holder, size, de->d_name);
@@ -172,21 +168,23 @@ static int check_one(const struct hvt_usage *u, int dirfd, const char *name, cha
 int hvt_usage_check_disk(const struct hvt_usage *u, const char *syspath, char *why, size_t size) {
         _cleanup_(closedirp) DIR *dir = NULL;
         const char *name = strrchr(syspath, '/');
+        _cleanup_close_ int fd = -EBADF;
         char other[256] = "";
         struct dirent *de;
-        int fd, r;
+        int r;
 
         name = name ? name + 1 : syspath;
+        /* By its path through hvt_sysfs_open_dir(), as every sysfs directory is opened (a
+         * testbed's too); listed through a descriptor of its own. */
         fd = hvt_sysfs_open_dir(syspath);
         if (fd < 0) {
                 snprintf(why, size, "cannot open %s", syspath);
                 return fd;
         }
-        dir = fdopendir(fd);
-        if (!dir) {
-                close(fd);
+        r = hvt_opendirat(fd, ".", &dir);
+        if (r < 0) {
                 snprintf(why, size, "cannot list %s", syspath);
-                return negative_errno();
+                return r;
         }
         r = check_one(u, fd, name, why, size);
         if (r < 0 || r == USE_ROOT)

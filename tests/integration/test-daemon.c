@@ -692,16 +692,17 @@ START_TEST(test_metrics_file_not_ours) {
         ck_assert_str_eq(dir_names(dir), "hvtuned.prom");
         ck_assert_str_eq(dir_names(other), "");
         if (_i == 0 || _i == 1)
-                assert_contains(err, hv_keep(g_strdup_printf("Cannot write the metrics file %s: refused, its "
-                                                             "directory %s is owned by uid %d, not root\n",
+                assert_contains(err, hv_keep(g_strdup_printf("Cannot write the metrics file %s: refused, the "
+                                                             "directory %s on its path is owned by uid %d, "
+                                                             "neither root's nor ours\n",
                                                              prom, dir, OTHER_UID)));
         else if (_i == 2)
                 assert_contains(err, hv_keep(g_strdup_printf("Leaving %s: it is no longer the file hvtuned "
                                                              "wrote\n", prom)));
         else
-                assert_contains(err, hv_keep(g_strdup_printf("Cannot write the metrics file %s: refused, its "
-                                                             "directory %s is writable by group or others "
-                                                             "(mode 1777)\n", prom, dir)));
+                assert_contains(err, hv_keep(g_strdup_printf("Cannot write the metrics file %s: refused, the "
+                                                             "directory %s on its path is writable by group or "
+                                                             "others (mode 1777)\n", prom, dir)));
 
         unsetenv("HVTUNED_TEST_METRICS_DIR");
         ck_assert_int_eq(unlink(prom), 0);

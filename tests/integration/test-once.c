@@ -148,9 +148,9 @@ static const struct {
         const char *why;
 } refused_dirs[] = {
         { "it is a symbolic link" },
-        { "it is owned by uid 65534, not root, and it is writable by group or others (mode 0777)" },
+        { "it is owned by uid 65534, neither root's nor ours, and writable by group or others (mode 0777)" },
         { "it is writable by group or others (mode 0775)" },
-        { "it is owned by uid 65534, not root" },
+        { "it is owned by uid 65534, neither root's nor ours" },
 };
 
 START_TEST(test_runtime_dir_refused) {

@@ -94,10 +94,10 @@ static bool record_path(const char *runtime, const char *path) {
         return strncmp(path, runtime, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
 }
 
-/* A temporary of a record (lib/state.c): ".#hvtuned.NAME.0123456789abcdef". hvtuned opens
+/* A temporary of a record (lib/fs-util.c): ".#hvtuned.NAME.0123456789abcdef". hvtuned opens
  * nothing else in the runtime directory for writing: a record is only ever renamed into
  * place, never written where it is found. The pattern is restated here, not taken from
- * state.c: a test that used its code would pass whatever name that code made. */
+ * fs-util.c: a test that used its code would pass whatever name that code made. */
 static bool temporary_path(const char *runtime, const char *path) {
         const char *name = path + strlen(runtime) + 1;
         size_t n;

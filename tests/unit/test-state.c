@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "state.h"
 #include "sysfs.h"
@@ -348,7 +349,7 @@ START_TEST(test_nul_byte) {
         ck_assert_int_ge(f, 0);
         ck_assert_int_eq(write(f, text, sizeof(text) - 1), (ssize_t) sizeof(text) - 1);
         ck_assert_int_eq(close(f), 0);
-        ck_assert_int_eq(hvt_state_read(fd, "sdi", buf, sizeof(buf)), -EBADMSG);
+        ck_assert_int_eq(hvt_read_small(fd, "sdi", buf, sizeof(buf)), -EBADMSG);
         ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdi"));
         close(fd);
@@ -385,7 +386,7 @@ START_TEST(test_remove_only_proven) {
 
         free(test_write_file(dir, "sdz", "my notes on sdz\n"));
         ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
-        ck_assert_int_eq(hvt_state_read(fd, "sdz", buf, sizeof(buf)), 0);
+        ck_assert_int_eq(hvt_read_small(fd, "sdz", buf, sizeof(buf)), 0);
         ck_assert_str_eq(buf, "my notes on sdz\n");
         free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
         ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
@@ -432,8 +433,8 @@ START_TEST(test_temporary_made_not_found) {
         ck_assert(S_ISFIFO(st.st_mode));
         snprintf(path, sizeof(path), "%s/.#.reload", dir);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
-        ck_assert_int_eq(hvt_state_write(fd, ".reload", "0 0 ok\n", 7), 0);
-        ck_assert_int_eq(hvt_state_read(fd, ".reload", buf, sizeof(buf)), 0);
+        ck_assert_int_eq(hvt_write_atomic(fd, ".reload", "0 0 ok\n", 7, 0, NULL), 0);
+        ck_assert_int_eq(hvt_read_small(fd, ".reload", buf, sizeof(buf)), 0);
         ck_assert_str_eq(buf, "0 0 ok\n");
 
         v = mkstemp(victim);
@@ -521,11 +522,12 @@ START_TEST(test_dir_checked) {
         ck_assert_int_eq(chmod(dir, 0700), 0);
         ck_assert_int_eq(chown(dir, 65534, 65534), 0);
         ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
-        ck_assert_str_eq(why, "it is owned by uid 65534, not root");
+        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours");
         /* Both at once: one message says all. */
         ck_assert_int_eq(chmod(dir, 0777), 0);
         ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
-        ck_assert_str_eq(why, "it is owned by uid 65534, not root, and it is writable by group or others (mode 0777)");
+        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours, and writable by group or others "
+                             "(mode 0777)");
         ck_assert_int_eq(chmod(dir, 0700), 0);
         ck_assert_int_eq(chown(dir, 0, 0), 0);
 

@@ -66,7 +66,7 @@ START_TEST(test_owner) {
         char *path = test_write_file(dir, "owner.conf", "queue = { nr_requests = 64; };\n");
 
         ck_assert_int_eq(chown(path, NOBODY, NOBODY), 0);
-        assert_refused(path, path, "refused, owned by uid 65534, not root");
+        assert_refused(path, path, "refused, owned by uid 65534, neither root's nor ours");
         free(path);
 }
 END_TEST
@@ -81,7 +81,7 @@ START_TEST(test_include) {
         assert_refused(path, inc, "writable by group or others (mode 0666)");
         ck_assert_int_eq(chmod(inc, 0644), 0);
         ck_assert_int_eq(chown(inc, NOBODY, 0), 0);
-        assert_refused(path, inc, "owned by uid 65534, not root");
+        assert_refused(path, inc, "owned by uid 65534, neither root's nor ours");
         unlink(inc);
 
         /* A FIFO is refused, not waited on. */
@@ -195,7 +195,7 @@ START_TEST(test_directory) {
         assert_loads(path);
         ck_assert_int_eq(chmod(sub, 0755), 0);
         ck_assert_int_eq(chown(sub, NOBODY, 0), 0);
-        assert_refused(path, path, "is owned by uid 65534, not root");
+        assert_refused(path, path, "is owned by uid 65534, neither root's nor ours");
         free(path);
 }
 END_TEST
@@ -243,7 +243,7 @@ START_TEST(test_ancestor) {
         ck_assert_int_eq(chmod(a, 0755), 0);
         assert_loads("c.conf");
         ck_assert_int_eq(chown(a, NOBODY, 0), 0);
-        assert_refused(path, path, "/a on its path is owned by uid 65534, not root");
+        assert_refused(path, path, "/a on its path is owned by uid 65534, neither root's nor ours");
         free(path);
         free(a);
 }
@@ -265,14 +265,14 @@ START_TEST(test_symlink_hops) {
         assert_loads(x);
         ck_assert_int_eq(lchown(wlink, NOBODY, NOBODY), 0);
         assert_refused(x, x, "the symlink ");
-        assert_refused(x, x, "/ww/link on its path is owned by uid 65534, not root");
+        assert_refused(x, x, "/ww/link on its path is owned by uid 65534, neither root's nor ours");
 
         /* The same through an include. */
         free(x);
         x = main_including("ww/link");
         ck_assert_int_eq(unlink(real), 0);
         free(test_write_file(dir, "real.conf", "nr_requests = 64;\n"));
-        assert_refused(x, wlink, "/ww/link on its path is owned by uid 65534, not root");
+        assert_refused(x, wlink, "/ww/link on its path is owned by uid 65534, neither root's nor ours");
         ck_assert_int_eq(lchown(wlink, 0, 0), 0);
         assert_loads(x);
 

@@ -164,6 +164,9 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, co
                 else if (r->held)
                         snprintf(buf, size, "%s -> %s (not written: the write of %s it depends on failed: %s)",
                                  r->from, r->to, cause, strerror(r->error));
+                else if (r->unread)
+                        snprintf(buf, size, "%s -> %s (not written: %s, which the write changes, cannot be read: %s)",
+                                 r->from, r->to, cause, strerror(r->error));
                 else if (*r->from)
                         snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, what, strerror(r->error));
                 else
@@ -216,7 +219,7 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
         format_result(r, action, because, text, sizeof(text));
-        if (r->watched || r->held)
+        if (r->watched || r->held || r->unread)
                 (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
         /* The optional fields that apply, packed first: the first NULL ends the list. */
         if (*cause)

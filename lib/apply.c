@@ -195,17 +195,26 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
         return false;
 }
 
-/* The scheduler waits while an attribute its switch resets could not be read: the switch
- * would lose that value for good. One the kernel does not have (unsupported) loses nothing. */
-static void hold_scheduler(struct hvt_apply *a) {
-        /* The scheduler comes first (table order), when there. */
-        struct hvt_result *sched = a->n > 0 && a->results[0].attr == HVT_ATTR_SCHEDULER ? &a->results[0] : NULL;
+/* A write waits while an attribute it may change could not be read: a scheduler switch
+ * would lose nr_requests' value for good, and a knock-on hvtuned did not see (device/timeout
+ * moves io_timeout) would be taken at the restore for a value of the operator's, and put
+ * back. One the kernel does not have (unsupported, or not there) loses nothing. */
+static void hold_writes(struct hvt_apply *a) {
+        for (size_t i = 0; i < a->n; i++) {
+                struct hvt_result *w = &a->results[i];
 
-        if (!sched || sched->outcome != HVT_WOULD_APPLY)
-                return;
-        for (size_t i = 1; i < a->n; i++)
-                if (hvt_attr_reset_by_scheduler(a->results[i].attr) && a->results[i].outcome == HVT_FAILED)
-                        return result_error(sched, -a->results[i].error);
+                for (size_t j = 0; j < a->n && w->outcome == HVT_WOULD_APPLY; j++) {
+                        const struct hvt_result *other = &a->results[j];
+
+                        /* ENOENT: not there at all (its directory gone with the disk). */
+                        if (other->outcome == HVT_FAILED && other->error != ENOENT &&
+                            hvt_attr_write_may_change(w->attr, other->attr)) {
+                                result_error(w, -other->error);
+                                w->unread = true;
+                                w->cause = other->attr;
+                        }
+                }
+        }
 }
 
 /* A write changed res, which was not expected to be written: the hook sees it alone, with
@@ -321,7 +330,7 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 else
                         decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, items[i].left, res);
         }
-        hold_scheduler(a);
+        hold_writes(a);
         for (size_t i = 0; i < a->n; i++)
                 any = any || a->results[i].outcome == HVT_WOULD_APPLY;
         if (!any || (flags & HVT_APPLY_DRY_RUN))

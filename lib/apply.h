@@ -36,6 +36,7 @@ struct hvt_result {
         bool not_recorded;            /* failed: not written, as its original could not be recorded */
         bool watched;                 /* not planned: told only when a write of the pass changed it */
         bool held;                    /* failed: not written, as .cause's write, which it depends on, failed */
+        bool unread;                  /* failed: not written, as .cause, which its write changes, could not be read */
         enum hvt_attr_id cause;       /* knocked on or held: the write that did it */
 };
 

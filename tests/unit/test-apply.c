@@ -426,6 +426,35 @@ START_TEST(test_unreadable_nr_requests_holds_scheduler) {
 }
 END_TEST
 
+/* The same for any write and what it changes: device/timeout waits while io_timeout, which the
+ * kernel moves with it, cannot be read. Written anyway, the knock-on would go unseen, and the
+ * restore would take hvtuned's own value for the operator's and put it back (the sweep of
+ * tests/faults found it). The report names why. */
+START_TEST(test_unreadable_knock_on_holds_its_cause) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        const struct hvt_result *r;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/io_timeout", "many\n");
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        r = find(&a, HVT_ATTR_TIMEOUT);
+        ck_assert_int_eq(r->outcome, HVT_FAILED);
+        ck_assert_int_eq(r->error, EBADMSG);
+        ck_assert(r->unread);
+        ck_assert_int_eq(r->cause, HVT_ATTR_IO_TIMEOUT);
+        ck_assert_uint_eq(count_writes(&f), 0);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "180\n");
+
+        put(&f, "sda/queue/io_timeout", "180000\n");
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_APPLIED);
+}
+END_TEST
+
 /* Opens of each file of the queue/ and LUN directories since the last call, IN_OPEN
  * counted from a watch of their own. The closes are watched too, only so that two opens in
  * a row are two events: inotify merges an event with the same one queued just before it. */
@@ -612,6 +641,7 @@ int main(void) {
         tcase_add_test(tc, test_no_symlink_followed);
         tcase_add_test(tc, test_hook_once_before_writes);
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
+        tcase_add_test(tc, test_unreadable_knock_on_holds_its_cause);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         tcase_add_test(tc, test_knock_on_told_and_recorded);
         tcase_add_test(tc, test_knock_on_restore_only_as_left);

@@ -63,7 +63,6 @@ static int connect_peer(struct hvt_dgram *d) {
 
 static int send_once(struct hvt_dgram *d, const struct iovec *iov, size_t n_iov) {
         struct msghdr mh = { .msg_iov = (struct iovec *) iov, .msg_iovlen = n_iov };
-
         ssize_t n;
 
         if (!d->connected)

@@ -94,7 +94,7 @@ int hvt_reload_request(const struct hvt_log *log, const char *state_dir, pid_t p
                 return hvt_log_errno(log, LOG_ERR, negative_errno(), "Cannot signal hvtuned (PID %d): %m", (int) pid);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "hvtuned (PID %d) was signalled to reload, but whether it "
-                                     "took the file cannot be told: %s. Its journal says (journalctl -u hvtuned)",
+                                     "took the file cannot be told: %s; its journal says whether it did (journalctl -u hvtuned)",
                                      (int) pid, why);
 
         for (long waited = 0; waited < (long) WAIT_S * 1000000000L; waited += POLL_NS) {

@@ -138,20 +138,25 @@ def subject(path):
     return "hv_storvsc" if "hv_storvsc" in path else os.path.basename(os.path.dirname(path))
 
 
-def died(proc):
-    """Why proc is gone, when it died of a signal."""
+def gone(proc, said):
+    """Why proc is gone, when it is: a signal, or an exit and the last thing it said."""
     rc = proc.poll()
-    return f"died of signal {-rc}" if rc is not None and rc < 0 else None
+    if rc is None:
+        return None
+    if rc < 0:
+        return f"died of signal {-rc}"
+    last = said().strip().splitlines()[-1:] or [""]
+    return f"exited with {rc}: {last[0][:200]}"
 
 
 # Where a library, not hvtuned, fails its own allocation: libconfig (1.5 to 1.7) uses what
 # calloc() and realloc() return unchecked, in config_init() and its parser, and dies of
-# SIGSEGV. Nothing hvtuned does can catch that; the table says so, and such a point does not
-# fail the sweep.
+# SIGSEGV; its flex scanner, out of memory, says so and calls exit(2). Nothing hvtuned does
+# can catch either; the table says so, and such a point does not fail the sweep.
 def external(inj, why):
     func, site = inj[0], inj[1]
     return func in ("malloc", "calloc", "realloc", "reallocarray") and site.startswith("libconfig+") and \
-        bool(why) and "died of signal 11" in why
+        bool(why) and ("died of signal 11" in why or "out of dynamic memory" in why)
 
 
 class Life:
@@ -229,9 +234,9 @@ class Life:
             proc.send_signal(signal.SIGHUP)
             reloading = notify.wait("RELOADING=1", WAIT_STOP, proc, ready + 1)
             if reloading is None:
-                return died(proc) or "no RELOADING=1 after SIGHUP"
+                return gone(proc, said) or "no RELOADING=1 after SIGHUP"
             if notify.wait("READY=1", WAIT_STOP, proc, reloading) is None:
-                return died(proc) or "no READY=1 after RELOADING=1"
+                return gone(proc, said) or "no READY=1 after RELOADING=1"
             proc.send_signal(signal.SIGUSR1)
             time.sleep(0.2)
         stopping = time.monotonic()

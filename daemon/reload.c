@@ -16,7 +16,7 @@
 #include "fs-util.h"
 #include "macro.h"
 #include "reload.h"
-#include "state.h"
+#include "rundir.h"
 
 #define RECORD ".reload"
 #define POLL_NS (20 * 1000 * 1000)
@@ -66,7 +66,7 @@ static int check_record(int dirfd, const char *state_dir, pid_t pid, unsigned *s
         }
         /* The daemon writes no record where it would not keep originals: whoever could write
          * there could answer for it. */
-        r = hvt_state_check(dirfd, refusal, sizeof(refusal));
+        r = hvt_rundir_check(dirfd, refusal, sizeof(refusal));
         if (r < 0) {
                 snprintf(why, size, "%s is refused for hvtuned's records (%s)", state_dir, refusal);
                 return r;

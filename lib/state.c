@@ -7,12 +7,10 @@
  * the true original on disk. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -20,35 +18,6 @@
 #include "state.h"
 
 #define HEADER "# hvtuned: values before hvtuned first wrote them\n"
-
-int hvt_state_open(const char *path) {
-        struct stat st;
-        int fd;
-
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
-                return fd;
-        /* O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link, as for a file. */
-        if (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-                return -ELOOP;
-        return negative_errno();
-}
-
-int hvt_state_check(int dirfd, char *why, size_t size) {
-        struct stat st;
-
-        if (fstat(dirfd, &st) < 0) {
-                int r = negative_errno();
-
-                snprintf(why, size, "it cannot be checked: %s", strerror(-r));
-                return r;
-        }
-        /* Not even sticky: whoever may write there could plant a record of a disk not yet
-         * recorded. */
-        return hvt_check_owner(&st, 0, "it", why, size);
-}
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
 static int record_name(const struct hvt_subject *s) {

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <sys/stat.h>
 
 #include "attr.h"
 #include "subject.h"
@@ -16,16 +15,6 @@
 struct hvt_originals {
         struct hvt_setting value[_HVT_ATTR_MAX];  /* .set: recorded */
 };
-
-/* Creates the directory if needed; returns an fd on it, -ELOOP when its last component is a
- * symbolic link (never followed: whoever made the link chose the directory), or -errno. */
-int hvt_state_open(const char *path);
-
-/* Whether the directory may hold records: hvt_check_owner() (fs-util.h) of it, not even sticky,
- * with all that is wrong in why ("it is owned by uid 65534, neither root's nor ours", so that one
- * fix is enough): whoever could plant a record there could choose the values a stop restores.
- * 0, -EPERM (another owner), -EACCES (writable by group or others) or -errno. */
-int hvt_state_check(int dirfd, char *why, size_t size);
 
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
  * when the record found belongs to another instance (same name, other diskseq, device number

@@ -14,13 +14,13 @@
 #include "messages.h"
 #include "rundir.h"
 
-#define STATE_DIR_DEFAULT "/run/hvtuned"
+#define RUNDIR_DEFAULT "/run/hvtuned"
 
 void hvt_rundir_path(char *buf, size_t size) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
 
         /* systemd passes a colon-separated list when a unit has several; ours is the first. */
-        (void) hvt_strscpy(buf, size, dir && *dir ? dir : STATE_DIR_DEFAULT);
+        (void) hvt_strscpy(buf, size, dir && *dir ? dir : RUNDIR_DEFAULT);
         buf[strcspn(buf, ":")] = '\0';
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the runtime directory of records (originals, the reload handshake, a pending
- * re-probe): where it is, and holding it as the one hvtuned that may. */
+/* Owns: the runtime directory (/run/hvtuned), where the records of originals, the reload
+ * record and a pending re-probe are kept: where it is, whether it may hold them, and holding
+ * it as the one hvtuned that may. */
 #pragma once
 
 #include <stddef.h>

@@ -575,7 +575,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 load_record(&in, state_fd, &orig);
                 pass(&in, state_fd, &orig, &real);
                 restore(&in, &orig, &real);
-                fuzz_check(hvt_records_remove(state_fd, FUZZ_SUBJECT(&in.disk)) == 0 || in.disk.sysname[0] == '.', "state_remove");
+                fuzz_check(hvt_records_remove(state_fd, FUZZ_SUBJECT(&in.disk)) == 0 || in.disk.sysname[0] == '.', "records_remove");
                 check_usage(&in);
         }
         if (state_fd >= 0)

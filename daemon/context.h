@@ -18,7 +18,7 @@
 #include "layout.h"
 #include "log.h"
 #include "notify.h"
-#include "state.h"
+#include "records.h"
 
 /* The hv_storvsc driver's module parameter (driver.c). */
 struct hvt_driver {

@@ -149,7 +149,7 @@ static void prune_records(struct hvt_daemon *d, const struct listing *class_bloc
 
         if (d->state_fd < 0 || (d->apply_flags & HVT_APPLY_DRY_RUN))
                 return;
-        r = hvt_state_prune(d->state_fd, record_wanted, (void *) class_block);
+        r = hvt_records_prune(d->state_fd, record_wanted, (void *) class_block);
         if (r <= 0 || d->foreign_told)
                 return;
         hvt_rundir_path(path, sizeof(path));

@@ -16,7 +16,7 @@ int hvt_originals_save(struct hvt_daemon *d, const struct hvt_subject *s, const 
 
         if (d->state_fd < 0)
                 return 0;
-        r = hvt_state_save(d->state_fd, s, o);
+        r = hvt_records_save(d->state_fd, s, o);
         if (r < 0)
                 (void) hvt_log_subject(&d->log, s, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
                                        "%s: cannot write the record of its original value%s: %m", s->name, plural(s));
@@ -28,7 +28,7 @@ int hvt_originals_load(struct hvt_daemon *d, const struct hvt_subject *s, struct
 
         if (d->state_fd < 0)
                 return -ENOENT;
-        r = hvt_state_load(d->state_fd, s, o);
+        r = hvt_records_load(d->state_fd, s, o);
         if (quiet || r == -ENOENT)
                 return r;
         if (r == -EBADMSG)

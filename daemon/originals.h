@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: a subject's record of originals as the daemon keeps it, for a disk and the driver
- * alike: saved and loaded through the runtime directory (lib/state.h), each failure said in
+ * alike: saved and loaded through the runtime directory (lib/records.h), each failure said in
  * the same words for both. */
 #pragma once
 

@@ -16,25 +16,25 @@
 #include "fs-util.h"
 #include "macro.h"
 #include "reload.h"
-#include "state.h"
+#include "rundir.h"
 
 #define RECORD ".reload"
 #define POLL_NS (20 * 1000 * 1000)
 /* Longer than any pass over a VM's disks; systemd's own reload timeout comes first. */
 #define WAIT_S 120
 
-int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const char *config_error) {
+int hvt_reload_mark(int dir_fd, unsigned started, unsigned finished, const char *config_error) {
         char buf[400];
         int n;
 
-        if (state_fd < 0)
+        if (dir_fd < 0)
                 return -EBADF;
         /* Whose record: one that a daemon before this one left must not answer for this one. */
         n = snprintf(buf, sizeof(buf), "%d %u %u %s\n", (int) getpid(), started, finished,
                      *config_error ? config_error : "ok");
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENOBUFS;
-        return hvt_write_atomic(state_fd, RECORD, buf, (size_t) n, 0, NULL);
+        return hvt_write_atomic(dir_fd, RECORD, buf, (size_t) n, 0, NULL);
 }
 
 /* -ESRCH when the record is another process's. */
@@ -53,41 +53,41 @@ static int read_mark(int dirfd, pid_t pid, unsigned *started, unsigned *finished
         return 0;
 }
 
-/* Whether pid's record in state_dir (dirfd, or -errno where it did not open) can be trusted
+/* Whether pid's record in rundir (dirfd, or -errno where it did not open) can be trusted
  * and read: 0 with where its reloads stand, or -errno with why not. */
-static int check_record(int dirfd, const char *state_dir, pid_t pid, unsigned *started, char *why, size_t size) {
+static int check_record(int dirfd, const char *rundir, pid_t pid, unsigned *started, char *why, size_t size) {
         char refusal[160], result[320];
         unsigned finished;
         int r;
 
         if (dirfd < 0) {
-                snprintf(why, size, "%s cannot be opened: %s", state_dir, strerror(-dirfd));
+                snprintf(why, size, "%s cannot be opened: %s", rundir, strerror(-dirfd));
                 return dirfd;
         }
         /* The daemon writes no record where it would not keep originals: whoever could write
          * there could answer for it. */
-        r = hvt_state_check(dirfd, refusal, sizeof(refusal));
+        r = hvt_rundir_check(dirfd, refusal, sizeof(refusal));
         if (r < 0) {
-                snprintf(why, size, "%s is refused for hvtuned's records (%s)", state_dir, refusal);
+                snprintf(why, size, "%s is refused for hvtuned's records (%s)", rundir, refusal);
                 return r;
         }
         r = read_mark(dirfd, pid, started, &finished, result, sizeof(result));
         if (r == -ESRCH)
-                snprintf(why, size, "%s/%s is another process's, not PID %d's", state_dir, RECORD, (int) pid);
+                snprintf(why, size, "%s/%s is another process's, not PID %d's", rundir, RECORD, (int) pid);
         else if (r < 0)
-                snprintf(why, size, "%s/%s cannot be read: %s", state_dir, RECORD, strerror(-r));
+                snprintf(why, size, "%s/%s cannot be read: %s", rundir, RECORD, strerror(-r));
         return r;
 }
 
-int hvt_reload_request(const struct hvt_log *log, const char *state_dir, pid_t pid) {
-        _cleanup_close_ int dirfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+int hvt_reload_request(const struct hvt_log *log, const char *rundir, pid_t pid) {
+        _cleanup_close_ int dirfd = open(rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         unsigned started = 0, finished;
         char why[4096 + 160], result[320];
         int r;
 
         if (dirfd < 0)
                 dirfd = negative_errno();
-        r = check_record(dirfd, state_dir, pid, &started, why, sizeof(why));
+        r = check_record(dirfd, rundir, pid, &started, why, sizeof(why));
         /* Signalled whatever the record: the reload happens even where its result cannot be
          * known here, and then this fails, as "applied" would be a guess. */
         if (kill(pid, SIGHUP) < 0)

@@ -13,10 +13,10 @@
 
 /* The record after a reload started (finished < started) or finished, with where the
  * configuration was wrong ("" when it loaded). */
-int hvt_reload_mark(int state_fd, unsigned started, unsigned finished, const char *config_error);
+int hvt_reload_mark(int dir_fd, unsigned started, unsigned finished, const char *config_error);
 
 /* Signals pid and waits for its next reload to finish: 0 when it loaded the new
  * configuration, -EINVAL (logged) when that was refused, -ETIMEDOUT, or -errno. Where pid
- * keeps no record in state_dir (it refused the directory, or is not hvtuned), pid is still
+ * keeps no reload record in rundir (it refused the directory, or is not hvtuned), pid is still
  * signalled, and the result, unknown, is an error that says why. */
-int hvt_reload_request(const struct hvt_log *log, const char *state_dir, pid_t pid);
+int hvt_reload_request(const struct hvt_log *log, const char *rundir, pid_t pid);

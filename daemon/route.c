@@ -32,7 +32,7 @@ void hvt_route_forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed)
 
                 hvt_report_disk_removed(&d->log, &t->disk);
                 if (d->state_fd >= 0)
-                        (void) hvt_state_remove(d->state_fd, &s);
+                        (void) hvt_records_remove(d->state_fd, &s);
         } else
                 hvt_report_disk_released(&d->log, &t->disk);
         hvt_disks_remove(&d->disks, t);
@@ -75,7 +75,7 @@ static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct h
                 struct hvt_subject gone = { .name = udev_device_get_sysname(dev),
                                             .syspath = udev_device_get_syspath(dev) };
 
-                (void) hvt_state_remove(d->state_fd, &gone);
+                (void) hvt_records_remove(d->state_fd, &gone);
         }
 }
 

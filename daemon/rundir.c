@@ -9,18 +9,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "messages.h"
 #include "rundir.h"
 
-#define STATE_DIR_DEFAULT "/run/hvtuned"
+#define RUNDIR_DEFAULT "/run/hvtuned"
 
 void hvt_rundir_path(char *buf, size_t size) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
 
         /* systemd passes a colon-separated list when a unit has several; ours is the first. */
-        (void) hvt_strscpy(buf, size, dir && *dir ? dir : STATE_DIR_DEFAULT);
+        (void) hvt_strscpy(buf, size, dir && *dir ? dir : RUNDIR_DEFAULT);
         buf[strcspn(buf, ":")] = '\0';
+}
+
+int hvt_rundir_open_dir(const char *path) {
+        struct stat st;
+        int fd;
+
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                return fd;
+        /* O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link, as for a file. */
+        if (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+                return -ELOOP;
+        return negative_errno();
+}
+
+int hvt_rundir_check(int fd, char *why, size_t size) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+
+                snprintf(why, size, "it cannot be checked: %s", strerror(-r));
+                return r;
+        }
+        /* Not even sticky: whoever may write there could plant a record of a disk not yet
+         * recorded. */
+        return hvt_check_owner(&st, 0, "it", why, size);
 }
 
 static void refused(struct hvt_daemon *d, const char *path, int error, const char *why) {
@@ -31,11 +61,11 @@ static void refused(struct hvt_daemon *d, const char *path, int error, const cha
 
 /* Opens the directory into d->state_fd when it may hold records, or, when it is refused
  * (said why), into d->lock_fd alone: still the one place where two hvtuned meet. */
-static int open_dir(struct hvt_daemon *d, const char *path) {
+static int open_held(struct hvt_daemon *d, const char *path) {
         char why[160];
         int fd, r;
 
-        fd = hvt_state_open(path);
+        fd = hvt_rundir_open_dir(path);
         if (fd == -ELOOP) {
                 refused(d, path, fd, "it is a symbolic link");
                 /* Followed for the lock alone, which reads and writes nothing there (a link to
@@ -45,7 +75,7 @@ static int open_dir(struct hvt_daemon *d, const char *path) {
         }
         if (fd < 0)
                 return fd;
-        r = hvt_state_check(fd, why, sizeof(why));
+        r = hvt_rundir_check(fd, why, sizeof(why));
         if (r < 0) {
                 refused(d, path, r, why);
                 d->lock_fd = fd;
@@ -61,7 +91,7 @@ int hvt_rundir_open(struct hvt_daemon *d) {
 
         hvt_rundir_path(path, sizeof(path));
 
-        r = open_dir(d, path);
+        r = open_held(d, path);
         if (r < 0) {
                 (void) hvt_log_struct(&d->log, LOG_WARNING, r, HVT_MESSAGE_STATE_ERROR, NULL,
                                       "Cannot use %s for the records of original values (%m): they "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the runtime directory of records (originals, the reload handshake, a pending
- * re-probe): where it is, and holding it as the one hvtuned that may. */
+/* Owns: the runtime directory (/run/hvtuned), where the records of originals, the reload
+ * record and a pending re-probe are kept: where it is, whether it may hold them, and holding
+ * it as the one hvtuned that may. */
 #pragma once
 
 #include <stddef.h>
@@ -9,6 +10,16 @@
 
 /* $RUNTIME_DIRECTORY (set by systemd's RuntimeDirectory=) or /run/hvtuned. */
 void hvt_rundir_path(char *buf, size_t size);
+
+/* Creates the directory path if needed; returns an fd on it, -ELOOP when its last component is
+ * a symbolic link (never followed: whoever made the link chose the directory), or -errno. */
+int hvt_rundir_open_dir(const char *path);
+
+/* Whether the directory may hold records: hvt_check_owner() (fs-util.h) of it, not even sticky,
+ * with all that is wrong in why ("it is owned by uid 65534, neither root's nor ours", so that one
+ * fix is enough): whoever could plant a record there could choose the values a stop restores.
+ * 0, -EPERM (another owner), -EACCES (writable by group or others) or -errno. */
+int hvt_rundir_check(int fd, char *why, size_t size);
 
 /* Opens and locks it into d->state_fd. Without it, or when it is refused (a symbolic link,
  * neither root's nor ours, writable by group or others: only d->lock_fd then holds it), hvtuned keeps

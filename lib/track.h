@@ -16,7 +16,7 @@
 
 #include "apply.h"
 #include "policy.h"
-#include "state.h"
+#include "records.h"
 
 /* The slots: a managed disk's state per attribute, kept only for the attributes it has any
  * of (a configuration manages a few of the allowlist, and a table with a row for every

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: fuzzing what the daemon does with one Hyper-V disk once it has classified it: the
- * record of originals it may find from an earlier run (lib/state.h), the plan for it
+ * record of originals it may find from an earlier run (lib/records.h), the plan for it
  * (lib/policy.h), the pass over its attributes, dry and real, with the originals recorded
  * before each first write as daemon/tune.c does (lib/apply.h), the restore of those
  * originals, and the in-use check of a re-probe (lib/usage.h).
@@ -40,7 +40,7 @@
 #include "config.h"
 #include "fuzz.h"
 #include "policy.h"
-#include "state.h"
+#include "records.h"
 #include "sysfs.h"
 #include "usage.h"
 
@@ -294,7 +294,7 @@ static void check_originals(const struct hvt_originals *o) {
 
 /* What the daemon does with a record it finds: the originals, or nothing and no record. */
 static void load_record(const struct input *in, int state_fd, struct hvt_originals *orig) {
-        int r = hvt_state_load(state_fd, FUZZ_SUBJECT(&in->disk), orig);
+        int r = hvt_records_load(state_fd, FUZZ_SUBJECT(&in->disk), orig);
 
         if (r == 0) {
                 check_originals(orig);
@@ -328,7 +328,7 @@ static int record_original(const struct hvt_apply *found, void *userdata) {
                         r = hvt_setting_from_kernel(o, res->attr, res->from);
         }
         if (r >= 0)
-                r = hvt_state_save(h->state_fd, FUZZ_SUBJECT(h->disk), h->orig);
+                r = hvt_records_save(h->state_fd, FUZZ_SUBJECT(h->disk), h->orig);
         if (r < 0)
                 *h->orig = before;
         return r;
@@ -446,7 +446,7 @@ static void pass(const struct input *in, int state_fd, struct hvt_originals *ori
         }
 
         /* The record on disk holds exactly the originals in memory. */
-        r = hvt_state_load(state_fd, FUZZ_SUBJECT(&in->disk), &saved);
+        r = hvt_records_load(state_fd, FUZZ_SUBJECT(&in->disk), &saved);
         if (r == 0)
                 fuzz_check(same_originals(&saved, orig), "the record read back differs from the originals");
         else
@@ -575,7 +575,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 load_record(&in, state_fd, &orig);
                 pass(&in, state_fd, &orig, &real);
                 restore(&in, &orig, &real);
-                fuzz_check(hvt_state_remove(state_fd, FUZZ_SUBJECT(&in.disk)) == 0 || in.disk.sysname[0] == '.', "state_remove");
+                fuzz_check(hvt_records_remove(state_fd, FUZZ_SUBJECT(&in.disk)) == 0 || in.disk.sysname[0] == '.', "records_remove");
                 check_usage(&in);
         }
         if (state_fd >= 0)

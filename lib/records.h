@@ -1,38 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the records of original values, the ones attributes had before hvtuned first wrote
- * them, kept one file per disk in a runtime directory (/run/hvtuned) so that a restarted
- * hvtuned still knows the true originals, never values it wrote itself. */
+ * them, kept one file per disk (and one for the driver) in the runtime directory (/run/hvtuned)
+ * so that a restarted hvtuned still knows the true originals, never values it wrote itself.
+ * Where that directory is, and whether it may hold records, is daemon/rundir.h's. */
 #pragma once
 
 #include <stdbool.h>
-#include <sys/stat.h>
 
 #include "attr.h"
 #include "subject.h"
 
-/* The longest record, in bytes: what hvt_state_save() writes, hvt_state_load() reads. */
+/* The longest record, in bytes: what hvt_records_save() writes, hvt_records_load() reads. */
 #define HVT_RECORD_MAX 4095
 
 struct hvt_originals {
         struct hvt_setting value[_HVT_ATTR_MAX];  /* .set: recorded */
 };
 
-/* Creates the directory if needed; returns an fd on it, -ELOOP when its last component is a
- * symbolic link (never followed: whoever made the link chose the directory), or -errno. */
-int hvt_state_open(const char *path);
-
-/* Whether the directory may hold records: hvt_check_owner() (fs-util.h) of it, not even sticky,
- * with all that is wrong in why ("it is owned by uid 65534, neither root's nor ours", so that one
- * fix is enough): whoever could plant a record there could choose the values a stop restores.
- * 0, -EPERM (another owner), -EACCES (writable by group or others) or -errno. */
-int hvt_state_check(int dirfd, char *why, size_t size);
-
 /* The record of this subject (a disk instance, or the driver). -ENOENT when there is none, or
  * when the record found belongs to another instance (same name, other diskseq, device number
  * or sysfs inode where both know it: a disk removed and added again), which is then deleted. -EBADMSG for a record that
  * cannot be read, or holds an attribute that is not the subject's, deleted too: a guess at
  * originals is worse than none. */
-int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
+int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
 /* Replaces the subject's record atomically (hvt_write_atomic()) with the originals of its
  * own attributes; with none recorded, the record is deleted (but a record of a disk at
@@ -40,16 +30,16 @@ int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals 
  * is there as a damaged record already, and refusing would leave the disk untuned for a
  * stray file; the rename swaps the name only, never writing into what it held (a hard link's
  * other name, a link's target). */
-int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
+int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
 
 /* Deletes the subject's record, when what is under its name is a record of hvtuned's (by
  * its header) and not of a disk at another path: a remove event for a disk hvtuned never
  * managed leaves an operator's file of that name alone. Only s->name and s->syspath are
  * used. */
-int hvt_state_remove(int dirfd, const struct hvt_subject *s);
+int hvt_records_remove(int dirfd, const struct hvt_subject *s);
 
 /* Deletes every record whose disk name keep() does not want (disks gone while hvtuned was
  * not running), and left-over temporaries (hvt_prune_temporaries(), an older hvtuned's
  * ".#NAME" too). A file it cannot prove is a record of its own (by
  * its header) is left alone: returns how many, or -errno. */
-int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);
+int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);

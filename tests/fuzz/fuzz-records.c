@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: fuzzing the records of originals (lib/state.h) with whatever a file under a disk's name
+/* Owns: fuzzing the records of originals (lib/records.h) with whatever a file under a disk's name
  * in the runtime directory may hold after a restart: the input, byte for byte, is that file.
  *
  * The disk it is loaded for is the one the record names (its first syspath=, dev= and diskseq=
@@ -8,30 +8,30 @@
  * from the input written again, and is checked against what the header promises, restated here
  * from a parse of the input's lines of its own:
  *
- *   - hvt_state_remove() for a disk of the same name at another path leaves a record that names
+ *   - hvt_records_remove() for a disk of the same name at another path leaves a record that names
  *     a single other syspath, and a file without the header, and deletes a record with the
  *     header that names this disk's or none;
- *   - hvt_state_prune() deletes the record of a disk not kept when its header says it is
+ *   - hvt_records_prune() deletes the record of a disk not kept when its header says it is
  *     hvtuned's, and counts it as foreign otherwise;
- *   - hvt_state_load() for another instance (the next diskseq) never accepts it, and deletes it;
- *   - hvt_state_load() for the disk returns 0 with the originals of its attribute lines, or
+ *   - hvt_records_load() for another instance (the next diskseq) never accepts it, and deletes it;
+ *   - hvt_records_load() for the disk returns 0 with the originals of its attribute lines, or
  *     -ENOENT (another instance's) / -EBADMSG (longer than HVT_RECORD_MAX, a line that is no
  *     key=value, a value that is none, an instance line missing; a NUL byte, which no text
  *     hvtuned writes holds), and then the record is gone; a name no record can have is
  *     -EINVAL and nothing is touched;
- *   - what was accepted round-trips: hvt_state_save() of it writes a record (or, with nothing
+ *   - what was accepted round-trips: hvt_records_save() of it writes a record (or, with nothing
  *     recorded, deletes it) of at most HVT_RECORD_MAX bytes that starts with the header, and
- *     -ENOBUFS only when the record would be longer (-ENAMETOOLONG only when its temporary's
- *     name would be), and leaves no temporary; loaded again it gives the same originals. */
+ *     -ENOBUFS only when the record would be longer (a name of any length: hvt_write_atomic()
+ *     cuts its temporary's), and leaves no temporary; loaded again it gives the same originals. */
 #include <inttypes.h>
 #include <limits.h>
 
 #include "fuzz.h"
-#include "state.h"
+#include "records.h"
 
 /* The first line of every record hvtuned writes: what prune goes by. The on-disk format is an
  * interface (an operator reads it, an older or newer hvtuned loads it), so it is stated here
- * again rather than taken from state.c. */
+ * again rather than taken from records.c. */
 #define HEADER "# hvtuned: values before hvtuned first wrote them\n"
 
 static int dir_fd = -1;
@@ -287,10 +287,10 @@ static void check_loaded(const struct expect *e, const struct hvt_originals *o) 
 static void check_refused_name(const struct hvt_disk *d) {
         struct hvt_originals o = {};
 
-        fuzz_check(hvt_state_load(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "load of \"%s\"", d->sysname);
+        fuzz_check(hvt_records_load(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "load of \"%s\"", d->sysname);
         fuzz_check(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1) == 0, "set");
-        fuzz_check(hvt_state_save(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "save of \"%s\"", d->sysname);
-        fuzz_check(hvt_state_remove(dir_fd, FUZZ_SUBJECT(d)) == -EINVAL, "remove of \"%s\"", d->sysname);
+        fuzz_check(hvt_records_save(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "save of \"%s\"", d->sysname);
+        fuzz_check(hvt_records_remove(dir_fd, FUZZ_SUBJECT(d)) == -EINVAL, "remove of \"%s\"", d->sysname);
         fuzz_check(exists(d->sysname), "\"%s\" was touched", d->sysname);
 }
 
@@ -305,7 +305,7 @@ static void check_remove_elsewhere(const uint8_t *data, size_t size, const struc
 
         moved.syspath = (char *) other;
         put(n->sysname, data, size);
-        fuzz_check(hvt_state_remove(dir_fd, FUZZ_SUBJECT(&moved)) == 0, "remove");
+        fuzz_check(hvt_records_remove(dir_fd, FUZZ_SUBJECT(&moved)) == 0, "remove");
         if (!ours(data, size, e))
                 fuzz_check(exists(n->sysname), "a file without hvtuned's header was removed");
         else if (e->elsewhere == 1)
@@ -314,7 +314,7 @@ static void check_remove_elsewhere(const uint8_t *data, size_t size, const struc
                 fuzz_check(!exists(n->sysname), "a record naming no other path stayed at remove()");
 }
 
-/* Whether a temporary of hvt_state_write() is in the directory. */
+/* Whether a temporary of hvt_write_atomic() is in the directory. */
 static bool temporary_left(void) {
         int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -334,7 +334,7 @@ static void check_prune(const uint8_t *data, size_t size, const struct named *n,
         int r;
 
         put(n->sysname, data, size);
-        r = hvt_state_prune(dir_fd, keep_none, NULL);
+        r = hvt_records_prune(dir_fd, keep_none, NULL);
         fuzz_check(r == (ours_ ? 0 : 1), "prune returned %d", r);
         fuzz_check(exists(n->sysname) == !ours_, "prune %s a %s file", ours_ ? "left" : "deleted",
                    ours_ ? "hvtuned's" : "foreign");
@@ -347,7 +347,7 @@ static void check_other_instance(const uint8_t *data, size_t size, const struct 
 
         again.diskseq++;
         put(n->sysname, data, size);
-        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&again), &o);
+        r = hvt_records_load(dir_fd, FUZZ_SUBJECT(&again), &o);
         fuzz_check(r == -ENOENT || r == -EBADMSG, "load for diskseq %" PRIu64 " of a record: %d", again.diskseq, r);
         fuzz_check(!exists(n->sysname), "a record refused with %d is still there", r);
 }
@@ -360,7 +360,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         ssize_t len;
         int fd, r;
 
-        r = hvt_state_save(dir_fd, FUZZ_SUBJECT(&n->disk), o);
+        r = hvt_records_save(dir_fd, FUZZ_SUBJECT(&n->disk), o);
         if (!any_set(o)) {
                 fuzz_check(r == 0 && !exists(n->sysname), "save of nothing: %d, the record %s", r,
                            exists(n->sysname) ? "stays" : "gone");
@@ -368,12 +368,6 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         }
         if (want > HVT_RECORD_MAX) {
                 fuzz_check(r == -ENOBUFS, "a record of %zu bytes saved: %d", want, r);
-                return;
-        }
-        /* The temporary is ".#hvtuned.", the name, "." and 16 hex digits: no disk's name is
-         * that long (DISK_NAME_LEN is 32), a file's may be. */
-        if (strlen(n->sysname) + 27 > NAME_MAX) {
-                fuzz_check(r == -ENAMETOOLONG, "a record named with %zu bytes saved: %d", strlen(n->sysname), r);
                 return;
         }
         fuzz_check(r == 0, "save of %zu bytes: %d", want, r);
@@ -386,7 +380,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         fuzz_check(strncmp(text, HEADER, strlen(HEADER)) == 0, "a saved record without the header");
         fuzz_check(!temporary_left(), "a temporary left");
 
-        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&n->disk), &again);
+        r = hvt_records_load(dir_fd, FUZZ_SUBJECT(&n->disk), &again);
         fuzz_check(r == 0, "a saved record loads with %d", r);
         check_same(o, &again);
 }
@@ -416,7 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_other_instance(data, size, &n);
 
         put(n.sysname, data, size);
-        r = hvt_state_load(dir_fd, FUZZ_SUBJECT(&n.disk), &o);
+        r = hvt_records_load(dir_fd, FUZZ_SUBJECT(&n.disk), &o);
         if (r == 0) {
                 fuzz_check(!e.stale && !e.damaged, "a record %s was loaded", e.stale ? "of another instance" : "damaged");
                 fuzz_check(exists(n.sysname), "a loaded record is gone");

@@ -9,7 +9,7 @@
 
 #include "fs-util.h"
 #include "macro.h"
-#include "state.h"
+#include "records.h"
 #include "sysfs.h"
 #include "testutil.h"
 
@@ -28,7 +28,7 @@ static struct hvt_subject disk(const char *syspath, const char *dev, uint64_t di
 
 static int open_dir(void) {
         free(test_write_file(dir, ".keep-dir", ""));
-        return hvt_state_open(dir);
+        return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static bool exists(const char *name) {
@@ -61,22 +61,22 @@ START_TEST(test_roundtrip) {
         int fd = open_dir();
 
         ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -ENOENT);
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "mq-deadline"), 0);
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NR_REQUESTS], HVT_ATTR_NR_REQUESTS, "2534"), 0);
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_TIMEOUT], HVT_ATTR_TIMEOUT, "180"), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         ck_assert(exists("sda"));
         ck_assert_uint_eq(count_prefixed(".#"), 0);
 
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
         ck_assert_int_eq(back.value[HVT_ATTR_NR_REQUESTS].num, 2534);
         ck_assert_str_eq(back.value[HVT_ATTR_TIMEOUT].text, "180");
         ck_assert(!back.value[HVT_ATTR_READ_AHEAD_KB].set);
 
         /* Nothing left to restore: no record. */
-        ck_assert_int_eq(hvt_state_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}), 0);
         ck_assert(!exists("sda"));
         close(fd);
 }
@@ -90,24 +90,24 @@ START_TEST(test_other_instance) {
         int fd = open_dir();
 
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "0"), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         /* The same name, a new diskseq: a disk added again is a new disk. */
-        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &moved, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &moved, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
         /* Forgetting a disk leaves the record of another disk that now has its name at
          * another path; at the same path the record goes, whatever instance wrote it. */
-        ck_assert_int_eq(hvt_state_save(fd, &moved, &o), 0);
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &moved, &o), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(exists("sdb"));
-        ck_assert_int_eq(hvt_state_remove(fd, &moved), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &moved), 0);
         ck_assert(!exists("sdb"));
-        ck_assert_int_eq(hvt_state_save(fd, &again, &o), 0);
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &again, &o), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(!exists("sdb"));
         close(fd);
 }
@@ -127,37 +127,37 @@ START_TEST(test_other_inode) {
         d.ino = 4242;
         again.ino = 4243;
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "2"), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         snprintf(path, sizeof(path), "%s/sdb", dir);
         ck_assert_int_ge(hvt_read_file(path, &text), 0);
         ck_assert_ptr_nonnull(strstr(text, "\nino=4242\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
 
         /* Another directory at the same path, same dev, diskseq 0 on both: another disk. */
-        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
         /* An inode nobody could read (0) on either side leaves the other keys to decide. */
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &unknown, &back), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &unknown, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
 
         /* With diskseq too, both keys are compared: either differing is another instance. */
         d.diskseq = again.diskseq = 7;
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
         again.ino = d.ino;
         again.diskseq = 8;
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &again, &back), -ENOENT);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
         /* A value that is no inode number is damage. */
         free(test_write_file(dir, "sdb", "syspath=/sys/devices/x/host0/target0:0:0/0:0:0:1/block/sdb\n"
                                          "dev=8:16\ndiskseq=7\nino=12x\nqueue/nomerges=2\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdb"));
         close(fd);
 }
@@ -173,7 +173,7 @@ START_TEST(test_record_without_ino) {
         d.ino = 4242;
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
                                          "queue/nomerges=1\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 1);
         close(fd);
 }
@@ -186,26 +186,26 @@ START_TEST(test_damaged) {
 
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
                                          "queue/scheduler=../../etc\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdc"));
 
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
                                          "queue/nomerges\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
 
         /* An attribute this version does not know (a newer hvtuned's) is skipped, the rest kept. */
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
                                          "queue/io_poll=1\nqueue/nomerges=2\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
 
         /* Without the instance lines nobody can tell whose record it is. */
         free(test_write_file(dir, "sdc", "queue/nomerges=0\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
 
         free(test_write_file(dir, "sdc", "syspath=/sys/devices/x/block/sdc\ndev=8:32\ndiskseq=0\n"
                                          "device/timeout=180\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_str_eq(back.value[HVT_ATTR_TIMEOUT].text, "180");
         close(fd);
 }
@@ -223,28 +223,28 @@ START_TEST(test_subject_attributes) {
 
         free(test_write_file(dir, "sdh", "syspath=/sys/devices/x/block/sdh\ndev=8:112\ndiskseq=3\n"
                                          "queue/nomerges=0\nparameters/storvsc_max_hw_queues=0\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdh"));
         free(test_write_file(dir, "sdh", "syspath=/sys/devices/x/block/sdh\ndev=8:112\ndiskseq=3\n"
                                          "hv_storvsc/bind=f8b3781b-1e82-4818-a1c3-63d806ec15bb\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         free(test_write_file(dir, "hv_storvsc", "syspath=/sys/module/hv_storvsc\ndev=\ndiskseq=0\n"
                                                 "queue/scheduler=none\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &driver, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &driver, &back), -EBADMSG);
 
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_MAX_HW_QUEUES], HVT_ATTR_MAX_HW_QUEUES, 0), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         ck_assert(!exists("sdh"));  /* nothing of its own to record */
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         snprintf(path, sizeof(path), "%s/sdh", dir);
         ck_assert_int_ge(hvt_read_file(path, &text), 0);
         ck_assert_ptr_null(strstr(text, "parameters/"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert(!back.value[HVT_ATTR_MAX_HW_QUEUES].set);
 
-        ck_assert_int_eq(hvt_state_save(fd, &driver, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &driver, &back), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &driver, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &driver, &back), 0);
         ck_assert(back.value[HVT_ATTR_MAX_HW_QUEUES].set);
         ck_assert(!back.value[HVT_ATTR_NOMERGES].set);
         close(fd);
@@ -264,7 +264,7 @@ START_TEST(test_limits_and_odd_files) {
         ck_assert_int_eq(hvt_setting_set_sched(&o.value[HVT_ATTR_SCHEDULER], "mq-deadline"), 0);
         snprintf(syspath, sizeof(syspath), "/sys/block/sdg");
         d = disk(syspath, "8:96", 7);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         snprintf(path, sizeof(path), "%s/sdg", dir);
         ck_assert_int_eq(stat(path, &st), 0);
         base = (size_t) st.st_size;
@@ -275,30 +275,30 @@ START_TEST(test_limits_and_odd_files) {
                 snprintf(syspath + extra, sizeof(syspath) - extra, "/sys/block/sdg");
                 d = disk(syspath, "8:96", 7);
                 if (extra == HVT_RECORD_MAX - base) {
-                        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+                        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
                         ck_assert_int_eq(stat(path, &st), 0);
                         ck_assert_int_eq(st.st_size, HVT_RECORD_MAX);
-                        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+                        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
                         ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
                 } else
-                        ck_assert_int_eq(hvt_state_save(fd, &d, &o), -ENOBUFS);
+                        ck_assert_int_eq(hvt_records_save(fd, &d, &o), -ENOBUFS);
         }
 
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
         d = disk("/sys/block/sdg", "8:96", 7);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         /* Saving replaces it with a record. */
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(symlink("/etc/passwd", path), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         close(fd);
 }
 END_TEST
 
-/* A record that cannot be read is dropped as a damaged one is (found by fuzz-state: it stayed,
+/* A record that cannot be read is dropped as a damaged one is (found by fuzz-records: it stayed,
  * while the daemon said it was dropped): one byte past the limit, a FIFO, a link. */
 START_TEST(test_unreadable_dropped) {
         char text[HVT_RECORD_MAX + 2], path[PATH_MAX * 2];
@@ -312,22 +312,22 @@ START_TEST(test_unreadable_dropped) {
         text[HVT_RECORD_MAX] = '\n';
         text[HVT_RECORD_MAX + 1] = '\0';
         free(test_write_file(dir, "sdh", text));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdh"));
 
         snprintf(path, sizeof(path), "%s/sdh", dir);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdh"));
 
         ck_assert_int_eq(symlink("/etc/passwd", path), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdh"));
         ck_assert_int_eq(access("/etc/passwd", F_OK), 0);
 
         /* A directory is no record, and no save can replace it: it stays. */
         ck_assert_int_eq(mkdir(path, 0700), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EISDIR);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EISDIR);
         ck_assert(exists("sdh"));
         ck_assert_int_eq(rmdir(path), 0);
         close(fd);
@@ -335,7 +335,7 @@ START_TEST(test_unreadable_dropped) {
 END_TEST
 
 /* A NUL byte is in no text hvtuned writes: the C string before it could pass for a whole record
- * ("nr_requests=12" of "nr_requests=12\08"), so the record is damaged (found by fuzz-state). */
+ * ("nr_requests=12" of "nr_requests=12\08"), so the record is damaged (found by fuzz-records). */
 START_TEST(test_nul_byte) {
         static const char text[] = "# hvtuned: values before hvtuned first wrote them\n"
                                    "syspath=/sys/block/sdi\ndev=8:128\ndiskseq=4\nqueue/nr_requests=12\0" "8\n";
@@ -350,13 +350,13 @@ START_TEST(test_nul_byte) {
         ck_assert_int_eq(write(f, text, sizeof(text) - 1), (ssize_t) sizeof(text) - 1);
         ck_assert_int_eq(close(f), 0);
         ck_assert_int_eq(hvt_read_small(fd, "sdi", buf, sizeof(buf)), -EBADMSG);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), -EBADMSG);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         ck_assert(!exists("sdi"));
         close(fd);
 }
 END_TEST
 
-/* remove() reads a record's syspath as load() does, on any line (found by fuzz-state): a
+/* remove() reads a record's syspath as load() does, on any line (found by fuzz-records): a
  * record of the disk's name at another path stays, one at this path goes. */
 START_TEST(test_remove_syspath_first) {
         struct hvt_subject d = disk("/sys/devices/y/block/sdj", "8:144", 5);
@@ -364,11 +364,11 @@ START_TEST(test_remove_syspath_first) {
 
         free(test_write_file(dir, "sdj", "# hvtuned: values before hvtuned first wrote them\n"
                                          "syspath=/sys/devices/x/block/sdj\ndev=8:144\ndiskseq=5\n"));
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(exists("sdj"));
         free(test_write_file(dir, "sdj", "# hvtuned: values before hvtuned first wrote them\n"
                                          "syspath=/sys/devices/y/block/sdj\ndev=8:144\ndiskseq=5\n"));
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(!exists("sdj"));
         close(fd);
 }
@@ -377,7 +377,7 @@ END_TEST
 /* Only a record proven hvtuned's by its header goes at remove(): a remove event for a disk
  * hvtuned never managed must not take an operator's file of that name, nor a file without
  * the header that names the disk. A save for a disk hvtuned manages replaces such a file (its
- * load has dropped it as damaged before, see state.h). */
+ * load has dropped it as damaged before, see records.h). */
 START_TEST(test_remove_only_proven) {
         struct hvt_subject d = disk("/sys/devices/x/block/sdz", "8:400", 2);
         struct hvt_originals o = {}, back;
@@ -385,28 +385,28 @@ START_TEST(test_remove_only_proven) {
         int fd = open_dir();
 
         free(test_write_file(dir, "sdz", "my notes on sdz\n"));
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert_int_eq(hvt_read_small(fd, "sdz", buf, sizeof(buf)), 0);
         ck_assert_str_eq(buf, "my notes on sdz\n");
         free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(exists("sdz"));
         snprintf(path, sizeof(path), "%s/sdz", dir);
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(exists("sdz"));
 
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
-        ck_assert_int_eq(hvt_state_remove(fd, &d), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(!exists("sdz"));
-        /* A save of nothing is the managed disk's too (found by fuzz-state): what its load
+        /* A save of nothing is the managed disk's too (found by fuzz-records): what its load
          * took for a record goes, header or not. */
         free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}), 0);
         ck_assert(!exists("sdz"));
         close(fd);
 }
@@ -426,8 +426,8 @@ START_TEST(test_temporary_made_not_found) {
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 2), 0);
         snprintf(path, sizeof(path), "%s/.#sdk", dir);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
-        ck_assert_int_eq(hvt_state_load(fd, &d, &back), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
         ck_assert_int_eq(lstat(path, &st), 0);
         ck_assert(S_ISFIFO(st.st_mode));
@@ -444,7 +444,7 @@ START_TEST(test_temporary_made_not_found) {
         snprintf(path, sizeof(path), "%s/.#sdk", dir);
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(link(victim, path), 0);
-        ck_assert_int_eq(hvt_state_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
         ck_assert_int_ge(hvt_read_file(victim, &text), 0);
         ck_assert_str_eq(text, "precious\n");
         ck_assert_int_eq(unlink(victim), 0);
@@ -488,7 +488,7 @@ START_TEST(test_prune_temporaries) {
         snprintf(path, sizeof(path), "%s/.#sde", dir);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
 
-        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 1);
+        ck_assert_int_eq(hvt_records_prune(fd, keep_sdd, &asked), 1);
         ck_assert(!exists(".#hvtuned.sda.0123456789abcdef"));
         ck_assert(!exists(".#hvtuned..reload.0123456789abcdef"));
         ck_assert(!exists(".#hvtuned.sdb.fedcba9876543210"));
@@ -500,42 +500,6 @@ START_TEST(test_prune_temporaries) {
                 ck_assert_msg(exists(near[i]), "%s was pruned", near[i]);
         ck_assert(exists(".#sde"));
         ck_assert_uint_eq(asked, 0);
-        close(fd);
-}
-END_TEST
-
-/* The runtime directory holds records only when nobody else could plant one there: never
- * through a link, root's (or the running user's), writable by neither group nor others. */
-START_TEST(test_dir_checked) {
-        char link[PATH_MAX * 2], why[160];
-        int fd = open_dir(), lfd;
-
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(chmod(dir, 0755), 0);
-        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), 0);
-        ck_assert_int_eq(chmod(dir, 0775), 0);
-        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EACCES);
-        ck_assert_str_eq(why, "it is writable by group or others (mode 0775)");
-        ck_assert_int_eq(chmod(dir, 0757), 0);
-        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EACCES);
-        ck_assert_str_eq(why, "it is writable by group or others (mode 0757)");
-        ck_assert_int_eq(chmod(dir, 0700), 0);
-        ck_assert_int_eq(chown(dir, 65534, 65534), 0);
-        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
-        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours");
-        /* Both at once: one message says all. */
-        ck_assert_int_eq(chmod(dir, 0777), 0);
-        ck_assert_int_eq(hvt_state_check(fd, why, sizeof(why)), -EPERM);
-        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours, and writable by group or others "
-                             "(mode 0777)");
-        ck_assert_int_eq(chmod(dir, 0700), 0);
-        ck_assert_int_eq(chown(dir, 0, 0), 0);
-
-        snprintf(link, sizeof(link), "%s.link", dir);
-        ck_assert_int_eq(symlink(dir, link), 0);
-        lfd = hvt_state_open(link);
-        ck_assert_int_eq(lfd, -ELOOP);
-        ck_assert_int_eq(unlink(link), 0);
         close(fd);
 }
 END_TEST
@@ -555,7 +519,7 @@ START_TEST(test_prune) {
         ck_assert_int_eq(mkfifo(link, 0600), 0);
         snprintf(link, sizeof(link), "%s/.#notes.txt", dir);
         ck_assert_int_eq(symlink("root@host.1234", link), 0);
-        ck_assert_int_eq(hvt_state_prune(fd, keep_sdd, &asked), 2);
+        ck_assert_int_eq(hvt_records_prune(fd, keep_sdd, &asked), 2);
         ck_assert(exists("sdd"));
         ck_assert(!exists("sde"));
         ck_assert(!exists(".#sdf"));
@@ -568,7 +532,7 @@ START_TEST(test_prune) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("state");
+        Suite *s = suite_create("records");
         TCase *tc = tcase_create("records");
 
         tcase_add_test(tc, test_roundtrip);
@@ -585,7 +549,6 @@ int main(void) {
         tcase_add_test(tc, test_remove_only_proven);
         tcase_add_test(tc, test_temporary_made_not_found);
         tcase_add_test(tc, test_prune_temporaries);
-        tcase_add_test(tc, test_dir_checked);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

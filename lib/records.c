@@ -7,48 +7,17 @@
  * the true original on disk. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs-util.h"
 #include "macro.h"
-#include "state.h"
+#include "records.h"
 
 #define HEADER "# hvtuned: values before hvtuned first wrote them\n"
-
-int hvt_state_open(const char *path) {
-        struct stat st;
-        int fd;
-
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
-                return fd;
-        /* O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link, as for a file. */
-        if (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-                return -ELOOP;
-        return negative_errno();
-}
-
-int hvt_state_check(int dirfd, char *why, size_t size) {
-        struct stat st;
-
-        if (fstat(dirfd, &st) < 0) {
-                int r = negative_errno();
-
-                snprintf(why, size, "it cannot be checked: %s", strerror(-r));
-                return r;
-        }
-        /* Not even sticky: whoever may write there could plant a record of a disk not yet
-         * recorded. */
-        return hvt_check_owner(&st, 0, "it", why, size);
-}
 
 /* Sysnames of block devices are plain names; refuse anything that could leave the dir. */
 static int record_name(const struct hvt_subject *s) {
@@ -200,7 +169,7 @@ static int remove_record(int dirfd, const struct hvt_subject *s, bool proven) {
         return unlink_record(dirfd, s);
 }
 
-int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
+int hvt_records_remove(int dirfd, const struct hvt_subject *s) {
         int r = record_name(s);
 
         /* A remove event for a disk hvtuned never managed must not take an operator's file of
@@ -208,7 +177,7 @@ int hvt_state_remove(int dirfd, const struct hvt_subject *s) {
         return r < 0 ? r : remove_record(dirfd, s, true);
 }
 
-int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
+int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
         char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
         int len, r;
 
@@ -223,7 +192,7 @@ int hvt_state_save(int dirfd, const struct hvt_subject *s, const struct hvt_orig
         return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, 0, NULL);
 }
 
-int hvt_state_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
+int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
         struct hvt_originals o;
         char buf[HVT_RECORD_MAX + 2];  /* + 2: the NUL, and a byte to tell "too long" */
         int r;
@@ -253,7 +222,7 @@ static bool is_record(int dirfd, const char *name) {
         return hvt_read_small(dirfd, name, buf, sizeof(buf)) >= 0 && strncmp(buf, HEADER, strlen(HEADER)) == 0;
 }
 
-int hvt_state_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata) {
+int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata) {
         _cleanup_(closedirp) DIR *dir = NULL;
         unsigned foreign = 0;
         int r;

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The runtime directory: opened never through a link, and trusted with records only when it
+ * is root's (or ours) and writable by neither group nor others, each refusal worded whole. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rundir.h"
+#include "testutil.h"
+
+static char dir[PATH_MAX];
+
+/* The runtime directory holds records only when nobody else could plant one there: never
+ * through a link, root's (or the running user's), writable by neither group nor others. */
+START_TEST(test_dir_checked) {
+        char link[PATH_MAX * 2], why[160];
+        int fd, lfd;
+
+        free(test_write_file(dir, ".keep-dir", ""));
+        fd = hvt_rundir_open_dir(dir);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), 0);
+        ck_assert_int_eq(chmod(dir, 0775), 0);
+        ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), -EACCES);
+        ck_assert_str_eq(why, "it is writable by group or others (mode 0775)");
+        ck_assert_int_eq(chmod(dir, 0757), 0);
+        ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), -EACCES);
+        ck_assert_str_eq(why, "it is writable by group or others (mode 0757)");
+        ck_assert_int_eq(chmod(dir, 0700), 0);
+        ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+        ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), -EPERM);
+        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours");
+        /* Both at once: one message says all. */
+        ck_assert_int_eq(chmod(dir, 0777), 0);
+        ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), -EPERM);
+        ck_assert_str_eq(why, "it is owned by uid 65534, neither root's nor ours, and writable by group or others "
+                             "(mode 0777)");
+        ck_assert_int_eq(chmod(dir, 0700), 0);
+        ck_assert_int_eq(chown(dir, 0, 0), 0);
+
+        snprintf(link, sizeof(link), "%s.link", dir);
+        ck_assert_int_eq(symlink(dir, link), 0);
+        lfd = hvt_rundir_open_dir(link);
+        ck_assert_int_eq(lfd, -ELOOP);
+        ck_assert_int_eq(unlink(link), 0);
+        close(fd);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("rundir");
+        TCase *tc = tcase_create("rundir");
+
+        tcase_add_test(tc, test_dir_checked);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

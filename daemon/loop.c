@@ -266,6 +266,11 @@ int hvt_loop_run(struct hvt_daemon *d) {
         r = hvt_event_add_post(d->event, &d->status, on_post, d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot set up the status updates: %m");
+        /* Every step that can fail the start comes before the first write: an exit from
+         * here on would leave the disks tuned with nobody to put them back. */
+        r = setup_verify(d);
+        if (r < 0)
+                return r;
 
         r = hvt_enumerate(d, stop_pending, NULL);
         if (r < 0)
@@ -273,9 +278,6 @@ int hvt_loop_run(struct hvt_daemon *d) {
         /* Stopping already: the loop handles the signal first thing, restoring what was done. */
         if (r == 0)
                 hvt_pass_driver(d);
-        r = setup_verify(d);
-        if (r < 0)
-                return r;
         hvt_status_format(d, status, sizeof(status));
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STARTED, NULL, "Started: %s", status);
         /* Before READY=1: systemctl start returns on it, and a reload right after needs the record. */

@@ -16,6 +16,7 @@
  * Failures to notify are not errors of the daemon: systemd may not be listening (a terminal,
  * a container without it). STATUS holds text hvtuned does not control (a configuration file's
  * name): escaped here (lib/escape.h), it can never start a line, which would be a key. */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
@@ -239,6 +240,13 @@ int hvt_notify_open(struct hvt_notify *n, struct hvt_event *e, const struct hvt_
         if (r < 0 && n->manager.fd < 0) {
                 _cleanup_free_ char *shown = hvt_escape_dup(address);
 
+                /* Out of descriptors or memory for the socket: a manager that is never told
+                 * READY=1 kills the start at its timeout, so the start fails now instead, and
+                 * Restart=on-failure tries again. An address that cannot be used stays so:
+                 * hvtuned runs untold, as from a terminal. */
+                if (r == -EMFILE || r == -ENFILE || r == -ENOBUFS || r == -ENOMEM)
+                        return hvt_log_errno(log, LOG_ERR, r, "Cannot make a socket for NOTIFY_SOCKET=%s: %m",
+                                             strna(shown));
                 (void) hvt_log_errno(log, LOG_WARNING, r, "Cannot use NOTIFY_SOCKET=%s (%m): the service "
                                      "manager is not notified", strna(shown));
                 return 0;

@@ -159,15 +159,23 @@ def external(inj, why):
         bool(why) and ("died of signal 11" in why or "out of dynamic memory" in why)
 
 
+def pristine(testbed, kernel_tar):
+    """The testbed's files, with its kernel's (BTF, osrelease), made once: each life starts on
+    a copy of them."""
+    root = os.path.join(tempfile.mkdtemp(prefix="hvtuned-faults-tb."), "tb")
+    subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", f'cp -a "$UMOCKDEV_DIR" {root}'],
+                   check=True, env=Life.env_base())
+    subprocess.run(["tar", "-C", root, "-xf", kernel_tar], check=True)
+    return root
+
+
 class Life:
-    def __init__(self, build, testbed, kernel_tar):
+    def __init__(self, build, testbed_root):
         self.build = build
         self.dir = tempfile.mkdtemp(prefix="hvtuned-faults.")
         os.chmod(self.dir, 0o755)
         self.root = os.path.join(self.dir, "tb")
-        subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", f'cp -a "$UMOCKDEV_DIR" {self.root}'],
-                       check=True, env=self.env_base())
-        subprocess.run(["tar", "-C", self.root, "-xf", kernel_tar], check=True)
+        subprocess.run(["cp", "-a", testbed_root, self.root], check=True)
         for sub in ("run", "metrics"):
             os.mkdir(os.path.join(self.dir, sub), 0o755)
         self.config = os.path.join(self.dir, "hvtuned.conf")
@@ -196,11 +204,12 @@ class Life:
                                 env=env, stdout=subprocess.DEVNULL, stderr=err)
         return proc, notify, err
 
-    def live(self, tag, extra, faulty):
-        """One life; what went wrong with it, or None."""
+    def live(self, tag, extra, faulty, untold=False):
+        """One life; what went wrong with it, or None. untold: the manager cannot be told
+        anything (its socket fails for good), so nothing is expected on it."""
         proc, notify, err = self.spawn(tag, extra)
         try:
-            return self._live(proc, notify, err, faulty)
+            return self._live(proc, notify, err, faulty, untold)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -208,12 +217,18 @@ class Life:
             notify.close()
             err.close()
 
-    def _live(self, proc, notify, err, faulty):
+    def _live(self, proc, notify, err, faulty, untold):
         def said():
             err.seek(0)
             return err.read()
 
-        ready = notify.wait("READY=1", WAIT_READY, proc)
+        if untold:
+            # Nothing to wait for: the start is over once the status would have been sent.
+            ready = notify.wait("READY=1", 2, proc)
+            if proc.poll() is None:
+                ready = ready or 0
+        else:
+            ready = notify.wait("READY=1", WAIT_READY, proc)
         if ready is None:
             if proc.poll() is None:
                 return f"no READY=1 within {WAIT_READY} s, and still running"
@@ -227,15 +242,23 @@ class Life:
             return None
         if faulty:
             # A distro rule's bfq on sdc: the periodic check (verify_interval = 1) repairs it.
-            with open(os.path.join(self.root, SDC, "queue/scheduler"), "w") as f:
+            sched = os.path.join(self.root, SDC, "queue/scheduler")
+            with open(sched, "w") as f:
                 f.write("none mq-deadline kyber [bfq] \n")
-            time.sleep(1.5)
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                with open(sched) as f:
+                    if "[none]" in f.read():
+                        break
             self.write_config(RELOADED)
             proc.send_signal(signal.SIGHUP)
-            reloading = notify.wait("RELOADING=1", WAIT_STOP, proc, ready + 1)
+            if untold:
+                time.sleep(0.5)
+            reloading = 0 if untold else notify.wait("RELOADING=1", WAIT_STOP, proc, ready + 1)
             if reloading is None:
                 return gone(proc, said) or "no RELOADING=1 after SIGHUP"
-            if notify.wait("READY=1", WAIT_STOP, proc, reloading) is None:
+            if not untold and notify.wait("READY=1", WAIT_STOP, proc, reloading) is None:
                 return gone(proc, said) or "no READY=1 after RELOADING=1"
             proc.send_signal(signal.SIGUSR1)
             time.sleep(0.2)
@@ -247,7 +270,7 @@ class Life:
             return f"did not obey SIGTERM within {WAIT_STOP} s"
         if rc < 0:
             return f"died of signal {-rc}"
-        if notify.wait("STOPPING=1", 0.5) is None:
+        if not untold and notify.wait("STOPPING=1", 0.5) is None:
             return f"no STOPPING=1 (exit {rc} after {time.monotonic() - stopping:.1f} s)"
         if rc != 0:
             return f"exited with {rc} on SIGTERM"
@@ -276,7 +299,7 @@ class Life:
 
 
 def record(args):
-    life = Life(args.build, args.testbed, args.kernel_tar)
+    life = Life(args.build, args.root)
     try:
         rec = os.path.join(life.dir, "points")
         why = life.live("record", {"HVTUNED_INJECT_RECORD": rec}, True)
@@ -313,11 +336,14 @@ def run_one(args, inj):
     import errno as errno_mod
     func, site, path, n, err, mode = inj
     for attempt in range(2):
-        life = Life(args.build, args.testbed, args.kernel_tar)
+        life = Life(args.build, args.root)
         try:
             hit = os.path.join(life.dir, "hit")
             spec = "\t".join([func, site, path, str(n), str(getattr(errno_mod, err)), mode])
-            why = life.live("faulty", {"HVTUNED_INJECT": spec, "HVTUNED_INJECT_HIT": hit}, True)
+            # The manager's socket failing for good: nothing can reach it, and hvtuned is to
+            # go on untold (said once), not to stop.
+            untold = mode == "from" and func in ("socket", "connect", "send", "sendmsg") and path == "socket:1:2"
+            why = life.live("faulty", {"HVTUNED_INJECT": spec, "HVTUNED_INJECT_HIT": hit}, True, untold)
             with open(os.path.join(life.dir, "stderr-faulty")) as f:
                 said = f.read()
             if not why:
@@ -347,7 +373,14 @@ def main():
     args.build = os.path.abspath(args.build)
     args.testbed = os.path.join(args.build, "tests", "testbeds", "azure-gen2.umockdev")
     args.kernel_tar = os.path.join(args.build, "tests", "testbeds", "azure-gen2.kernel.tar")
+    args.root = pristine(args.testbed, args.kernel_tar)
+    try:
+        return sweep(args)
+    finally:
+        shutil.rmtree(os.path.dirname(args.root), ignore_errors=True)
 
+
+def sweep(args):
     started = time.monotonic()
     points = record(args)
     todo = injections(points)

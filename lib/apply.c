@@ -198,7 +198,8 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
 /* A write waits while an attribute it may change could not be read: a scheduler switch
  * would lose nr_requests' value for good, and a knock-on hvtuned did not see (device/timeout
  * moves io_timeout) would be taken at the restore for a value of the operator's, and put
- * back. One the kernel does not have (unsupported, or not there) loses nothing. */
+ * back. One the kernel does not have (unsupported, or not there) loses nothing. Not under a
+ * restore (below). */
 static void hold_writes(struct hvt_apply *a) {
         for (size_t i = 0; i < a->n; i++) {
                 struct hvt_result *w = &a->results[i];
@@ -330,7 +331,10 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 else
                         decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, items[i].left, res);
         }
-        hold_writes(a);
+        /* A restore goes ahead: what it changes besides takes the kernel's coupled value, and
+         * holding it would leave hvtuned's own value in place of the original. */
+        if (!(flags & HVT_APPLY_RESTORE))
+                hold_writes(a);
         for (size_t i = 0; i < a->n; i++)
                 any = any || a->results[i].outcome == HVT_WOULD_APPLY;
         if (!any || (flags & HVT_APPLY_DRY_RUN))

@@ -127,15 +127,18 @@ def values(root):
     return out
 
 
-def subject(path):
-    """What hvtuned's messages call the owner of an attribute file: sdc, 1:0:0:0 or hv_storvsc."""
+def subject(root, path):
+    """What hvtuned's messages call the owner of an attribute file: its disk (sdc, for a LUN's
+    device/ attributes too), or hv_storvsc."""
     m = re.search(r"/block/(sd[a-z]+)/", path)
     if m:
         return m.group(1)
-    m = re.search(r"/(\d+:\d+:\d+:\d+)/[^/]+$", path)
-    if m:
-        return m.group(1)
-    return "hv_storvsc" if "hv_storvsc" in path else os.path.basename(os.path.dirname(path))
+    if "hv_storvsc" in path:
+        return "hv_storvsc"
+    try:
+        return os.listdir(os.path.join(root, os.path.dirname(path), "block"))[0]
+    except (OSError, IndexError):
+        return os.path.basename(os.path.dirname(path))
 
 
 def gone(proc, said):
@@ -282,7 +285,7 @@ class Life:
         for path, value in sorted(now.items()):
             if self.originals.get(path) == value:
                 continue
-            who = subject(path)
+            who = subject(self.root, path)
             lines = [l for l in text.splitlines() if who in l and re.search(r"fail|cannot|Cannot|not written", l)]
             if not lines:
                 return f"{path} is {value!r}, not {self.originals.get(path)!r}, and nothing said so about {who}"

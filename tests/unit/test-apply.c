@@ -429,7 +429,7 @@ END_TEST
 /* The same for any write and what it changes: device/timeout waits while io_timeout, which the
  * kernel moves with it, cannot be read. Written anyway, the knock-on would go unseen, and the
  * restore would take hvtuned's own value for the operator's and put it back (the sweep of
- * tests/faults found it). The report names why. */
+ * tests/faults found it). The report names why. A restore is not held. */
 START_TEST(test_unreadable_knock_on_holds_its_cause) {
         struct fixture f;
         struct hvt_plan p = {};
@@ -449,6 +449,12 @@ START_TEST(test_unreadable_knock_on_holds_its_cause) {
         ck_assert_uint_eq(count_writes(&f), 0);
         ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "180\n");
 
+        /* A restore goes ahead: held, it would leave hvtuned's value in place of the original. */
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_RESTORE, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_APPLIED);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "300");
+
+        put(&f, "0:0:0:0/timeout", "180\n");
         put(&f, "sda/queue/io_timeout", "180000\n");
         hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
         ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_APPLIED);

@@ -349,6 +349,20 @@ static void ran(struct hvt_event_source *s, int r) {
                 (void) hvt_event_source_set_enabled(s, false);
 }
 
+/* The signalfd could not be read: the signals it would have given are still pending, and
+ * sigtimedwait() takes them as well. A loop that cannot read its signalfd must still obey a
+ * SIGTERM. 1 with one in *si, 0 when none is pending, or -errno. */
+static int take_pending(struct hvt_event *e, struct signalfd_siginfo *si) {
+        static const struct timespec now = {};
+        siginfo_t info;
+
+        if (sigtimedwait(&e->signals, &info, &now) < 0)
+                return errno == EAGAIN ? 0 : negative_errno();
+        *si = (struct signalfd_siginfo) { .ssi_signo = (uint32_t) info.si_signo, .ssi_code = info.si_code,
+                                          .ssi_pid = (uint32_t) info.si_pid, .ssi_uid = info.si_uid };
+        return 1;
+}
+
 /* One siginfo at a time, as each signal's handler may look at what is still pending (a
  * SIGTERM behind a SIGHUP). */
 static int dispatch_signals(struct hvt_event *e, bool *dispatched) {
@@ -356,12 +370,20 @@ static int dispatch_signals(struct hvt_event *e, bool *dispatched) {
                 struct signalfd_siginfo si;
                 struct hvt_event_source *s;
                 ssize_t n;
+                int r;
 
                 n = read(e->signal_fd, &si, sizeof(si));
-                if (n < 0)
-                        return errno == EAGAIN ? 0 : negative_errno();
-                if (n != sizeof(si))
-                        return -EIO;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return 0;
+                if (n != sizeof(si)) {
+                        int failed = n < 0 ? negative_errno() : -EIO;
+
+                        r = take_pending(e, &si);
+                        if (r <= 0)
+                                return r < 0 ? failed : 0;
+                }
                 s = si.ssi_signo < _NSIG ? e->by_signal[si.ssi_signo] : NULL;
                 if (!s || !s->enabled)
                         continue;  /* its source went while it was queued */

@@ -32,6 +32,9 @@
 #include "macro.h"
 #include "notify.h"
 
+/* The longest STATUS= text sent whole (the daemon's is shorter, status_sent[]): a longer one
+ * is cut. */
+#define STATUS_MAX 1024
 /* Bytes the queue may hold: HVT_NOTIFY_QUEUE_MAX messages of STATUS's size, escaped. */
 #define QUEUE_BYTES (64 * 1024)
 
@@ -127,15 +130,15 @@ static void send_or_keep(struct hvt_notify *n, const char *text, int kind) {
                 lost(n, r, text, size);
 }
 
-/* state (may be NULL), then STATUS=status escaped. */
+/* state (may be NULL), then STATUS=status escaped. On the stack: a READY=1 or STOPPING=1 must
+ * not be lost to a failed allocation. */
 static void notify_status(struct hvt_notify *n, const char *state, const char *status) {
-        _cleanup_free_ char *shown = NULL, *text = NULL;
+        char shown[HVT_ESCAPED_SIZE(STATUS_MAX)], text[sizeof(shown) + 96];
 
         if (n->manager.fd < 0)
                 return;
-        shown = hvt_escape_dup(status);
-        if (!shown || asprintf(&text, "%s%sSTATUS=%s", state ? state : "", state ? "\n" : "", shown) < 0)
-                return;
+        (void) hvt_escape(shown, sizeof(shown), status);
+        snprintf(text, sizeof(text), "%s%sSTATUS=%s", state ? state : "", state ? "\n" : "", shown);
         send_or_keep(n, text, state ? KIND_STATE : KIND_STATUS);
 }
 

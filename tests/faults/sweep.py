@@ -417,9 +417,9 @@ def write_table(path, points, results, seconds):
         row["reached"] += reached
         row["errnos"].add(err)
         row["external" if external(inj, why) else "failed"] += bool(why)
-    for func, site, path, _ in points:
+    for func, site, where, _ in points:
         if func in by_func:
-            by_func[func]["points"].add((site, path))
+            by_func[func]["points"].add((site, where))
     with open(path, "w") as f:
         f.write("| call | points | faulty lives | fault reached | errnos | broke an invariant | libconfig's own |\n"
                 "|---|---:|---:|---:|---|---:|---:|\n")

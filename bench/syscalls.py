@@ -12,7 +12,9 @@ and which a guest's kernel makes none of:
     O_RDONLY|O_CLOEXEC), read, close); on write(): other attributes read the same way (the
     scheduler, a host's can_queue) and nr_requests reset (openat(AT_FDCWD,
     O_WRONLY|O_TRUNC|O_CLOEXEC), write, close), then the shown value put in place of the
-    program's write: pwrite64 then ftruncate (lseek, ftruncate, write on an O_APPEND file).
+    program's write: pwrite64 then ftruncate (lseek, ftruncate, write on an O_APPEND file);
+    on a LUN's timeout, its disk's io_timeout found by an opendir() of the LUN's block/
+    (openat O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY, fstat, getdents64, close) and stored.
 hvtuned and libudev use readlinkat(), never readlink(), and open sysfs files with O_NOFOLLOW,
 O_NOCTTY or O_DIRECTORY: the shims' calls are told apart by their form. The write the shim
 makes in place of the program's counts as the program's (a kernel gets that one write).
@@ -21,6 +23,11 @@ import re
 
 LINE = re.compile(r'^(\d+) +(\w+)\((.*?)(?:\) += (-?\d+|0x[0-9a-f]+|\?)| <unfinished \.\.\.>)')
 SHIM_OPEN = re.compile(r'^AT_FDCWD, "[^"]*", (O_RDONLY\|O_CLOEXEC|O_WRONLY\|O_TRUNC\|O_CLOEXEC)$')
+# sysfs-kernel's couple_timeouts(): opendir() of a LUN's block/ to find the disk whose
+# io_timeout a write of the LUN's timeout changes (its fstat, getdents64 and close follow).
+# Neither hvtuned nor libudev lists a LUN's block/ (hvtuned's opendir()s are /sys/class/block
+# and /sys/class/scsi_host; its other listings go through hvt_opendirat()).
+SHIM_OPENDIR = re.compile(r'^AT_FDCWD, "[^"]*/\d+:\d+:\d+:\d+/block", O_RDONLY\|O_NONBLOCK\|O_CLOEXEC\|O_DIRECTORY$')
 
 
 def count(lines):
@@ -55,12 +62,12 @@ def count(lines):
             state[pid] = ("pwrite", fd)
         elif call == "ftruncate" and last == ("pwrite", fd):
             shim += 1    # the pwrite64 before it stood for the program's write
-        elif call == "openat" and SHIM_OPEN.match(args):
+        elif call == "openat" and (SHIM_OPEN.match(args) or SHIM_OPENDIR.match(args)):
             shim += 1
             ret = m.group(4)
             if ret is not None and not ret.startswith("-"):
                 shim_fds[(pid, ret)] = True
-        elif key in shim_fds and call in ("read", "write", "newfstatat", "close", "lseek"):
+        elif key in shim_fds and call in ("read", "write", "newfstatat", "close", "lseek", "getdents64"):
             shim += 1
             if call == "close":
                 del shim_fds[key]

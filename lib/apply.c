@@ -312,6 +312,32 @@ static void keep_left(const struct item *item, struct hvt_result *res) {
                 *res = now;
 }
 
+/* The watched attributes are read once the planned ones are, and only those a write of this
+ * pass can reach: a write that differs, or one of the attributes such a write may change (a
+ * scheduler switch resets nr_requests, which then may be written again; a restore puts a
+ * knock-on back), to a fixpoint. Reading every watched attribute up front cost a disk whose
+ * scheduler is none already its wbt_lat_usec (3 system calls, 1 a disk at coldplug on the
+ * bench's testbeds), and every pass that writes nothing all of them. One left unread keeps
+ * the result it was made with (unchanged, no "from", no "to"): hvt_apply_may_write() is false
+ * for it, as no differing write reaches it, so no original is taken from it, recheck_watched()
+ * never sees it (no write made it stale) and no sink is told of it. */
+static void watch_needed(const struct item *items, struct hvt_apply *a) {
+        bool reached[_HVT_ATTR_DISK_MAX] = {}, more = true;
+
+        for (size_t i = 0; i < a->n; i++)
+                reached[i] = items[i].want && a->results[i].outcome == HVT_WOULD_APPLY;
+        while (more) {
+                more = false;
+                for (size_t i = 0; i < a->n; i++)
+                        for (size_t j = 0; j < a->n && !reached[i]; j++)
+                                if (reached[j] && hvt_attr_write_may_change(a->results[j].attr, a->results[i].attr))
+                                        reached[i] = more = true;
+        }
+        for (size_t i = 0; i < a->n; i++)
+                if (!items[i].want && items[i].dirfd >= 0 && reached[i])
+                        watch(items[i].dirfd, &a->results[i]);
+}
+
 /* The pass over items[], one result each in a, in table order: all read first, the hook,
  * then the writes, then what they knocked on. */
 static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
@@ -326,11 +352,10 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
 
                 if (items[i].dirfd < 0)
                         result_error(res, items[i].dirfd);
-                else if (!items[i].want)
-                        watch(items[i].dirfd, res);
-                else
+                else if (items[i].want)
                         decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, items[i].left, res);
         }
+        watch_needed(items, a);
         /* A restore goes ahead: what it changes besides takes the kernel's coupled value, and
          * holding it would leave hvtuned's own value in place of the original. */
         if (!(flags & HVT_APPLY_RESTORE))

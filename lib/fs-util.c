@@ -307,14 +307,26 @@ int hvt_write_all(int fd, const char *data, size_t len) {
         return 0;
 }
 
-/* Unique, not secret: O_EXCL tells a name already taken, and the next try draws another. */
-static uint64_t tmp_random(unsigned attempt) {
-        uint64_t v;
+/* Unique, not secret: O_EXCL tells a name already taken, and the next try draws another.
+ * One getrandom() a process seeds a counter that splitmix64 spreads: a getrandom() for every
+ * temporary was a system call a record (1.7 a disk at coldplug, docs/performance.md), for
+ * names that only need to differ. A forked child draws its parent's next names: O_EXCL
+ * settles that too. */
+static uint64_t tmp_random(void) {
+        static bool seeded;
+        static uint64_t state;
+        uint64_t z;
 
-        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t) sizeof(v))
-                return v;
-        /* The kernel's pool not ready yet (early boot), where getrandom() would block. */
-        return (hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) getpid() << 40)) + attempt * UINT64_C(0x9e3779b97f4a7c15);
+        if (!seeded) {
+                if (getrandom(&state, sizeof(state), GRND_NONBLOCK) != (ssize_t) sizeof(state))
+                        /* The kernel's pool not ready yet (early boot), where getrandom() would block. */
+                        state = hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) getpid() << 40);
+                seeded = true;
+        }
+        z = (state += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
 }
 
 /* A new temporary for name in dir_fd, its name in tmp; the fd, or -errno. */
@@ -325,7 +337,7 @@ static int make_temporary(int dir_fd, const char *name, char tmp[static NAME_MAX
         for (unsigned attempt = 1;; attempt++) {
                 int fd;
 
-                snprintf(tmp, NAME_MAX + 1, TMP_PREFIX "%.*s.%0*" PRIx64, keep, name, TMP_RANDOM, tmp_random(attempt));
+                snprintf(tmp, NAME_MAX + 1, TMP_PREFIX "%.*s.%0*" PRIx64, keep, name, TMP_RANDOM, tmp_random());
                 fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd >= 0)
                         return fd;

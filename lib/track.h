@@ -27,17 +27,19 @@
 /* Of an attribute's last result, what later passes compare with: not the whole hvt_result
  * (the scheduler list offered is only reported). */
 struct hvt_last {
-        enum hvt_outcome outcome;
-        int error;
         char from[HVT_VALUE_MAX];
         char to[HVT_VALUE_MAX];
         char kept[HVT_VALUE_MAX];
+        int16_t error;             /* a positive errno: Linux's are below 200 */
+        uint8_t outcome;           /* enum hvt_outcome */
 };
 
 /* What hvtuned knows of one attribute of a managed disk. A slot lives while the attribute is
- * managed or has an original recorded (a restore still to do). */
+ * managed or has an original recorded (a restore still to do). Narrow fields, packed: a disk
+ * holds a slot for each attribute it manages and each knock-on it keeps (five on the bench's
+ * configuration), and the enums, the int and the bools' padding made a slot 200 bytes, 184
+ * now (~80 KiB of peak RSS at 1,000 disks; docs/performance.md). */
 struct hvt_slot {
-        enum hvt_attr_id id;
         struct hvt_setting want;   /* what the last pass wanted; .set false: not managed */
         struct hvt_setting orig;   /* before hvtuned's first write, as recorded */
         struct hvt_last last;
@@ -47,10 +49,11 @@ struct hvt_slot {
         /* Its original was taken because a write of the pass may change it (read_ahead_kb
          * before max_sectors_kb), not managed: unless that write did, nothing of hvtuned's is
          * there to put back, and the original is forgotten after the pass. */
-        bool watch_only;
-        bool settled;              /* has had its desired value: a later write repairs drift */
-        bool acted;                /* a pass wrote it or failed: last_action says how */
-        enum hvt_outcome last_action;
+        bool watch_only : 1;
+        bool settled : 1;          /* has had its desired value: a later write repairs drift */
+        bool acted : 1;            /* a pass wrote it or failed: last_action says how */
+        uint8_t id;                /* enum hvt_attr_id */
+        uint8_t last_action;       /* enum hvt_outcome */
 };
 
 /* Sorted by id, which is apply order. */

@@ -556,6 +556,31 @@ START_TEST(test_reads_again_only_what_a_write_changes) {
 }
 END_TEST
 
+/* A watched attribute is read only when a write of the pass can reach it: wbt_lat_usec not
+ * at all while the scheduler is the one wanted already, before and after the switch when it
+ * is not; io_timeout likewise with device/timeout. */
+START_TEST(test_watched_read_only_when_reached) {
+        struct fixture f;
+        struct hvt_plan p = {};
+
+        setup_disk(&f);
+        put(&f, "sda/queue/wbt_lat_usec", "2000\n");
+        put(&f, "sda/queue/io_timeout", "180000\n");
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 100);
+        put(&f, "sda/queue/scheduler", "[none] mq-deadline kyber bfq \n");
+        assert_opens(&f, &p, "wbt_lat_usec", 0);
+        put(&f, "sda/queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        assert_opens(&f, &p, "wbt_lat_usec", 2);
+
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        put(&f, "0:0:0:0/timeout", "300\n");
+        assert_opens(&f, &p, "io_timeout", 0);
+        put(&f, "0:0:0:0/timeout", "180\n");
+        assert_opens(&f, &p, "io_timeout", 2);
+}
+END_TEST
+
 /* The kernel played by a hard link: read_ahead_kb is max_sectors_kb's file, so a write of
  * max_sectors_kb changes what read_ahead_kb shows, as a limits update does on 6.9+. The pass
  * hands read_ahead_kb's original to the hook before the first write, and tells the change
@@ -649,6 +674,7 @@ int main(void) {
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
         tcase_add_test(tc, test_unreadable_knock_on_holds_its_cause);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
+        tcase_add_test(tc, test_watched_read_only_when_reached);
         tcase_add_test(tc, test_knock_on_told_and_recorded);
         tcase_add_test(tc, test_knock_on_restore_only_as_left);
         tcase_add_test(tc, test_finer_timeout_last);

@@ -267,6 +267,16 @@ static int point(const char *func, const void *caller, const char *path) {
 
 #define CALLER __builtin_return_address(0)
 
+/* Fails the wrapper's call with its point's error, when it has one, returning failed. */
+#define FAIL_AT(func, path, failed)                                     \
+        do {                                                            \
+                int error_ = point(func, CALLER, path);                 \
+                if (error_) {                                           \
+                        errno = error_;                                 \
+                        return failed;                                  \
+                }                                                       \
+        } while (0)
+
 /* --- files --- */
 
 static int do_openat(const char *func, const void *caller, int dirfd, const char *path, int flags, mode_t mode) {
@@ -335,179 +345,105 @@ int close(int fd) {
 
 ssize_t read(int fd, void *buf, size_t count) {
         REAL(ssize_t, "read", int, void *, size_t);
-        int r = point("read", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("read", path_of_fd(fd), -1);
         return real(fd, buf, count);
 }
 
 ssize_t write(int fd, const void *buf, size_t count) {
         REAL(ssize_t, "write", int, const void *, size_t);
         /* stderr's lines: a fault there is said nowhere, and tests/integration covers EPIPE. */
-        int r = fd == STDERR_FILENO ? 0 : point("write", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        if (fd != STDERR_FILENO)
+                FAIL_AT("write", path_of_fd(fd), -1);
         return real(fd, buf, count);
 }
 
 int fstat64(int fd, struct stat64 *st) {
         REAL(int, "fstat64", int, struct stat64 *);
-        int r = point("fstat", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("fstat", path_of_fd(fd), -1);
         return real(fd, st);
 }
 
 int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags) {
         REAL(int, "fstatat64", int, const char *, struct stat64 *, int);
         char full[PATH_LEN];
-        int r;
 
         join(dirfd, path, full, sizeof(full));
-        r = point("fstatat", CALLER, full);
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("fstatat", full, -1);
         return real(dirfd, path, st, flags);
 }
 
 int stat64(const char *path, struct stat64 *st) {
         REAL(int, "stat64", const char *, struct stat64 *);
-        int r = point("stat", CALLER, path);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("stat", path, -1);
         return real(path, st);
 }
 
 int lstat64(const char *path, struct stat64 *st) {
         REAL(int, "lstat64", const char *, struct stat64 *);
-        int r = point("lstat", CALLER, path);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("lstat", path, -1);
         return real(path, st);
 }
 
 int mkdir(const char *path, mode_t mode) {
         REAL(int, "mkdir", const char *, mode_t);
-        int r = point("mkdir", CALLER, path);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("mkdir", path, -1);
         return real(path, mode);
 }
 
 int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
         REAL(int, "renameat", int, const char *, int, const char *);
         char full[PATH_LEN];
-        int r;
 
         join(newdirfd, newpath, full, sizeof(full));
-        r = point("renameat", CALLER, full);
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("renameat", full, -1);
         return real(olddirfd, oldpath, newdirfd, newpath);
 }
 
 int unlinkat(int dirfd, const char *path, int flags) {
         REAL(int, "unlinkat", int, const char *, int);
         char full[PATH_LEN];
-        int r;
 
         join(dirfd, path, full, sizeof(full));
-        r = point("unlinkat", CALLER, full);
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("unlinkat", full, -1);
         return real(dirfd, path, flags);
 }
 
 int fsync(int fd) {
         REAL(int, "fsync", int);
-        int r = point("fsync", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("fsync", path_of_fd(fd), -1);
         return real(fd);
 }
 
 int fchmod(int fd, mode_t mode) {
         REAL(int, "fchmod", int, mode_t);
-        int r = point("fchmod", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("fchmod", path_of_fd(fd), -1);
         return real(fd, mode);
 }
 
 ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t size) {
         REAL(ssize_t, "readlinkat", int, const char *, char *, size_t);
         char full[PATH_LEN];
-        int r;
 
         join(dirfd, path, full, sizeof(full));
-        r = point("readlinkat", CALLER, full);
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("readlinkat", full, -1);
         return real(dirfd, path, buf, size);
 }
 
 DIR *fdopendir(int fd) {
         REAL(DIR *, "fdopendir", int);
-        int r = point("fdopendir", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return NULL;
-        }
+        FAIL_AT("fdopendir", path_of_fd(fd), NULL);
         return real(fd);
 }
 
 int flock(int fd, int op) {
         REAL(int, "flock", int, int);
-        int r = point("flock", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("flock", path_of_fd(fd), -1);
         return real(fd, op);
 }
 
 int memfd_create(const char *name, unsigned flags) {
         REAL(int, "memfd_create", const char *, unsigned);
-        int r = point("memfd_create", CALLER, NULL);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("memfd_create", NULL, -1);
         return real(name, flags);
 }
 
@@ -516,14 +452,10 @@ int memfd_create(const char *name, unsigned flags) {
 int socket(int domain, int type, int protocol) {
         REAL(int, "socket", int, int, int);
         char what[32], site[48];
-        int r, fd;
+        int fd;
 
         snprintf(what, sizeof(what), "socket:%d:%d", domain, type & 0xf);
-        r = point("socket", CALLER, what);
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("socket", what, -1);
         fd = real(domain, type, protocol);
         if (fd >= 0 && fd < FDS_MAX && !busy && site_of(CALLER, site, sizeof(site))) {
                 busy++;
@@ -536,78 +468,44 @@ int socket(int domain, int type, int protocol) {
 
 int connect(int fd, const struct sockaddr *sa, socklen_t len) {
         REAL(int, "connect", int, const struct sockaddr *, socklen_t);
-        int r = point("connect", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("connect", path_of_fd(fd), -1);
         return real(fd, sa, len);
 }
 
 ssize_t send(int fd, const void *buf, size_t len, int flags) {
         REAL(ssize_t, "send", int, const void *, size_t, int);
-        int r = fd == STDERR_FILENO ? 0 : point("send", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        if (fd != STDERR_FILENO)
+                FAIL_AT("send", path_of_fd(fd), -1);
         return real(fd, buf, len, flags);
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
         REAL(ssize_t, "sendmsg", int, const struct msghdr *, int);
-        int r = point("sendmsg", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("sendmsg", path_of_fd(fd), -1);
         return real(fd, msg, flags);
 }
 
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
         REAL(ssize_t, "recvmsg", int, struct msghdr *, int);
-        int r = point("recvmsg", CALLER, path_of_fd(fd));
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("recvmsg", path_of_fd(fd), -1);
         return real(fd, msg, flags);
 }
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
         REAL(int, "epoll_ctl", int, int, int, struct epoll_event *);
-        int r = point("epoll_ctl", CALLER, NULL);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("epoll_ctl", NULL, -1);
         return real(epfd, op, fd, ev);
 }
 
 int signalfd(int fd, const sigset_t *mask, int flags) {
         REAL(int, "signalfd", int, const sigset_t *, int);
-        int r = point("signalfd", CALLER, NULL);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("signalfd", NULL, -1);
         return real(fd, mask, flags);
 }
 
 ssize_t getrandom(void *buf, size_t len, unsigned flags) {
         REAL(ssize_t, "getrandom", void *, size_t, unsigned);
-        int r = point("getrandom", CALLER, NULL);
-
-        if (r) {
-                errno = r;
-                return -1;
-        }
+        FAIL_AT("getrandom", NULL, -1);
         return real(buf, len, flags);
 }
 

@@ -282,10 +282,7 @@ static void read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d)
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
         if (read_below(syspath, "diskseq", seq, sizeof(seq)) < 0 || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
                 d->diskseq = 0;
-        /* The directory's inode tells a re-added disk only where there is no diskseq (before
-         * 5.15: lib/records.c, daemon/route.c); with one, diskseq tells it, and the stat() was a
-         * system call a disk for nothing. 0 is no identity: the other keys decide. */
-        d->ino = d->diskseq == 0 && stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;
+        d->ino = stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;
 }
 
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {

@@ -68,16 +68,49 @@ static int parse_current(const struct hvt_attr *a, const char *text, char now[st
         return 0;
 }
 
+/* One attribute of a pass: where it lives and what is wanted of it. Without a want it is
+ * only watched: read for its original, never written (an attribute the scheduler resets). */
+struct item {
+        int dirfd;   /* negative: its directory could not be opened */
+        const struct hvt_setting *want;
+        const char *kept;
+        const char *left;
+        /* Open for reading from its first read to the end of the pass: what a write of the
+         * pass left is then one pread(2), not an open, a read and a close. */
+        int fd;
+};
+
+/* What the item's attribute shows now, as hvt_sysfs_read() gives it. An open that failed is
+ * tried again at the next read, as before the fd was kept. */
+static int item_read(struct item *item, enum hvt_attr_id id, char buf[static READ_MAX]) {
+        if (item->dirfd < 0)
+                return item->dirfd;
+        if (item->fd < 0) {
+                item->fd = hvt_sysfs_open(item->dirfd, hvt_attr_get(id)->name);
+                if (item->fd < 0)
+                        return item->fd;
+        }
+        return hvt_sysfs_read_fd(item->fd, buf, READ_MAX);
+}
+
+static void items_close(struct item *items, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                closep(&items[i].fd);
+}
+
+
+
 /* Reads and compares: the outcome is unchanged, would apply (res->to holds the value to
  * write), failed or unsupported; res->from what was found. */
-static void decide(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, const char *kept,
-                   const char *left, struct hvt_result *res) {
-        const struct hvt_attr *a = hvt_attr_get(id);
+static void decide(struct item *item, const char *left, struct hvt_result *res) {
+        const struct hvt_attr *a = hvt_attr_get(res->attr);
+        const struct hvt_setting *want = item->want;
+        const char *kept = item->kept;
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
         int r;
 
-        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+        r = item_read(item, res->attr, buf);
         if (r < 0)
                 return result_read_error(res, r);
         r = parse_current(a, buf, now, &list);
@@ -123,17 +156,18 @@ static bool busy_retried(enum hvt_attr_id id) {
 }
 
 /* Writes res->to and reads it back. */
-static void write_one(int dirfd, enum hvt_attr_id id, struct hvt_result *res) {
+static void write_one(struct item *item, struct hvt_result *res) {
+        enum hvt_attr_id id = res->attr;
         const struct hvt_attr *a = hvt_attr_get(id);
         struct hvt_sched_list list;
         char buf[READ_MAX], now[HVT_VALUE_MAX];
         int r, tries = 0;
 
         do
-                r = hvt_sysfs_write(dirfd, id, res->to);
+                r = item->dirfd < 0 ? item->dirfd : hvt_sysfs_write(item->dirfd, id, res->to);
         while (r == -EBUSY && busy_retried(id) && ++tries < HVT_APPLY_BUSY_TRIES);
         if (r >= 0)
-                r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+                r = item_read(item, id, buf);
         if (r >= 0)
                 r = parse_current(a, buf, now, &list);
         if (r < 0)
@@ -147,23 +181,14 @@ static void write_one(int dirfd, enum hvt_attr_id id, struct hvt_result *res) {
         }
 }
 
-/* One attribute of a pass: where it lives and what is wanted of it. Without a want it is
- * only watched: read for its original, never written (an attribute the scheduler resets). */
-struct item {
-        int dirfd;   /* negative: its directory could not be opened */
-        const struct hvt_setting *want;
-        const char *kept;
-        const char *left;
-};
-
 /* Reads what a watched attribute holds, into res->from. */
-static void watch(int dirfd, struct hvt_result *res) {
+static void watch(struct item *item, struct hvt_result *res) {
         const struct hvt_attr *a = hvt_attr_get(res->attr);
         struct hvt_sched_list list;
         char buf[READ_MAX];
         int r;
 
-        r = hvt_sysfs_read(dirfd, a->name, buf, sizeof(buf));
+        r = item_read(item, res->attr, buf);
         if (r < 0)
                 return result_read_error(res, r);
         r = parse_current(a, buf, res->from, &list);
@@ -236,7 +261,7 @@ static int before_late_write(const struct hvt_result *res, const char *first, hv
  * read_ahead_kb. What was found first stays
  * the report's "from" where it differed already. A change nothing expected goes through the
  * hook first. */
-static void redecide(const struct item *item, hvt_before_write_t before_write, void *userdata, bool covered,
+static void redecide(struct item *item, hvt_before_write_t before_write, void *userdata, bool covered,
                      struct hvt_result *res) {
         char first[HVT_VALUE_MAX];
         bool differed = res->outcome == HVT_WOULD_APPLY;
@@ -245,7 +270,7 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
         copy_value(first, res->from);
         res->kept[0] = '\0';
         /* Found as hvtuned's write left it, or not, was settled by the first read. */
-        decide(item->dirfd, res->attr, item->want, item->kept, "", res);
+        decide(item, "", res);
         if (differed && res->outcome == HVT_WOULD_APPLY)
                 copy_value(res->from, first);
         if (!covered && res->outcome == HVT_WOULD_APPLY) {
@@ -260,7 +285,7 @@ static void redecide(const struct item *item, hvt_before_write_t before_write, v
 /* A watched attribute after the writes that may have changed it: changed, it was knocked on
  * by the last of them, and the hook records its original if nothing said it would change;
  * under a restore it goes back to what it showed before the pass. */
-static void recheck_watched(const struct item *item, unsigned flags, hvt_before_write_t before_write,
+static void recheck_watched(struct item *item, unsigned flags, hvt_before_write_t before_write,
                             void *userdata, bool covered, enum hvt_attr_id cause, struct hvt_result *res) {
         struct hvt_setting back;
         char first[HVT_VALUE_MAX];
@@ -268,7 +293,7 @@ static void recheck_watched(const struct item *item, unsigned flags, hvt_before_
         if (res->outcome != HVT_UNCHANGED)
                 return;
         copy_value(first, res->from);
-        watch(item->dirfd, res);
+        watch(item, res);
         if (res->outcome != HVT_UNCHANGED || strcmp(res->from, first) == 0) {
                 copy_value(res->from, first);
                 return;
@@ -292,22 +317,22 @@ static void recheck_watched(const struct item *item, unsigned flags, hvt_before_
                 return;
         copy_value(res->from, res->to);
         copy_value(res->to, back.text);
-        write_one(item->dirfd, res->attr, res);
+        write_one(item, res);
 }
 
 /* A restore left res at the operator's newer value, and a restore write of this pass changed
  * it again (the scheduler's resets nr_requests): leaving theirs is the point, so it goes back
  * as it was. Failing that, the report says so instead of "left". */
-static void keep_left(const struct item *item, struct hvt_result *res) {
+static void keep_left(struct item *item, struct hvt_result *res) {
         struct hvt_result now = *res;
         struct hvt_setting back;
 
-        watch(item->dirfd, &now);
+        watch(item, &now);
         if (now.outcome != HVT_UNCHANGED || strcmp(now.from, res->from) == 0 ||
             hvt_setting_from_kernel(&back, res->attr, res->from) < 0)
                 return;
         copy_value(now.to, back.text);
-        write_one(item->dirfd, res->attr, &now);
+        write_one(item, &now);
         if (now.outcome == HVT_FAILED)
                 *res = now;
 }
@@ -321,7 +346,7 @@ static void keep_left(const struct item *item, struct hvt_result *res) {
  * the result it was made with (unchanged, no "from", no "to"): hvt_apply_may_write() is false
  * for it, as no differing write reaches it, so no original is taken from it, recheck_watched()
  * never sees it (no write made it stale) and no sink is told of it. */
-static void watch_needed(const struct item *items, struct hvt_apply *a) {
+static void watch_needed(struct item *items, struct hvt_apply *a) {
         bool reached[_HVT_ATTR_DISK_MAX] = {}, more = true;
 
         for (size_t i = 0; i < a->n; i++)
@@ -335,12 +360,12 @@ static void watch_needed(const struct item *items, struct hvt_apply *a) {
         }
         for (size_t i = 0; i < a->n; i++)
                 if (!items[i].want && items[i].dirfd >= 0 && reached[i])
-                        watch(items[i].dirfd, &a->results[i]);
+                        watch(&items[i], &a->results[i]);
 }
 
 /* The pass over items[], one result each in a, in table order: all read first, the hook,
  * then the writes, then what they knocked on. */
-static void apply_items(const struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
+static void apply_items(struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
                         struct hvt_apply *a) {
         bool any = false, sched_written = false, covered[_HVT_ATTR_DISK_MAX], stale[_HVT_ATTR_MAX] = {};
         enum hvt_attr_id cause[_HVT_ATTR_MAX];
@@ -353,7 +378,7 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 if (items[i].dirfd < 0)
                         result_error(res, items[i].dirfd);
                 else if (items[i].want)
-                        decide(items[i].dirfd, res->attr, items[i].want, items[i].kept, items[i].left, res);
+                        decide(&items[i], items[i].left, res);
         }
         watch_needed(items, a);
         /* A restore goes ahead: what it changes besides takes the kernel's coupled value, and
@@ -400,7 +425,7 @@ static void apply_items(const struct item *items, unsigned flags, hvt_before_wri
                 if (res->outcome != HVT_WOULD_APPLY)
                         continue;
                 res->knock_on = sched_written && hvt_attr_reset_by_scheduler(res->attr);
-                write_one(items[i].dirfd, res->attr, res);
+                write_one(&items[i], res);
                 /* Failed too: a write the kernel refused may still have been half done. */
                 for (size_t id = 0; id < _HVT_ATTR_MAX; id++)
                         if (hvt_attr_write_may_change(res->attr, (enum hvt_attr_id) id)) {
@@ -457,6 +482,7 @@ static void add_item(struct hvt_apply *all, struct item items[static _HVT_ATTR_D
                 .want = want,
                 .kept = p->kept[id],
                 .left = p->left[id],
+                .fd = -EBADF,
         };
 }
 
@@ -481,6 +507,7 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
                 else if (changed_by_plan(p, (enum hvt_attr_id) i))
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, NULL);
         apply_items(items, flags, before_write, userdata, &all);
+        items_close(items, all.n);
         /* A watched attribute is told only when a write changed it: then it has a "to". */
         ret->n = 0;
         for (size_t i = 0; i < all.n; i++)
@@ -490,11 +517,12 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
 
 void hvt_apply_attr(int dirfd, enum hvt_attr_id id, const struct hvt_setting *want, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_result *ret) {
-        const struct item item = { .dirfd = dirfd, .want = want, .kept = "", .left = "" };
+        struct item item = { .dirfd = dirfd, .want = want, .kept = "", .left = "", .fd = -EBADF };
         struct hvt_apply a = { .n = 1 };
 
         a.results[0] = (struct hvt_result) { .attr = id };
         copy_value(a.results[0].to, want->text);
         apply_items(&item, flags, before_write, userdata, &a);
+        items_close(&item, 1);
         *ret = a.results[0];
 }

@@ -37,15 +37,17 @@ static int read_more(int fd, char *buf, size_t size, size_t *len) {
         return 1;
 }
 
-/* One read(2): sysfs makes an attribute's whole text at once and hands it out from offset 0
- * (kernfs_seq_show() into a page), and a regular file (the records) is read whole, so a read
- * that does not fill buf has it all; the second read, to see end of file, would only return
- * 0. systemd's read_virtual_file() goes by the same rule. */
+/* One pread(2) from offset 0: sysfs makes an attribute's whole text at once and hands it out
+ * from there (kernfs_seq_show() into a page), and a regular file (the records) is read whole,
+ * so a read that does not fill buf has it all; the second read, to see end of file, would
+ * only return 0. systemd's read_virtual_file() goes by the same rule. From offset 0 the text
+ * is made anew (seq_read_iter() resets its iterator there, as seq_read() did on 4.18), so an
+ * fd kept open reads what a write since left. */
 static int read_once(int fd, char *buf, size_t size, size_t *len) {
         ssize_t n;
 
         do
-                n = read(fd, buf, size);
+                n = pread(fd, buf, size, 0);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return negative_errno();
@@ -53,16 +55,18 @@ static int read_once(int fd, char *buf, size_t size, size_t *len) {
         return *len == size;
 }
 
-int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
+int hvt_sysfs_open(int dirfd, const char *name) {
+        int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int hvt_sysfs_read_fd(int fd, char *buf, size_t size) {
         size_t len = 0;
         int r;
 
         if (size == 0)
                 return -EINVAL;
-        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
         r = read_once(fd, buf, size, &len);
         if (r < 0)
                 return r;
@@ -77,6 +81,17 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
                 len--;
         buf[len] = '\0';
         return (int) len;
+}
+
+int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (size == 0)
+                return -EINVAL;
+        fd = hvt_sysfs_open(dirfd, name);
+        if (fd < 0)
+                return fd;
+        return hvt_sysfs_read_fd(fd, buf, size);
 }
 
 int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value) {

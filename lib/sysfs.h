@@ -16,6 +16,13 @@ int hvt_sysfs_open_dir(const char *path);
  * when it holds a NUL (no text value does). */
 int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
 
+/* An attribute opened for reading, to be read with hvt_sysfs_read_fd() now and again after
+ * a write of the same pass (one pread(2) each, where a new open costs three calls): an fd, or
+ * -errno. */
+int hvt_sysfs_open(int dirfd, const char *name);
+/* Reads what the attribute open on fd shows now, as hvt_sysfs_read() does. */
+int hvt_sysfs_read_fd(int fd, char *buf, size_t size);
+
 /* Writes value to the attribute id below dirfd in one write(2), as sysfs wants it.
  * -EINVAL for a value that is not a plain token, -EIO for a short write. */
 int hvt_sysfs_write(int dirfd, enum hvt_attr_id id, const char *value);

@@ -17,7 +17,9 @@
  *   read:garbage      reads return bytes no attribute shows, a NUL after "4096" among them
  *   read:escapes      reads return text with a terminal escape sequence and a newline inside
  *   read:empty        reads return end of file at once
- *   readback:...      as read:, for opens after the attribute was written
+ *   readback:...      as read:, for reads after the attribute was written (on an fd
+ *                     opened before the write too: hvtuned reads back on the fd it read
+ *                     the value with)
  * ERRNO is a name (EBUSY) or a number. An attribute may have several faults. When the value
  * starts with '@', the rest is a file holding the list, read again at every open: a test
  * changes or clears faults under a running daemon by rewriting it.
@@ -72,6 +74,7 @@ static struct fd_state {
         bool write_short;
         int write_error;
         struct read_fault read;
+        struct read_fault readback;  /* once the path is written */
         char *path;  /* for the written list */
 } fds[FDS_MAX];
 
@@ -86,6 +89,7 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 static openat_fn real_openat, real_openat64;
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_pread64)(int, void *, size_t, off_t);
 static int (*real_close)(int);
 
 static void init(void) {
@@ -94,6 +98,7 @@ static void init(void) {
                 real_openat64 = (openat_fn) dlsym(RTLD_NEXT, "openat64");
                 real_write = (ssize_t (*)(int, const void *, size_t)) dlsym(RTLD_NEXT, "write");
                 real_read = (ssize_t (*)(int, void *, size_t)) dlsym(RTLD_NEXT, "read");
+                real_pread64 = (ssize_t (*)(int, void *, size_t, off_t)) dlsym(RTLD_NEXT, "pread64");
                 real_close = (int (*)(int)) dlsym(RTLD_NEXT, "close");
         }
 }
@@ -298,10 +303,10 @@ static int open_faulted(openat_fn real, int dirfd, const char *name, int flags, 
                         st.write_short = true;
                         break;
                 case OP_READ:
-                case OP_READBACK:
-                        if (f->op == OP_READBACK && !was_written(path))
-                                break;
                         st.read = (struct read_fault) { true, f->content, f->error, 0 };
+                        break;
+                case OP_READBACK:
+                        st.readback = (struct read_fault) { true, f->content, f->error, 0 };
                         break;
                 }
                 any = true;
@@ -356,15 +361,25 @@ ssize_t write(int fd, const void *buf, size_t len) {
         return n;
 }
 
-ssize_t read(int fd, void *buf, size_t len) {
-        struct read_fault *rf;
-        const char *text;
-        size_t left;
+/* The fault a read of fd gets now, if any: a readback fault only once its path is written. */
+static struct read_fault *read_fault(int fd) {
+        struct fd_state *st;
 
-        init();
-        if (fd < 0 || fd >= FDS_MAX || !fds[fd].read.set)
-                return real_read(fd, buf, len);
-        rf = &fds[fd].read;
+        if (fd < 0 || fd >= FDS_MAX)
+                return NULL;
+        st = &fds[fd];
+        if (st->read.set)
+                return &st->read;
+        if (st->readback.set && st->path && was_written(st->path))
+                return &st->readback;
+        return NULL;
+}
+
+/* What a faulted read of len bytes from offset gets. */
+static ssize_t faulted_read(const struct read_fault *rf, void *buf, size_t len, size_t offset) {
+        const char *text;
+        size_t size;
+
         switch (rf->content) {
         case CONTENT_ERRNO:
                 errno = rf->error;
@@ -374,19 +389,47 @@ ssize_t read(int fd, void *buf, size_t len) {
                 return 0;
         case CONTENT_GARBAGE:
                 text = garbage;
-                left = sizeof(garbage) - 1 - rf->offset;
+                size = sizeof(garbage) - 1;
                 break;
         case CONTENT_ESCAPES:
                 text = escapes;
-                left = sizeof(escapes) - 1 - rf->offset;
+                size = sizeof(escapes) - 1;
                 break;
         }
-        if (len > left)
-                len = left;
-        memcpy(buf, text + rf->offset, len);
-        rf->offset += len;
+        if (offset >= size)
+                return 0;
+        if (len > size - offset)
+                len = size - offset;
+        memcpy(buf, text + offset, len);
         return (ssize_t) len;
 }
+
+ssize_t read(int fd, void *buf, size_t len) {
+        struct read_fault *rf;
+        ssize_t n;
+
+        init();
+        rf = read_fault(fd);
+        if (!rf)
+                return real_read(fd, buf, len);
+        n = faulted_read(rf, buf, len, rf->offset);
+        if (n > 0)
+                rf->offset += (size_t) n;
+        return n;
+}
+
+/* hvtuned reads attributes with pread(2) from offset 0 (lib/sysfs.c). */
+ssize_t pread64(int fd, void *buf, size_t len, off_t offset) {
+        struct read_fault *rf;
+
+        init();
+        rf = read_fault(fd);
+        if (!rf || offset < 0)
+                return real_pread64(fd, buf, len, offset);
+        return faulted_read(rf, buf, len, (size_t) offset);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t offset) __attribute__((alias("pread64")));
 
 int close(int fd) {
         init();

@@ -349,6 +349,15 @@ ssize_t read(int fd, void *buf, size_t count) {
         return real(fd, buf, count);
 }
 
+/* hvtuned reads sysfs attributes and its files with pread(2) from offset 0 (lib/sysfs.c). */
+ssize_t pread64(int fd, void *buf, size_t count, off64_t offset) {
+        REAL(ssize_t, "pread64", int, void *, size_t, off64_t);
+        FAIL_AT("pread", path_of_fd(fd), -1);
+        return real(fd, buf, count, offset);
+}
+
+ssize_t pread(int fd, void *buf, size_t count, off_t offset) __attribute__((alias("pread64")));
+
 ssize_t write(int fd, const void *buf, size_t count) {
         REAL(ssize_t, "write", int, const void *, size_t);
         /* stderr's lines: a fault there is said nowhere, and tests/integration covers EPIPE. */

@@ -66,7 +66,7 @@ ONCE_ONLY = {"EINTR", "EAGAIN"}
 
 
 def errnos_for(func, path):
-    kind = "open" if func in ("open", "openat") else func
+    kind = {"open": "open", "openat": "open", "pread": "read"}.get(func, func)
     if kind in SYSFS:
         return (SYSFS if path.startswith("/sys") else FILES)[kind]
     return OTHER.get(func, ["EIO"])

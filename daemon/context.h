@@ -67,6 +67,7 @@ struct hvt_daemon {
         unsigned apply_flags;    /* HVT_APPLY_DRY_RUN */
         bool once;               /* --once / --dry-run: one pass, no loop */
         int state_fd;            /* the records of originals; -1 if unavailable */
+        unsigned state_write_flags;  /* HVT_WRITE_VOLATILE on tmpfs (/run) */
         int lock_fd;             /* the runtime directory, held while its records are refused */
 
         struct udev *udev;

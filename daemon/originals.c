@@ -16,7 +16,7 @@ int hvt_originals_save(struct hvt_daemon *d, const struct hvt_subject *s, const 
 
         if (d->state_fd < 0)
                 return 0;
-        r = hvt_records_save(d->state_fd, s, o);
+        r = hvt_records_save(d->state_fd, s, o, d->state_write_flags);
         if (r < 0)
                 (void) hvt_log_subject(&d->log, s, LOG_ERR, r, HVT_MESSAGE_STATE_ERROR, NULL,
                                        "%s: cannot write the record of its original value%s: %m", s->name, plural(s));

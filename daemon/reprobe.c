@@ -165,7 +165,7 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
 static int pending_save(struct hvt_daemon *d, const char *name) {
         if (d->state_fd < 0)
                 return -EBADF;
-        return hvt_write_atomic(d->state_fd, PENDING, name, strlen(name), 0, NULL);
+        return hvt_write_atomic(d->state_fd, PENDING, name, strlen(name), d->state_write_flags, NULL);
 }
 
 static void pending_clear(struct hvt_daemon *d) {

@@ -82,6 +82,7 @@ static int open_held(struct hvt_daemon *d, const char *path) {
                 return 0;
         }
         d->state_fd = fd;
+        d->state_write_flags = hvt_fs_volatile(fd) ? HVT_WRITE_VOLATILE : 0;
         return 0;
 }
 

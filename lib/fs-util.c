@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/random.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -291,6 +293,12 @@ int hvt_walk(const char *path, unsigned flags, char **ret_name, char *why, size_
         return r < 0 ? r : fd;
 }
 
+bool hvt_fs_volatile(int fd) {
+        struct statfs sfs;
+
+        return fstatfs(fd, &sfs) == 0 && (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
 int hvt_write_all(int fd, const char *data, size_t len) {
         for (size_t done = 0; done < len; ) {
                 ssize_t n = write(fd, data + done, len - done);
@@ -361,7 +369,7 @@ int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len,
         if (r == 0 && (flags & HVT_WRITE_READABLE) && fchmod(fd, 0644) < 0)
                 r = negative_errno();
         /* After a crash, the old text or the new, never an empty file. */
-        if (r == 0 && fsync(fd) < 0)
+        if (r == 0 && !(flags & HVT_WRITE_VOLATILE) && fsync(fd) < 0)
                 r = negative_errno();
         if (r == 0 && ret_st && fstat(fd, ret_st) < 0)
                 r = negative_errno();

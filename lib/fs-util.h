@@ -52,9 +52,16 @@ int hvt_walk(const char *path, unsigned flags, char **ret_name, char *why, size_
 enum {
         /* 0644 whatever the umask: for a reader of another user under a unit's UMask=0077. */
         HVT_WRITE_READABLE = 1 << 0,
+        /* dir_fd is on a file system that a crash of the kernel empties (hvt_fs_volatile()):
+         * no fsync(), which would keep nothing the page cache does not. */
+        HVT_WRITE_VOLATILE = 1 << 1,
 };
 int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len, unsigned flags,
                      struct stat *ret_st);
+
+/* Whether fd is on tmpfs or ramfs: what is written there lasts as long as the kernel that
+ * holds it, fsync()ed or not (/run, where the records are). */
+bool hvt_fs_volatile(int fd);
 
 /* write() until all of data is written, through EINTR and short writes. */
 int hvt_write_all(int fd, const char *data, size_t len);

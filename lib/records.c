@@ -177,7 +177,7 @@ int hvt_records_remove(int dirfd, const struct hvt_subject *s) {
         return r < 0 ? r : remove_record(dirfd, s, true);
 }
 
-int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o) {
+int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o, unsigned write_flags) {
         char buf[HVT_RECORD_MAX + 1];  /* what format_record() fits is what a load reads */
         int len, r;
 
@@ -189,7 +189,7 @@ int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_or
         len = format_record(s, o, buf, sizeof(buf));
         if (len < 0)
                 return len;
-        return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, 0, NULL);
+        return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, write_flags, NULL);
 }
 
 int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {

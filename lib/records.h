@@ -29,8 +29,8 @@ int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_original
  * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what
  * is there as a damaged record already, and refusing would leave the disk untuned for a
  * stray file; the rename swaps the name only, never writing into what it held (a hard link's
- * other name, a link's target). */
-int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o);
+ * other name, a link's target). write_flags go to hvt_write_atomic() (HVT_WRITE_VOLATILE). */
+int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_originals *o, unsigned write_flags);
 
 /* Deletes the subject's record, when what is under its name is a record of hvtuned's (by
  * its header) and not of a disk at another path: a remove event for a disk hvtuned never

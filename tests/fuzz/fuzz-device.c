@@ -328,7 +328,7 @@ static int record_original(const struct hvt_apply *found, void *userdata) {
                         r = hvt_setting_from_kernel(o, res->attr, res->from);
         }
         if (r >= 0)
-                r = hvt_records_save(h->state_fd, FUZZ_SUBJECT(h->disk), h->orig);
+                r = hvt_records_save(h->state_fd, FUZZ_SUBJECT(h->disk), h->orig, 0);
         if (r < 0)
                 *h->orig = before;
         return r;

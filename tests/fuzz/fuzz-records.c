@@ -289,7 +289,7 @@ static void check_refused_name(const struct hvt_disk *d) {
 
         fuzz_check(hvt_records_load(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "load of \"%s\"", d->sysname);
         fuzz_check(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1) == 0, "set");
-        fuzz_check(hvt_records_save(dir_fd, FUZZ_SUBJECT(d), &o) == -EINVAL, "save of \"%s\"", d->sysname);
+        fuzz_check(hvt_records_save(dir_fd, FUZZ_SUBJECT(d), &o, 0) == -EINVAL, "save of \"%s\"", d->sysname);
         fuzz_check(hvt_records_remove(dir_fd, FUZZ_SUBJECT(d)) == -EINVAL, "remove of \"%s\"", d->sysname);
         fuzz_check(exists(d->sysname), "\"%s\" was touched", d->sysname);
 }
@@ -360,7 +360,7 @@ static void check_round_trip(const struct named *n, const struct hvt_originals *
         ssize_t len;
         int fd, r;
 
-        r = hvt_records_save(dir_fd, FUZZ_SUBJECT(&n->disk), o);
+        r = hvt_records_save(dir_fd, FUZZ_SUBJECT(&n->disk), o, 0);
         if (!any_set(o)) {
                 fuzz_check(r == 0 && !exists(n->sysname), "save of nothing: %d, the record %s", r,
                            exists(n->sysname) ? "stays" : "gone");

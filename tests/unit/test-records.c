@@ -65,7 +65,7 @@ START_TEST(test_roundtrip) {
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "mq-deadline"), 0);
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NR_REQUESTS], HVT_ATTR_NR_REQUESTS, "2534"), 0);
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_TIMEOUT], HVT_ATTR_TIMEOUT, "180"), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert(exists("sda"));
         ck_assert_uint_eq(count_prefixed(".#"), 0);
 
@@ -76,7 +76,7 @@ START_TEST(test_roundtrip) {
         ck_assert(!back.value[HVT_ATTR_READ_AHEAD_KB].set);
 
         /* Nothing left to restore: no record. */
-        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}, 0), 0);
         ck_assert(!exists("sda"));
         close(fd);
 }
@@ -90,23 +90,23 @@ START_TEST(test_other_instance) {
         int fd = open_dir();
 
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "0"), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         /* The same name, a new diskseq: a disk added again is a new disk. */
         ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &moved, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
         /* Forgetting a disk leaves the record of another disk that now has its name at
          * another path; at the same path the record goes, whatever instance wrote it. */
-        ck_assert_int_eq(hvt_records_save(fd, &moved, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &moved, &o, 0), 0);
         ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(exists("sdb"));
         ck_assert_int_eq(hvt_records_remove(fd, &moved), 0);
         ck_assert(!exists("sdb"));
-        ck_assert_int_eq(hvt_records_save(fd, &again, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &again, &o, 0), 0);
         ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(!exists("sdb"));
         close(fd);
@@ -127,7 +127,7 @@ START_TEST(test_other_inode) {
         d.ino = 4242;
         again.ino = 4243;
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, "2"), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         snprintf(path, sizeof(path), "%s/sdb", dir);
         ck_assert_int_ge(hvt_read_file(path, &text), 0);
         ck_assert_ptr_nonnull(strstr(text, "\nino=4242\n"));
@@ -139,18 +139,18 @@ START_TEST(test_other_inode) {
         ck_assert(!exists("sdb"));
 
         /* An inode nobody could read (0) on either side leaves the other keys to decide. */
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &unknown, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
 
         /* With diskseq too, both keys are compared: either differing is another instance. */
         d.diskseq = again.diskseq = 7;
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
         again.ino = d.ino;
         again.diskseq = 8;
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &again, &back), -ENOENT);
         ck_assert(!exists("sdb"));
 
@@ -233,17 +233,17 @@ START_TEST(test_subject_attributes) {
         ck_assert_int_eq(hvt_records_load(fd, &driver, &back), -EBADMSG);
 
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_MAX_HW_QUEUES], HVT_ATTR_MAX_HW_QUEUES, 0), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert(!exists("sdh"));  /* nothing of its own to record */
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         snprintf(path, sizeof(path), "%s/sdh", dir);
         ck_assert_int_ge(hvt_read_file(path, &text), 0);
         ck_assert_ptr_null(strstr(text, "parameters/"));
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert(!back.value[HVT_ATTR_MAX_HW_QUEUES].set);
 
-        ck_assert_int_eq(hvt_records_save(fd, &driver, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &driver, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &driver, &back), 0);
         ck_assert(back.value[HVT_ATTR_MAX_HW_QUEUES].set);
         ck_assert(!back.value[HVT_ATTR_NOMERGES].set);
@@ -264,7 +264,7 @@ START_TEST(test_limits_and_odd_files) {
         ck_assert_int_eq(hvt_setting_set_sched(&o.value[HVT_ATTR_SCHEDULER], "mq-deadline"), 0);
         snprintf(syspath, sizeof(syspath), "/sys/block/sdg");
         d = disk(syspath, "8:96", 7);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         snprintf(path, sizeof(path), "%s/sdg", dir);
         ck_assert_int_eq(stat(path, &st), 0);
         base = (size_t) st.st_size;
@@ -275,13 +275,13 @@ START_TEST(test_limits_and_odd_files) {
                 snprintf(syspath + extra, sizeof(syspath) - extra, "/sys/block/sdg");
                 d = disk(syspath, "8:96", 7);
                 if (extra == HVT_RECORD_MAX - base) {
-                        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+                        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
                         ck_assert_int_eq(stat(path, &st), 0);
                         ck_assert_int_eq(st.st_size, HVT_RECORD_MAX);
                         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
                         ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "mq-deadline");
                 } else
-                        ck_assert_int_eq(hvt_records_save(fd, &d, &o), -ENOBUFS);
+                        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), -ENOBUFS);
         }
 
         ck_assert_int_eq(unlink(path), 0);
@@ -289,7 +289,7 @@ START_TEST(test_limits_and_odd_files) {
         d = disk("/sys/block/sdg", "8:96", 7);
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), -EBADMSG);
         /* Saving replaces it with a record. */
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(symlink("/etc/passwd", path), 0);
@@ -398,7 +398,7 @@ START_TEST(test_remove_only_proven) {
         ck_assert(exists("sdz"));
 
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 1), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(hvt_records_remove(fd, &d), 0);
         ck_assert(!exists("sdz"));
@@ -406,7 +406,7 @@ START_TEST(test_remove_only_proven) {
          * took for a record goes, header or not. */
         free(test_write_file(dir, "sdz", "syspath=/sys/devices/x/block/sdz\ndev=8:400\ndiskseq=2\n"));
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &(struct hvt_originals) {}, 0), 0);
         ck_assert(!exists("sdz"));
         close(fd);
 }
@@ -426,7 +426,7 @@ START_TEST(test_temporary_made_not_found) {
         ck_assert_int_eq(hvt_setting_set_int(&o.value[HVT_ATTR_NOMERGES], HVT_ATTR_NOMERGES, 2), 0);
         snprintf(path, sizeof(path), "%s/.#sdk", dir);
         ck_assert_int_eq(mkfifo(path, 0600), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_eq(hvt_records_load(fd, &d, &back), 0);
         ck_assert_int_eq(back.value[HVT_ATTR_NOMERGES].num, 2);
         ck_assert_int_eq(lstat(path, &st), 0);
@@ -444,7 +444,7 @@ START_TEST(test_temporary_made_not_found) {
         snprintf(path, sizeof(path), "%s/.#sdk", dir);
         ck_assert_int_eq(unlink(path), 0);
         ck_assert_int_eq(link(victim, path), 0);
-        ck_assert_int_eq(hvt_records_save(fd, &d, &o), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
         ck_assert_int_ge(hvt_read_file(victim, &text), 0);
         ck_assert_str_eq(text, "precious\n");
         ck_assert_int_eq(unlink(victim), 0);

@@ -9,6 +9,7 @@
 #include <syslog.h>
 
 struct hvt_event;
+struct hvt_log_held;
 struct hvt_log_journal;
 
 struct hvt_log {
@@ -18,6 +19,8 @@ struct hvt_log {
          * wait for it (log.c); NULL if not. A pointer, so that a const struct hvt_log can
          * still send. */
         struct hvt_log_journal *journald;
+        /* The lines held (hvt_log_hold()); NULL: none are. */
+        struct hvt_log_held *held;
 };
 
 /* journal is chosen only when stderr is the stream systemd set up (JOURNAL_STREAM matches),
@@ -34,6 +37,13 @@ int hvt_log_attach(struct hvt_log *log, struct hvt_event *e);
 /* Sends what journald takes without waiting; what is left is dropped, and that is said on
  * the stream only if it takes the line without waiting either. */
 void hvt_log_done(struct hvt_log *log);
+
+/* From hvt_log_hold() to the matching hvt_log_release(), lines on stderr at LOG_NOTICE and
+ * below are held and go out together: a disk's pass says what it found and did in one
+ * write(2). A warning or worse goes out at once, with what was held before it. Nested holds
+ * end at the outermost release; hvt_log_done() writes what is left. */
+void hvt_log_hold(const struct hvt_log *log);
+void hvt_log_release(const struct hvt_log *log);
 
 /* Logs message at prio with MESSAGE_ID and the extra fields (NULL-terminated array of
  * "FIELD=value", may be NULL). Returns -abs(error), or 0 when error is 0, so that callers

@@ -115,8 +115,11 @@ static int route_classified(struct hvt_daemon *d, struct hvt_tracked *t, const c
                 return hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "Out of memory");
         }
         t->seen = true;
+        /* Found and tuned, said together. */
+        hvt_log_hold(&d->log);
         hvt_report_disk_found(&d->log, &t->disk);
         hvt_tune(d, t, HVT_TUNE_FOUND);
+        hvt_log_release(&d->log);
         return 0;
 }
 

@@ -212,7 +212,7 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
         hvt_report_busy_retry(&d->log, &t->disk, (unsigned) delay_ms, t->busy_passes, HVT_BUSY_PASSES);
 }
 
-void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
+static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
         struct hook hook = { d, t };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_plan plan, back;
@@ -248,4 +248,11 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
         if (tally.repairs > 0)
                 count_repairs(d, t, tally.repairs);
         retry_busy(d, t, busy || any_busy(&a));
+}
+
+void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
+        /* What the pass found and did, in one write(2) on stderr. */
+        hvt_log_hold(&d->log);
+        tune(d, t, why);
+        hvt_log_release(&d->log);
 }

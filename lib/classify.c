@@ -132,21 +132,15 @@ static int link_name(const char *dir, const char *name, char *buf, size_t size) 
         return hvt_strscpy(buf, size, last ? last + 1 : target) ? 0 : -ENAMETOOLONG;
 }
 
-static bool has_line(const char *text, const char *line) {
-        size_t n = strlen(line);
-
-        for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
-                        return true;
-        return false;
-}
 
 /* The ancestors classification needs, as lengths of prefixes of a device's syspath: the
- * nearest SCSI LUN and the nearest VMBus device (0 when there is none). Found as libudev
- * finds parents (a directory below /sys/devices with a uevent file is a device; its
- * subsystem is the name its subsystem link points at), with two system calls a level where
- * udev_device_get_parent() builds a whole device, path walk and all: on a VM with hundreds
- * of LUNs that was two thirds of the start-up's system calls. */
+ * nearest SCSI LUN and the nearest VMBus device (0 when there is none). Found with one
+ * system call a level where udev_device_get_parent() builds a whole device, path walk and
+ * all (on a VM with hundreds of LUNs that was two thirds of the start-up's system calls):
+ * a directory below /sys/devices with a subsystem link is a device, and its subsystem is the
+ * name the link points at. device_add() makes the link and the uevent file together, and a
+ * class's glue directory ("block") has neither, so the link alone tells what libudev's stat()
+ * of uevent does. */
 struct ancestors {
         char path[PATH_MAX];
         size_t sdev, vmbus;
@@ -159,10 +153,16 @@ static const char *ancestor(const struct ancestors *a, size_t len, char buf[stat
         return buf;
 }
 
-static bool is_scsi_lun(const char *dir) {
-        char uevent[4096];
+/* Whether a device of the scsi bus named name is a LUN (DEVTYPE=scsi_device): the bus holds
+ * hosts ("host%d"), targets ("target%d:%d:%d") and LUNs, which the kernel names
+ * "%d:%d:%d:%llu" (scsi_sysfs_device_initialize()), so the name tells, without the three
+ * calls a read of its uevent costs. Parsed as read_address() parses it. */
+static bool is_lun_name(const char *name) {
+        unsigned h, c, t;
+        uint64_t l;
+        int consumed = 0;
 
-        return read_below(dir, "uevent", uevent, sizeof(uevent)) >= 0 && has_line(uevent, "DEVTYPE=scsi_device");
+        return sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) == 4 && name[consumed] == '\0';
 }
 
 /* Whether syspath is a path below top made of names only: no empty, "." or ".." component
@@ -207,25 +207,20 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
                 return -ENAMETOOLONG;
         memcpy(a->path, syspath, len + 1);
         while ((slash = memrchr(a->path, '/', len)) && (len = (size_t) (slash - a->path)) > top_len) {
-                char dir[PATH_MAX], uevent[PATH_MAX], subsystem[64];
-                struct stat st;
+                char dir[PATH_MAX], subsystem[64];
 
                 /* Once the LUN is found, a VMBus device this walk met before is recognised by
                  * its path: the levels between (target, host) need no look. */
                 if (a->sdev && (a->vmbus = cached_vmbus(cache, a->path, len)) > 0)
                         break;
                 ancestor(a, len, dir);
-                /* stat(), not fstatat(AT_FDCWD, ...): the same call, but umockdev before 0.16
-                 * (Debian 11's 0.15.4) redirects only the former into a testbed. */
-                if ((size_t) snprintf(uevent, sizeof(uevent), "%s/uevent", dir) >= sizeof(uevent) ||
-                    stat(uevent, &st) < 0 ||
-                    link_name(dir, "subsystem", subsystem, sizeof(subsystem)) < 0)
+                if (link_name(dir, "subsystem", subsystem, sizeof(subsystem)) < 0)
                         continue;  /* not a device: a class directory ("block") */
                 if (strcmp(subsystem, "vmbus") == 0) {
                         a->vmbus = len;
                         break;
                 }
-                if (!a->sdev && strcmp(subsystem, "scsi") == 0 && is_scsi_lun(dir))
+                if (!a->sdev && strcmp(subsystem, "scsi") == 0 && is_lun_name(strrchr(dir, '/') + 1))
                         a->sdev = len;
         }
         return 0;

@@ -23,9 +23,10 @@
  * opens are read-only and follow no link; there are at most three calls a level and a few more.
  * So the walk reads nothing outside the tree, and terminates whatever the links. The result is
  * checked against a model of the tree built here from the same files (a device is a directory
- * with a uevent and a subsystem link, named by the link's last component, as libudev has it):
- * a disk is Hyper-V's exactly when its nearest VMBus ancestor is bound to hv_storvsc and there
- * is a SCSI LUN (DEVTYPE=scsi_device) between them, then with that LUN's H:C:T:L, the VMBus
+ * with a subsystem link, its subsystem the link's last component: sysfs makes the link and
+ * uevent together): a disk is Hyper-V's exactly when its nearest VMBus ancestor is bound to
+ * hv_storvsc and there is a SCSI LUN (a device of "scsi" named H:C:T:L, as the kernel names
+ * LUNs and no host or target) between them, then with that LUN's H:C:T:L, the VMBus
  * device's device_id (or its name) and class, the LUN's INQUIRY strings and the disk's diskseq;
  * a scsi_host is storvsc's when its nearest VMBus ancestor is bound, with its figures. A value
  * the model cannot be sure of (a file longer than sysfs makes one, a number written oddly) is
@@ -43,9 +44,8 @@
 #define COMPONENTS_MAX 128
 #define SYSPATH_MAX 16384
 /* The longest small attribute the model is sure the walk reads (a braced GUID and a newline
- * is 39 bytes), and the longest uevent: sysfs gives at most a page, less its last byte. */
+ * is 39 bytes). */
 #define SMALL_MAX 40
-#define UEVENT_MAX 4095
 
 static char root[PATH_MAX], top[PATH_MAX];
 static int root_fd = -1;
@@ -140,8 +140,8 @@ int __wrap_fstatat64(int dirfd, const char *path, struct stat *st, int flags) {
         return __real_fstatat64(dirfd, path, st, flags);
 }
 
-/* The walk's stat() of each uevent file (lib/classify.c: umockdev 0.15.4 redirects stat(),
- * not fstatat()). */
+/* The walk's stat() of the disk's directory, for its inode (lib/classify.c: umockdev 0.15.4
+ * redirects stat(), not fstatat()). */
 int __wrap_stat(const char *path, struct stat *st) {
         note(CALL_STAT, AT_FDCWD, path, 0);
         return __real_stat(path, st);
@@ -385,13 +385,23 @@ static void link_last(const char *dir, size_t dir_len, const char *name, char *b
         snprintf(buf, size, "%s", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
 }
 
-/* Whether dir has a uevent, following links as stat() does. */
-static bool has_uevent(const char *dir, size_t dir_len) {
-        char path[SYSPATH_MAX + PATH_MAX];
-        struct stat st;
+static const char *last_of(const char *syspath, size_t len, char *buf, size_t size) {
+        const char *slash = memrchr(syspath, '/', len);
 
-        snprintf(path, sizeof(path), "%.*s/uevent", (int) dir_len, dir);
-        return strlen(path) < PATH_MAX && stat(path, &st) == 0;
+        snprintf(buf, size, "%.*s", (int) (len - (size_t) (slash - syspath) - 1), slash + 1);
+        return buf;
+}
+
+/* Whether the last component of dir[0..dir_len) is a LUN's name: H:C:T:L, as
+ * lib/classify.c's read_address() parses it. */
+static bool is_lun_name(const char *dir, size_t dir_len) {
+        char name[PATH_MAX];
+        unsigned h, c, t;
+        uint64_t l;
+        int consumed = 0;
+
+        last_of(dir, dir_len, name, sizeof(name));
+        return sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) == 4 && name[consumed] == '\0';
 }
 
 struct model {
@@ -399,24 +409,13 @@ struct model {
         size_t vmbus;    /* length of the nearest VMBus device's path; 0: none */
         bool bound;      /* that device's driver is hv_storvsc */
         size_t sdev;     /* the nearest SCSI LUN between them; 0: none */
-        bool sdev_sure;  /* no uevent on the way that the walk may read otherwise */
 };
-
-static bool is_line(const char *text, const char *line) {
-        size_t n = strlen(line);
-
-        for (const char *p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
-                        return true;
-        return false;
-}
 
 static void model_walk(const char *syspath, struct model *m) {
         size_t top_len = strlen(top);
 
-        *m = (struct model) { .sdev_sure = true };
+        *m = (struct model) {};
         for (size_t len = strlen(syspath); len > top_len; len--) {
-                static char uevent[UEVENT_MAX + 64];
                 char subsystem[PATH_MAX], driver[PATH_MAX];
 
                 if (syspath[len] != '/')
@@ -425,25 +424,14 @@ static void model_walk(const char *syspath, struct model *m) {
                 if (m->vmbus)
                         continue;
                 link_last(syspath, len, "subsystem", subsystem, sizeof(subsystem));
-                if (!has_uevent(syspath, len) || !*subsystem)
+                if (!*subsystem)
                         continue;
                 if (strcmp(subsystem, "vmbus") == 0) {
                         m->vmbus = len;
                         link_last(syspath, len, "driver", driver, sizeof(driver));
                         m->bound = strcmp(driver, "hv_storvsc") == 0;
-                } else if (!m->sdev && m->sdev_sure && strcmp(subsystem, "scsi") == 0) {
-                        switch (attr(syspath, len, "uevent", UEVENT_MAX, uevent, sizeof(uevent))) {
-                        case ATTR_TEXT:
-                                if (is_line(uevent, "DEVTYPE=scsi_device"))
-                                        m->sdev = len;
-                                break;
-                        case ATTR_ODD:
-                                m->sdev_sure = false;
-                                break;
-                        case ATTR_ABSENT:
-                                break;
-                        }
-                }
+                } else if (!m->sdev && strcmp(subsystem, "scsi") == 0 && is_lun_name(syspath, len))
+                        m->sdev = len;
         }
 }
 
@@ -512,13 +500,6 @@ static bool canonical_decimal(const char *s, uint64_t max, uint64_t *ret) {
         }
         *ret = v;
         return true;
-}
-
-static const char *last_of(const char *syspath, size_t len, char *buf, size_t size) {
-        const char *slash = memrchr(syspath, '/', len);
-
-        snprintf(buf, size, "%.*s", (int) (len - (size_t) (slash - syspath) - 1), slash + 1);
-        return buf;
 }
 
 /* What the VMBus device says of the controller: 1 known into guid, 0 unsure, -1 no GUID. */
@@ -614,19 +595,11 @@ static void check_disk(const char *syspath) {
                 fuzz_check(r == -ENAMETOOLONG || r == 0, "a syspath of %zu bytes: %d", strlen(syspath), r);
                 return;
         }
-        if (!m.vmbus || !m.bound || (!m.sdev && m.sdev_sure)) {
+        if (!m.vmbus || !m.bound || !m.sdev) {
                 fuzz_check(r == 0, "no Hyper-V disk, yet classified: %d", r);
                 return;
         }
         ctrl = model_controller(syspath, m.vmbus, guid);
-        if (!m.sdev_sure) {
-                /* Which LUN, if any, is not known here: what is above it is. */
-                if (r > 0) {
-                        check_disk_common(syspath, &m, &d, ctrl, guid);
-                        hvt_disk_done(&d);
-                }
-                return;
-        }
         fuzz_check(r != 0, "a disk below hv_storvsc and a LUN, classified as none");
 
         last_of(syspath, m.sdev, name, sizeof(name));

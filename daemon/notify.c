@@ -220,7 +220,7 @@ static int watchdog_enabled(uint64_t *ret_usec) {
                         return r;
                 if (pid == 0 || pid > INT_MAX)
                         return -EINVAL;
-                if ((pid_t) pid != getpid())
+                if ((pid_t) pid != hvt_getpid())
                         return 0;
         }
         *ret_usec = usec;

@@ -30,7 +30,7 @@ int hvt_reload_mark(int dir_fd, unsigned started, unsigned finished, const char 
         if (dir_fd < 0)
                 return -EBADF;
         /* Whose record: one that a daemon before this one left must not answer for this one. */
-        n = snprintf(buf, sizeof(buf), "%d %u %u %s\n", (int) getpid(), started, finished,
+        n = snprintf(buf, sizeof(buf), "%d %u %u %s\n", (int) hvt_getpid(), started, finished,
                      *config_error ? config_error : "ok");
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENOBUFS;

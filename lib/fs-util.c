@@ -328,7 +328,7 @@ static uint64_t tmp_random(void) {
         if (!seeded) {
                 if (getrandom(&state, sizeof(state), GRND_NONBLOCK) != (ssize_t) sizeof(state))
                         /* The kernel's pool not ready yet (early boot), where getrandom() would block. */
-                        state = hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) getpid() << 40);
+                        state = hvt_now_usec(CLOCK_MONOTONIC) ^ ((uint64_t) hvt_getpid() << 40);
                 seeded = true;
         }
         z = (state += UINT64_C(0x9e3779b97f4a7c15));

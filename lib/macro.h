@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +68,14 @@ static inline uint64_t hvt_now_usec(clockid_t clock) {
 
         (void) clock_gettime(clock, &ts);
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* The process's id, as systemd's raw_getpid() asks it. Not getpid(): its stub is all that
+ * hvtuned's start needed from a 64 KiB stretch of libc's text nothing else of it touches, and
+ * the kernel's fault-around maps the whole stretch in (64 KiB of the service's peak RSS,
+ * docs/performance.md). syscall() is in text that is mapped anyway. */
+static inline pid_t hvt_getpid(void) {
+        return (pid_t) syscall(SYS_getpid);
 }
 
 /* A string that may be NULL (out of memory), for a message. */

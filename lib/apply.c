@@ -4,10 +4,12 @@
  * A value that already matches is never written: a write to a sysfs attribute is not free
  * (a scheduler switch freezes the queue), and writes are what an operator audits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "macro.h"
@@ -36,11 +38,6 @@ static void copy_value(char dst[static HVT_VALUE_MAX], const char *src) {
         (void) hvt_strscpy(dst, HVT_VALUE_MAX, src);
 }
 
-/* A read that fails: a missing attribute is a kernel that lacks it, anything else a failure. */
-static void result_read_error(struct hvt_result *res, int r) {
-        res->error = -r;
-        res->outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
-}
 
 static void result_error(struct hvt_result *res, int r) {
         res->error = -r;
@@ -93,6 +90,18 @@ static int item_read(struct item *item, enum hvt_attr_id id, char buf[static REA
         return hvt_sysfs_read_fd(item->fd, buf, READ_MAX);
 }
 
+/* A read that fails: a missing attribute is a kernel that lacks it, anything else a failure.
+ * So is an ENOENT from an attribute that is there after all (an open that raced a remove and
+ * an add, a fault injected): taken for a kernel that lacks it, a write that changes it would
+ * go ahead unseen (device/timeout moving io_timeout), and its restore would take hvtuned's own
+ * value for the operator's. One faccessat(), on that error only. */
+static void result_read_error(const struct item *item, struct hvt_result *res, int r) {
+        res->error = -r;
+        res->outcome = r == -ENOENT &&
+                (item->dirfd < 0 || faccessat(item->dirfd, hvt_attr_get(res->attr)->name, F_OK, 0) < 0)
+                ? HVT_UNSUPPORTED : HVT_FAILED;
+}
+
 static void items_close(struct item *items, size_t n) {
         for (size_t i = 0; i < n; i++)
                 closep(&items[i].fd);
@@ -112,7 +121,7 @@ static void decide(struct item *item, const char *left, struct hvt_result *res) 
 
         r = item_read(item, res->attr, buf);
         if (r < 0)
-                return result_read_error(res, r);
+                return result_read_error(item, res, r);
         r = parse_current(a, buf, now, &list);
         if (r < 0) {
                 copy_value(res->from, buf);  /* as read: the sinks escape it */
@@ -190,7 +199,7 @@ static void watch(struct item *item, struct hvt_result *res) {
 
         r = item_read(item, res->attr, buf);
         if (r < 0)
-                return result_read_error(res, r);
+                return result_read_error(item, res, r);
         r = parse_current(a, buf, res->from, &list);
         if (r < 0) {
                 copy_value(res->from, buf);  /* as read: the sinks escape it */
@@ -225,15 +234,15 @@ bool hvt_apply_may_write(const struct hvt_apply *found, size_t i) {
  * moves io_timeout) would be taken at the restore for a value of the operator's, and put
  * back. One the kernel does not have (unsupported, or not there) loses nothing. Not under a
  * restore (below). */
-static void hold_writes(struct hvt_apply *a) {
+static void hold_writes(const struct item *items, struct hvt_apply *a) {
         for (size_t i = 0; i < a->n; i++) {
                 struct hvt_result *w = &a->results[i];
 
                 for (size_t j = 0; j < a->n && w->outcome == HVT_WOULD_APPLY; j++) {
                         const struct hvt_result *other = &a->results[j];
 
-                        /* ENOENT: not there at all (its directory gone with the disk). */
-                        if (other->outcome == HVT_FAILED && other->error != ENOENT &&
+                        /* Its directory gone with the disk: nothing there to lose. */
+                        if (other->outcome == HVT_FAILED && items[j].dirfd != -ENOENT &&
                             hvt_attr_write_may_change(w->attr, other->attr)) {
                                 result_error(w, -other->error);
                                 w->unread = true;
@@ -384,7 +393,7 @@ static void apply_items(struct item *items, unsigned flags, hvt_before_write_t b
         /* A restore goes ahead: what it changes besides takes the kernel's coupled value, and
          * holding it would leave hvtuned's own value in place of the original. */
         if (!(flags & HVT_APPLY_RESTORE))
-                hold_writes(a);
+                hold_writes(items, a);
         for (size_t i = 0; i < a->n; i++)
                 any = any || a->results[i].outcome == HVT_WOULD_APPLY;
         if (!any || (flags & HVT_APPLY_DRY_RUN))

@@ -7,7 +7,10 @@
  * "0:0:0:1/queue_depth", "parameters/storvsc_max_hw_queues"), or, with a '*', is a pattern
  * for the last component (fnmatch(3): ".#hvtuned.sda.*", any temporary of sda's record); FAULT
  * is one of
- *   open:ERRNO        every open fails (ENOENT: this kernel has no such attribute)
+ *   open:ERRNO        every open fails (ENOENT: this kernel has no such attribute, and
+ *                     faccessat() says so too)
+ *   open-once:ERRNO   the first open fails, the attribute still there (an open that raced
+ *                     a remove and an add)
  *   open-write:ERRNO  opens for writing fail (EACCES: no write bit, kernfs_fop_open();
  *                     EROFS: sysfs mounted read-only; ENOENT: removed since it was read)
  *   write:ERRNO       write(2) fails and nothing is stored (the store function refused:
@@ -51,7 +54,7 @@
 #define SPEC_MAX 4096
 #define SUFFIX_MAX 256
 
-enum op { OP_OPEN, OP_OPEN_WRITE, OP_WRITE, OP_SHORT, OP_READ, OP_READBACK };
+enum op { OP_OPEN, OP_OPEN_ONCE, OP_OPEN_WRITE, OP_WRITE, OP_SHORT, OP_READ, OP_READBACK };
 enum content { CONTENT_ERRNO, CONTENT_GARBAGE, CONTENT_ESCAPES, CONTENT_EMPTY };
 
 struct fault {
@@ -80,12 +83,15 @@ static struct fd_state {
 
 /* Paths written through a write that got through: readback faults apply to them. */
 static char *written[WRITTEN_MAX];
+/* Paths whose open-once fault was met. */
+static char *failed_once[WRITTEN_MAX];
 
 /* "4096" first: a reader that stops at the NUL would take it for a valid value. */
 static const char garbage[] = "4096\0\001\033[2J\nnone [bfq]\n";
 static const char escapes[] = "\033[2J128\n256\n";
 
 typedef int (*openat_fn)(int, const char *, int, ...);
+static int (*real_faccessat)(int, const char *, int, int);
 static openat_fn real_openat, real_openat64;
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_read)(int, void *, size_t);
@@ -100,6 +106,7 @@ static void init(void) {
                 real_read = (ssize_t (*)(int, void *, size_t)) dlsym(RTLD_NEXT, "read");
                 real_pread64 = (ssize_t (*)(int, void *, size_t, off_t)) dlsym(RTLD_NEXT, "pread64");
                 real_close = (int (*)(int)) dlsym(RTLD_NEXT, "close");
+                real_faccessat = (int (*)(int, const char *, int, int)) dlsym(RTLD_NEXT, "faccessat");
         }
 }
 
@@ -143,7 +150,7 @@ static void parse_fault(const char *text, struct fault *f) {
                 const char *name;
                 enum op op;
         } ops[] = {
-                { "open", OP_OPEN }, { "open-write", OP_OPEN_WRITE }, { "write", OP_WRITE },
+                { "open", OP_OPEN }, { "open-once", OP_OPEN_ONCE }, { "open-write", OP_OPEN_WRITE }, { "write", OP_WRITE },
                 { "read", OP_READ }, { "readback", OP_READBACK },
         };
         const char *colon = strchr(text, ':'), *arg;
@@ -247,21 +254,29 @@ static bool matches(const char *path, const char *suffix) {
         return lp == ls || path[lp - ls - 1] == '/' || suffix[0] == '/';
 }
 
-static bool was_written(const char *path) {
+static bool in_list(char *const *list, const char *path) {
         for (size_t i = 0; i < WRITTEN_MAX; i++)
-                if (written[i] && strcmp(written[i], path) == 0)
+                if (list[i] && strcmp(list[i], path) == 0)
                         return true;
         return false;
 }
 
-static void mark_written(const char *path) {
-        if (was_written(path))
+static void add_to_list(char **list, const char *path) {
+        if (in_list(list, path))
                 return;
         for (size_t i = 0; i < WRITTEN_MAX; i++)
-                if (!written[i]) {
-                        written[i] = strdup(path);
+                if (!list[i]) {
+                        list[i] = strdup(path);
                         return;
                 }
+}
+
+static bool was_written(const char *path) {
+        return in_list(written, path);
+}
+
+static void mark_written(const char *path) {
+        add_to_list(written, path);
 }
 
 static void forget(int fd) {
@@ -288,6 +303,12 @@ static int open_faulted(openat_fn real, int dirfd, const char *name, int flags, 
                 if (!matches(path, f->suffix))
                         continue;
                 switch (f->op) {
+                case OP_OPEN_ONCE:
+                        if (in_list(failed_once, path))
+                                break;
+                        add_to_list(failed_once, path);
+                        errno = f->error;
+                        return -1;
                 case OP_OPEN:
                 case OP_OPEN_WRITE:
                         if (f->op == OP_OPEN_WRITE && !writing)
@@ -327,6 +348,24 @@ static int open_faulted(openat_fn real, int dirfd, const char *name, int flags, 
         return fd;
 }
 
+/* An attribute whose opens fail with ENOENT is not there: hvtuned asks faccessat() whether an
+ * ENOENT it met came from a missing attribute (lib/apply.c). */
+int faccessat(int dirfd, const char *name, int mode, int flags) {
+        struct fault faults[FAULTS_MAX];
+        char path[4096];
+        size_t n;
+
+        init();
+        n = load_faults(faults);
+        if (n > 0)
+                full_path(dirfd, name, path);
+        for (size_t i = 0; i < n; i++)
+                if (faults[i].op == OP_OPEN && faults[i].error == ENOENT && matches(path, faults[i].suffix)) {
+                        errno = ENOENT;
+                        return -1;
+                }
+        return real_faccessat(dirfd, name, mode, flags);
+}
 
 /* With _FILE_OFFSET_BITS=64 callers reach openat64; both go the same way. */
 #define DEFINE_OPENAT(fn, real)                                                 \

@@ -92,6 +92,12 @@ static const struct fault_case {
         { "ENOENT", "sdd/queue/nr_requests=open:ENOENT", "sdd", "queue/nr_requests", "unsupported", ENOENT,
           "sdd queue/nr_requests: 128 (unsupported: no such attribute on this kernel)", "2534",
           STATUS_UNSUPPORTED, SAME },
+        /* An open of io_timeout that raced a remove and an add: ENOENT, yet the attribute is
+         * there. Not a kernel without it: device/timeout, which moves it, waits for a pass that
+         * can see it, and the next one writes both. */
+        { "ENOENT-raced", "sdb/queue/io_timeout=open-once:ENOENT", "sdb", "device/timeout", "failed", ENOENT,
+          "sdb device/timeout: 180 -> 300 (not written: queue/io_timeout, which the write changes, cannot be read: "
+          "No such file or directory)", "180", STATUS_FAILED, KEPT },
         /* Read a moment ago, gone for the write: the disk is going away, not a kernel without it.
          * The switch to none just before reset it to the tag depth, which it keeps. */
         { "ENOENT-after-read", "sda/queue/nr_requests=open-write:ENOENT", "sda", "queue/nr_requests", "failed",

@@ -577,5 +577,68 @@ else
         ok "$VMTEST_KERNEL: beside another LUN's nr_requests loop, $a0 tuned with no busy write (the lock is waited for), all back at stop"
 fi
 
+# --- 10: failing system calls on a real kernel ---------------------------------------------
+# tests/faults fails every call on umockdev's testbeds with a preload; here strace --inject
+# fails them against the kernel's own sysfs, kernfs's answers and all: the kept fd's pread
+# after a write, a write the kernel never saw, no descriptor left, a record that cannot be
+# made. One life with one kind of call failing from some call on, SIGTERM; then a clean life
+# on the same runtime directory. Never killed by a signal, SIGTERM obeyed within 5 s (or an
+# exit of its own at start, saying why), and after the clean life every writable attribute of
+# every disk and the parameter exactly as before the faulty one, no record left.
+config <<EOF
+queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
+device = { timeout = 300; };
+EOF
+vmdisks=$(for d in /sys/bus/vmbus/devices/*/host*/target*/*/block/*; do basename "$d"; done)
+everything() {
+        local d
+        for d in $vmdisks; do snapshot "$d" | sed "s|^|$d |"; done
+        [ $hascap = 0 ] || echo "parameter $(cat $PARAM)"
+}
+everything > /tmp/faults.before
+# life LOG [STRACE ARGS...]: hvtuned as the unit runs it, under strace with ARGS when given;
+# SIGTERM once it has started. Prints its exit status, or fails.
+life() {
+        local log=$1 pid i rc
+        shift
+        if [ $# -gt 0 ]; then
+                RUNTIME_DIRECTORY=/run/hvtuned strace -f -qq -o /dev/null "$@" "$HVTUNED" > "$log" 2>&1 &
+        else
+                RUNTIME_DIRECTORY=/run/hvtuned "$HVTUNED" > "$log" 2>&1 &
+        fi
+        pid=$!
+        for ((i = 0; i < 300; i++)); do
+                grep -q "^Started" "$log" && break
+                kill -0 $pid 2> /dev/null || break
+                sleep 0.2
+        done
+        pkill -TERM -x hvtuned
+        for ((i = 0; i < 25; i++)); do
+                kill -0 $pid 2> /dev/null || break
+                sleep 0.2
+        done
+        if kill -0 $pid 2> /dev/null; then
+                pkill -KILL -x hvtuned
+                fail "$log: SIGTERM not obeyed within 5 s"
+        fi
+        wait $pid
+        rc=$?
+        [ $rc -lt 128 ] || fail "$log: hvtuned died of signal $((rc - 128)): $(tail -n 5 "$log")"
+        grep -q "^Started" "$log" || [ $rc != 0 ] || fail "$log: neither started nor said why not"
+        echo $rc
+}
+n=0
+for spec in pread64:error=EIO:when=3+ write:error=ENODEV:when=2+ write:error=EBUSY:when=5 \
+        openat:error=EMFILE:when=25+ renameat:error=EROFS:when=1+; do
+        n=$((n + 1))
+        rc=$(life /tmp/faults.$n.log -e trace="${spec%%:*}" -e inject="$spec") || exit 1
+        crc=$(life /tmp/clean.$n.log) || exit 1
+        [ "$crc" = 0 ] || fail "the clean life after $spec exited $crc: $(tail -n 5 /tmp/clean.$n.log)"
+        everything > /tmp/faults.after
+        diff -u /tmp/faults.before /tmp/faults.after || fail "after $spec and a clean life, the disks differ"
+        [ -z "$(ls /run/hvtuned)" ] || fail "after $spec and a clean life, records left: $(ls /run/hvtuned)"
+        ok "$spec: exit $rc, then a clean life: every disk and the parameter as before"
+done
+
 dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
 echo "vmtest: all stages passed"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the journal/stderr split and log levels, the journal's native protocol, and escaping
- * what they carry.
+/* Owns: the journal/stderr split and log levels, the journal's native protocol, escaping what
+ * they carry, and holding a disk's lines on stderr for one write.
  *
  * Journal detection follows systemd's contract: JOURNAL_STREAM names the device and inode of
  * the stream it connected to stderr, so a redirected stderr is never mistaken for journald.
@@ -181,7 +181,39 @@ static void say_dropped_at_exit(uint64_t n) {
         (void) send(STDERR_FILENO, line, (size_t) len, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-static void flush_held(struct hvt_log_held *h);
+/* Once stderr's reader is gone (EPIPE: the pipe's reader exited, or journald's stream was
+ * closed), there is no more stderr: /dev/null takes its place, so that no later line fails
+ * again, and descriptor 2 is never closed (the next open would get it). */
+static void stderr_gone(void) {
+        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        (void) dup2(fd, STDERR_FILENO);
+        if (fd != STDERR_FILENO)
+                close(fd);
+        clearerr(stderr);
+}
+
+static void write_stderr(const char *data, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(STDERR_FILENO, data, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EPIPE)
+                        stderr_gone();
+                if (n <= 0)
+                        return;  /* nowhere else to say it */
+                data += n;
+                len -= (size_t) n;
+        }
+}
+
+static void flush_held(struct hvt_log_held *h) {
+        write_stderr(h->buf, h->len);
+        h->len = 0;
+}
 
 void hvt_log_done(struct hvt_log *log) {
         struct hvt_log_journal *j = log->journald;
@@ -259,40 +291,6 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
                 return 0;
         }
         return r < 0 ? r : 0;
-}
-
-/* Once stderr's reader is gone (EPIPE: the pipe's reader exited, or journald's stream was
- * closed), there is no more stderr: /dev/null takes its place, so that no later line fails
- * again, and descriptor 2 is never closed (the next open would get it). */
-static void stderr_gone(void) {
-        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return;
-        (void) dup2(fd, STDERR_FILENO);
-        if (fd != STDERR_FILENO)
-                close(fd);
-        clearerr(stderr);
-}
-
-static void write_stderr(const char *data, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(STDERR_FILENO, data, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EPIPE)
-                        stderr_gone();
-                if (n <= 0)
-                        return;  /* nowhere else to say it */
-                data += n;
-                len -= (size_t) n;
-        }
-}
-
-static void flush_held(struct hvt_log_held *h) {
-        write_stderr(h->buf, h->len);
-        h->len = 0;
 }
 
 /* One line; with the syslog prefix "<prio>" when stderr is journald's stream, whose protocol

@@ -4,7 +4,6 @@
  * A value that already matches is never written: a write to a sysfs attribute is not free
  * (a scheduler switch freezes the queue), and writes are what an operator audits. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +36,6 @@ const char *hvt_outcome_to_string(enum hvt_outcome o) {
 static void copy_value(char dst[static HVT_VALUE_MAX], const char *src) {
         (void) hvt_strscpy(dst, HVT_VALUE_MAX, src);
 }
-
 
 static void result_error(struct hvt_result *res, int r) {
         res->error = -r;
@@ -106,8 +104,6 @@ static void items_close(struct item *items, size_t n) {
         for (size_t i = 0; i < n; i++)
                 closep(&items[i].fd);
 }
-
-
 
 /* Reads and compares: the outcome is unchanged, would apply (res->to holds the value to
  * write), failed or unsupported; res->from what was found. */

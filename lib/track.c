@@ -88,8 +88,9 @@ void hvt_slot_orig(const struct hvt_slot *slot, struct hvt_setting *ret) {
 void hvt_slot_set_want(struct hvt_slot *slot, const struct hvt_setting *v) {
         if (v->set)
                 memcpy(slot->want, v->text, HVT_VALUE_MAX);
-        else
-                slot->want[0] = '\0';
+        /* No longer managed: the room is left's, and a managed attribute had none. */
+        else if (slot->want_set)
+                slot->left[0] = '\0';
         slot->want_set = v->set;
 }
 
@@ -101,8 +102,11 @@ void hvt_slot_set_orig(struct hvt_slot *slot, const struct hvt_setting *v) {
         slot->orig_set = v->set;
 }
 
+/* What hvtuned's write left in a knock-on is forgotten; a managed attribute has none, and its
+ * room is the want's. */
 static void forget_left(struct hvt_slot *slot) {
-        slot->left[0] = '\0';
+        if (!slot->want_set)
+                slot->left[0] = '\0';
 }
 
 void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret) {
@@ -354,7 +358,7 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
         for (size_t i = 0; i < s->n; i++) {
                 struct hvt_slot *slot = &s->slot[i];
 
-                if (slot->watch_only && slot->orig_set && !slot->want_set && !*slot->left) {
+                if (slot->watch_only && slot->orig_set && !slot->want_set && !*hvt_slot_left(slot)) {
                         slot->orig_set = false;
                         ret_tally->forgotten++;
                 }

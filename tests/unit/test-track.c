@@ -630,6 +630,65 @@ START_TEST(test_knock_on_goes_back_with_its_cause) {
 }
 END_TEST
 
+/* A slot keeps a knock-on's left in the room of the want, which only a managed attribute
+ * has: managed, the knock-on has none, and its want never reads as one, neither in a restore
+ * at stop nor once it is dropped again. */
+START_TEST(test_knock_on_managed_then_dropped) {
+        struct hvt_slots s = {};
+        struct hvt_plan p = {}, back;
+        struct hvt_apply found = {}, a = {};
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_tally t;
+        struct hvt_result *r;
+        bool taken[_HVT_ATTR_DISK_MAX];
+
+        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        plan(&s, &p);
+        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
+        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
+        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
+        r->watched = true;
+        r->cause = HVT_ATTR_MAX_SECTORS_KB;
+        hvt_track_applied(&s, &a, v, &t);
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
+
+        /* Managed now: its original stays, what the write left does not. */
+        want(&p, HVT_ATTR_READ_AHEAD_KB, "1024");
+        plan(&s, &p);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want, "1024");
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "64");
+
+        /* Stopping: put back as any managed one, and still wanted after. */
+        hvt_track_restore_all(&s, &back);
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "");
+        a = (struct hvt_apply) {};
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_FAILED, "256", "128")->error = EIO;
+        add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "1024", "64");
+        ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 1);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
+        ck_assert(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want_set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want, "1024");
+
+        /* Dropped again while its cause is managed, with an original taken since: the want
+         * is not what a write left, and it goes back whatever it shows. */
+        found = (struct hvt_apply) {};
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_WOULD_APPLY, "64", "1024");
+        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
+        p = (struct hvt_plan) {};
+        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "");
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->want_set);
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "");
+        hvt_slots_done(&s);
+}
+END_TEST
+
 /* The same write on a kernel where it leaves read_ahead_kb alone (5.10, 6.1): the original
  * taken before the write is forgotten after it, so that neither a stop nor a reload puts the
  * operator's later value back to it; the record is to be saved again. The scheduler's
@@ -685,6 +744,7 @@ int main(void) {
         tcase_add_test(tc, test_later_write_is_repair);
         tcase_add_test(tc, test_knock_on);
         tcase_add_test(tc, test_knock_on_goes_back_with_its_cause);
+        tcase_add_test(tc, test_knock_on_managed_then_dropped);
         tcase_add_test(tc, test_watch_without_knock_on_forgotten);
         tcase_add_test(tc, test_clamped_kept_is_no_drift);
         tcase_add_test(tc, test_repeated_failure);

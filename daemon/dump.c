@@ -15,8 +15,8 @@
 
 #define STATE_FIELDS (_HVT_ATTR_DISK_MAX + 1)
 
-static const char *value_or(const struct hvt_setting *s, const char *none) {
-        return s->set ? s->text : none;
+static const char *value_or(bool set, const char *text, const char *none) {
+        return set ? text : none;
 }
 
 static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
@@ -30,7 +30,10 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
         for (size_t i = 0; i < t->slots.n; i++) {
                 const struct hvt_slot *s = &t->slots.slot[i];
 
-                plan.want[s->id] = s->want.set ? s->want : s->orig;
+                if (s->want_set)
+                        hvt_slot_want(s, &plan.want[s->id]);
+                else
+                        hvt_slot_orig(s, &plan.want[s->id]);
         }
         hvt_apply_disk(&t->disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &now);
 
@@ -46,13 +49,13 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                  * any other unmanaged one (a knock-on) with the write that can change it. */
                 const char *last = s->acted ? hvt_outcome_to_string(s->last_action) :
                                    s->last.to[0] ? "unchanged" :
-                                   !s->want.set && hvt_attr_reset_by_scheduler(id) ? "reset by the scheduler" :
-                                   !s->want.set ? "watched, goes back with its cause" : "none yet";
+                                   !s->want_set && hvt_attr_reset_by_scheduler(id) ? "reset by the scheduler" :
+                                   !s->want_set ? "watched, goes back with its cause" : "none yet";
 
                 (void) hvt_attr_format_path(id, attr, sizeof(attr));
                 snprintf(state[i], sizeof(state[i]),
                          "HVTUNED_STATE=%s original=%s desired=%s current=%s last=%s", attr,
-                         value_or(&s->orig, "-"), value_or(&s->want, "-"),
+                         value_or(s->orig_set, s->orig, "-"), value_or(s->want_set, s->want, "-"),
                          *r->from ? r->from : "?", last);
                 fields[n++] = state[i];
                 if (off < sizeof(message))

@@ -55,7 +55,7 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 for (size_t j = 0; j < t->slots.n; j++) {
                         const struct hvt_slot *s = &t->slots.slot[j];
 
-                        if (s->want.set && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
+                        if (s->want_set && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
                                 m->attributes[s->last.outcome]++;
                 }
         }

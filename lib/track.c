@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "track.h"
 
 /* The slots: a small array sorted by attribute id, searched linearly (a disk has a handful). */
@@ -43,7 +44,7 @@ void hvt_slots_compact(struct hvt_slots *s) {
         struct hvt_slot *fewer;
 
         for (size_t i = 0; i < s->n; i++)
-                if (s->slot[i].want.set || s->slot[i].orig.set)
+                if (s->slot[i].want_set || s->slot[i].orig_set)
                         s->slot[n++] = s->slot[i];
         s->n = (uint8_t) n;
         if (n == 0) {
@@ -64,10 +65,54 @@ void hvt_slots_done(struct hvt_slots *s) {
         *s = (struct hvt_slots) {};
 }
 
+/* The text of a slot's setting was made by a constructor of attr.h, from the kernel's or the
+ * configuration's value: made again from it, the setting is the same, its number with it. */
+static void setting_of(const struct hvt_slot *slot, bool set, const char *text, struct hvt_setting *ret) {
+        *ret = (struct hvt_setting) {};
+        if (set && hvt_setting_from_kernel(ret, (enum hvt_attr_id) slot->id, text) < 0) {
+                /* Cannot be, for a text those made; should it be, the text alone is still
+                 * what is written and compared. */
+                *ret = (struct hvt_setting) { .set = true };
+                memcpy(ret->text, text, HVT_VALUE_MAX);
+        }
+}
+
+void hvt_slot_want(const struct hvt_slot *slot, struct hvt_setting *ret) {
+        setting_of(slot, slot->want_set, slot->want, ret);
+}
+
+void hvt_slot_orig(const struct hvt_slot *slot, struct hvt_setting *ret) {
+        setting_of(slot, slot->orig_set, slot->orig, ret);
+}
+
+void hvt_slot_set_want(struct hvt_slot *slot, const struct hvt_setting *v) {
+        if (v->set)
+                memcpy(slot->want, v->text, HVT_VALUE_MAX);
+        /* No longer managed: the room is left's, and a managed attribute had none. */
+        else if (slot->want_set)
+                slot->left[0] = '\0';
+        slot->want_set = v->set;
+}
+
+void hvt_slot_set_orig(struct hvt_slot *slot, const struct hvt_setting *v) {
+        if (v->set)
+                memcpy(slot->orig, v->text, HVT_VALUE_MAX);
+        else
+                slot->orig[0] = '\0';
+        slot->orig_set = v->set;
+}
+
+/* What hvtuned's write left in a knock-on is forgotten; a managed attribute has none, and its
+ * room is the want's. */
+static void forget_left(struct hvt_slot *slot) {
+        if (!slot->want_set)
+                slot->left[0] = '\0';
+}
+
 void hvt_slots_originals(const struct hvt_slots *s, struct hvt_originals *ret) {
         *ret = (struct hvt_originals) {};
         for (size_t i = 0; i < s->n; i++)
-                ret->value[s->slot[i].id] = s->slot[i].orig;
+                hvt_slot_orig(&s->slot[i], &ret->value[s->slot[i].id]);
 }
 
 /* Sets the slots' originals, or their wants, from values[]: a slot is made for a value that
@@ -84,7 +129,10 @@ static int set_all(struct hvt_slots *s, const struct hvt_setting values[static _
                                 return -ENOMEM;
                         continue;
                 }
-                *(orig ? &slot->orig : &slot->want) = values[i];
+                if (orig)
+                        hvt_slot_set_orig(slot, &values[i]);
+                else
+                        hvt_slot_set_want(slot, &values[i]);
         }
         return 0;
 }
@@ -133,12 +181,12 @@ static void forget_history(struct hvt_slot *s) {
  * another write (read_ahead_kb after max_sectors_kb) is the kernel's answer to that write
  * while it holds. Either goes back with what changed it. */
 static bool waits_for_cause(const struct hvt_slots *s, const struct hvt_plan *plan, const struct hvt_slot *slot) {
-        if (!hvt_attr_reset_by_scheduler(slot->id) && !*slot->left)
+        if (!hvt_attr_reset_by_scheduler(slot->id) && !*hvt_slot_left(slot))
                 return false;
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 const struct hvt_slot *cause = hvt_slot_get(s, (enum hvt_attr_id) i);
 
-                if (plan->want[i].set && cause && cause->orig.set &&
+                if (plan->want[i].set && cause && cause->orig_set &&
                     hvt_attr_write_may_change((enum hvt_attr_id) i, slot->id))
                         return true;
         }
@@ -154,22 +202,22 @@ int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *
                 enum hvt_attr_id id = (enum hvt_attr_id) i;
                 const struct hvt_setting *now = &plan->want[i];
                 struct hvt_slot *slot = hvt_slot_get(s, id);
-                bool was = slot && slot->want.set;
-                bool unmanaged = !now->set && slot && slot->orig.set && !waits_for_cause(s, plan, slot);
+                bool was = slot && slot->want_set;
+                bool unmanaged = !now->set && slot && slot->orig_set && !waits_for_cause(s, plan, slot);
 
                 /* Managed now: its original is put back as any managed one's. */
                 if (now->set && slot) {
-                        slot->left[0] = '\0';
+                        forget_left(slot);
                         slot->watch_only = false;
                 }
-                if (was && now->set && strcmp(slot->want.text, now->text) == 0)
+                if (was && now->set && strcmp(slot->want, now->text) == 0)
                         memcpy(plan->kept[i], slot->last.kept, HVT_VALUE_MAX);
                 else if (slot && (!unmanaged || was))
                         forget_history(slot);
                 /* else: a restore still to do keeps the result of its last try. */
                 if (unmanaged) {
-                        ret_restore->want[i] = slot->orig;
-                        memcpy(ret_restore->left[i], slot->left, HVT_VALUE_MAX);
+                        hvt_slot_orig(slot, &ret_restore->want[i]);
+                        (void) hvt_strscpy(ret_restore->left[i], HVT_VALUE_MAX, hvt_slot_left(slot));
                 }
         }
         return hvt_slots_set_wants(s, plan);
@@ -180,9 +228,9 @@ void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret) {
         for (size_t i = 0; i < s->n; i++) {
                 const struct hvt_slot *slot = &s->slot[i];
 
-                if (slot->orig.set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX) {
-                        ret->want[slot->id] = slot->orig;
-                        memcpy(ret->left[slot->id], slot->left, HVT_VALUE_MAX);
+                if (slot->orig_set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX) {
+                        hvt_slot_orig(slot, &ret->want[slot->id]);
+                        (void) hvt_strscpy(ret->left[slot->id], HVT_VALUE_MAX, hvt_slot_left(slot));
                 }
         }
 }
@@ -210,8 +258,8 @@ unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
                 /* A knock-on of the restore itself, put back: not this slot's original. */
                 if (r->watched)
                         continue;
-                slot->orig.set = false;
-                slot->left[0] = '\0';
+                slot->orig_set = false;
+                forget_left(slot);
                 forget_history(slot);
         }
         return failed;
@@ -227,6 +275,7 @@ int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
         memset(taken, 0, _HVT_ATTR_DISK_MAX * sizeof(taken[0]));
         for (size_t i = 0; i < found->n; i++) {
                 const struct hvt_result *res = &found->results[i];
+                struct hvt_setting orig;
                 struct hvt_slot *slot;
 
                 if (!hvt_apply_may_write(found, i))
@@ -241,12 +290,13 @@ int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
                         r = -ENOMEM;
                         break;
                 }
-                if (slot->orig.set)
+                if (slot->orig_set)
                         continue;
                 /* from is a value the pass read and parsed. */
-                r = hvt_setting_from_kernel(&slot->orig, res->attr, res->from);
+                r = hvt_setting_from_kernel(&orig, res->attr, res->from);
                 if (r < 0)
                         break;
+                hvt_slot_set_orig(slot, &orig);
                 /* One a scheduler switch resets goes back with the scheduler, switch or not. */
                 slot->watch_only = res->watched && !hvt_attr_reset_by_scheduler(res->attr);
                 taken[res->attr] = any = true;
@@ -261,7 +311,7 @@ int hvt_track_originals(struct hvt_slots *s, const struct hvt_apply *found,
 void hvt_track_drop_originals(struct hvt_slots *s, const bool taken[static _HVT_ATTR_DISK_MAX]) {
         for (size_t i = 0; i < s->n; i++)
                 if ((unsigned) s->slot[i].id < _HVT_ATTR_DISK_MAX && taken[s->slot[i].id])
-                        s->slot[i].orig.set = false;
+                        s->slot[i].orig_set = false;
 }
 
 void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
@@ -294,7 +344,7 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 /* Changed by a write of hvtuned's, not managed: only its original and what
                  * the write left, for its restore. */
                 if (r->outcome == HVT_KNOCKED_ON) {
-                        if (!slot->want.set && slot->orig.set)
+                        if (!slot->want_set && slot->orig_set)
                                 memcpy(slot->left, r->to, HVT_VALUE_MAX);
                         continue;
                 }
@@ -308,8 +358,8 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
         for (size_t i = 0; i < s->n; i++) {
                 struct hvt_slot *slot = &s->slot[i];
 
-                if (slot->watch_only && slot->orig.set && !slot->want.set && !*slot->left) {
-                        slot->orig.set = false;
+                if (slot->watch_only && slot->orig_set && !slot->want_set && !*hvt_slot_left(slot)) {
+                        slot->orig_set = false;
                         ret_tally->forgotten++;
                 }
                 slot->watch_only = false;

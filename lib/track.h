@@ -37,15 +37,22 @@ struct hvt_last {
 /* What hvtuned knows of one attribute of a managed disk. A slot lives while the attribute is
  * managed or has an original recorded (a restore still to do). Narrow fields, packed: a disk
  * holds a slot for each attribute it manages and each knock-on it keeps (five on the bench's
- * configuration), and the enums, the int and the bools' padding made a slot 200 bytes, 184
- * now (~80 KiB of peak RSS at 1,000 disks; docs/performance.md). */
+ * configuration). The wanted value and the original are kept as text only, as a disk's
+ * attributes are compared and written as text: hvt_slot_want() and hvt_slot_orig() make
+ * the struct hvt_setting a plan or the record takes from it. */
 struct hvt_slot {
-        struct hvt_setting want;   /* what the last pass wanted; .set false: not managed */
-        struct hvt_setting orig;   /* before hvtuned's first write, as recorded */
+        union {
+                char want[HVT_VALUE_MAX];  /* want_set: what the last pass wanted */
+                /* Not managed (!want_set), a knock-on: what hvtuned's write left in it, which
+                 * its restore expects to find ("": not one, or not known since a restart: put
+                 * back as it is). A managed attribute has none, which frees the room for the
+                 * want: read it with hvt_slot_left(). */
+                char left[HVT_VALUE_MAX];
+        };
+        char orig[HVT_VALUE_MAX];  /* orig_set: before hvtuned's first write, as recorded */
         struct hvt_last last;
-        /* A knock-on not managed: what hvtuned's write left in it, which its restore expects
-         * to find ("": not one, or not known since a restart: put back as it is). */
-        char left[HVT_VALUE_MAX];
+        bool want_set : 1;         /* false: not managed */
+        bool orig_set : 1;
         /* Its original was taken because a write of the pass may change it (read_ahead_kb
          * before max_sectors_kb), not managed: unless that write did, nothing of hvtuned's is
          * there to put back, and the original is forgotten after the pass. */
@@ -55,6 +62,12 @@ struct hvt_slot {
         uint8_t id;                /* enum hvt_attr_id */
         uint8_t last_action;       /* enum hvt_outcome */
 };
+
+/* Why a byte here counts: at 1,000 disks the service holds 5,000 slots, a part of its peak
+ * RSS measured (docs/performance.md). Two whole struct hvt_setting, enums, an int and padding
+ * made a slot 200 bytes, 184 narrowed; with the settings as text and left in the want's room,
+ * 128. */
+_Static_assert(sizeof(struct hvt_slot) <= 128, "a slot is a disk's memory, times each attribute it keeps");
 
 /* Sorted by id, which is apply order. */
 struct hvt_slots {
@@ -68,6 +81,19 @@ struct hvt_slot *hvt_slot_make(struct hvt_slots *s, enum hvt_attr_id id);
 /* Drops the slots with nothing left in them: not managed, no original. */
 void hvt_slots_compact(struct hvt_slots *s);
 void hvt_slots_done(struct hvt_slots *s);
+
+/* The slot's want, or its original, as the setting plans and records hold; unset when it
+ * has none. */
+void hvt_slot_want(const struct hvt_slot *slot, struct hvt_setting *ret);
+void hvt_slot_orig(const struct hvt_slot *slot, struct hvt_setting *ret);
+/* The slot's want becomes v, or it is not managed with v unset; so does its original. */
+void hvt_slot_set_want(struct hvt_slot *slot, const struct hvt_setting *v);
+void hvt_slot_set_orig(struct hvt_slot *slot, const struct hvt_setting *v);
+
+/* What hvtuned's write left in a knock-on not managed; "" for a managed attribute. */
+static inline const char *hvt_slot_left(const struct hvt_slot *slot) {
+        return slot->want_set ? "" : slot->left;
+}
 
 /* The slots want what p wants: a slot for each attribute it manages. -ENOMEM, with what
  * fitted taken. */

@@ -424,7 +424,7 @@ static void knock_on_run(const char *cause, const char *value, const char *ra) {
         ck_assert_int_eq(r->cause, id);
         ck_assert_str_eq(r->from, ra);
         ck_assert_ptr_nonnull(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB));
-        ck_assert_str_eq(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, ra);
+        ck_assert_str_eq(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig, ra);
         /* A second pass: nothing written, nothing knocked on, and no restore of it yet. */
         tune_pass(&s, &config, &a);
         ck_assert_ptr_null(hvt_apply_find(&a, HVT_ATTR_READ_AHEAD_KB));
@@ -489,7 +489,7 @@ START_TEST(test_knock_on_changed_since_left) {
         ck_assert_str_eq(buf, "4096");
         read_queue("max_sectors_kb", buf, sizeof(buf));
         ck_assert_str_eq(buf, "128");
-        ck_assert(!hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);  /* not put back later either */
+        ck_assert(!hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);  /* not put back later either */
         hvt_slots_done(&s);
         loop_detach();
 }

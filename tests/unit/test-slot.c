@@ -13,6 +13,23 @@ static void set(struct hvt_setting *s, const char *text) {
         strcpy(s->text, text);
 }
 
+/* The slot's want, or original, becomes text; NULL: none. */
+static void set_want(struct hvt_slot *slot, const char *text) {
+        struct hvt_setting v = {};
+
+        if (text)
+                set(&v, text);
+        hvt_slot_set_want(slot, &v);
+}
+
+static void set_orig(struct hvt_slot *slot, const char *text) {
+        struct hvt_setting v = {};
+
+        if (text)
+                set(&v, text);
+        hvt_slot_set_orig(slot, &v);
+}
+
 START_TEST(test_order_and_compact) {
         const enum hvt_attr_id ids[] = { HVT_ATTR_TIMEOUT, HVT_ATTR_SCHEDULER, HVT_ATTR_READ_AHEAD_KB,
                                          HVT_ATTR_NR_REQUESTS };
@@ -24,7 +41,7 @@ START_TEST(test_order_and_compact) {
 
                 ck_assert_ptr_nonnull(slot);
                 ck_assert_int_eq(slot->id, ids[i]);
-                set(&slot->want, "x");
+                set_want(slot, "1");
         }
         ck_assert_ptr_eq(hvt_slot_make(&s, HVT_ATTR_TIMEOUT), hvt_slot_get(&s, HVT_ATTR_TIMEOUT));
         ck_assert_uint_eq(s.n, 4);
@@ -32,16 +49,18 @@ START_TEST(test_order_and_compact) {
                 ck_assert_int_lt(s.slot[i - 1].id, s.slot[i].id);
 
         /* Not managed any more but with an original: kept; with neither: dropped. */
-        hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->want.set = false;
-        set(&hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->orig, "bfq");
-        hvt_slot_get(&s, HVT_ATTR_NR_REQUESTS)->want.set = false;
+        set_want(hvt_slot_get(&s, HVT_ATTR_SCHEDULER), NULL);
+        set_orig(hvt_slot_get(&s, HVT_ATTR_SCHEDULER), "bfq");
+        set_want(hvt_slot_get(&s, HVT_ATTR_NR_REQUESTS), NULL);
         hvt_slots_compact(&s);
         ck_assert_uint_eq(s.n, 3);
         ck_assert_ptr_null(hvt_slot_get(&s, HVT_ATTR_NR_REQUESTS));
-        ck_assert_str_eq(hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->orig.text, "bfq");
+        ck_assert_str_eq(hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->orig, "bfq");
 
-        for (size_t i = 0; i < s.n; i++)
-                s.slot[i].want.set = s.slot[i].orig.set = false;
+        for (size_t i = 0; i < s.n; i++) {
+                set_want(&s.slot[i], NULL);
+                set_orig(&s.slot[i], NULL);
+        }
         hvt_slots_compact(&s);
         ck_assert_uint_eq(s.n, 0);
         ck_assert_ptr_null(s.slot);
@@ -55,8 +74,8 @@ START_TEST(test_originals) {
 
         set(&in.value[HVT_ATTR_NR_REQUESTS], "256");
         set(&in.value[HVT_ATTR_EH_TIMEOUT], "10");
-        set(&hvt_slot_make(&s, HVT_ATTR_SCHEDULER)->orig, "kyber");   /* replaced by the record */
-        set(&hvt_slot_make(&s, HVT_ATTR_SCHEDULER)->want, "none");
+        set_orig(hvt_slot_make(&s, HVT_ATTR_SCHEDULER), "kyber");   /* replaced by the record */
+        set_want(hvt_slot_make(&s, HVT_ATTR_SCHEDULER), "none");
 
         ck_assert_int_eq(hvt_slots_set_originals(&s, &in), 0);
         hvt_slots_originals(&s, &out);
@@ -66,8 +85,8 @@ START_TEST(test_originals) {
                         ck_assert_str_eq(out.value[i].text, in.value[i].text);
         }
         /* The managed attribute keeps its slot, without the original the record lacks. */
-        ck_assert(hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->want.set);
-        ck_assert(!hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->orig.set);
+        ck_assert(hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->want_set);
+        ck_assert(!hvt_slot_get(&s, HVT_ATTR_SCHEDULER)->orig_set);
         ck_assert_uint_eq(s.n, 3);
         hvt_slots_done(&s);
 }

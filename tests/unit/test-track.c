@@ -78,17 +78,17 @@ START_TEST(test_first_pass_takes_originals) {
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
         ck_assert(taken[HVT_ATTR_SCHEDULER] && taken[HVT_ATTR_NR_REQUESTS] && taken[HVT_ATTR_READ_AHEAD_KB]);
         ck_assert(!taken[HVT_ATTR_TIMEOUT]);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig.text, "mq-deadline");
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig.text, "256");
-        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->want.set);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, "128");
-        ck_assert(!slot(&s, HVT_ATTR_TIMEOUT)->orig.set);   /* nothing written: nothing to put back */
+        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig, "mq-deadline");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig, "256");
+        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->want_set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "128");
+        ck_assert(!slot(&s, HVT_ATTR_TIMEOUT)->orig_set);   /* nothing written: nothing to put back */
 
         /* A later write of the same pass (after the scheduler's) finds them taken. */
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 0);
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 ck_assert(!taken[i]);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig.text, "mq-deadline");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig, "mq-deadline");
 
         /* Nothing differs: nothing to take. */
         found.results[0].outcome = HVT_UNCHANGED;
@@ -96,7 +96,7 @@ START_TEST(test_first_pass_takes_originals) {
         hvt_slots_done(&s);
         plan(&s, &p);
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 0);
-        ck_assert(!slot(&s, HVT_ATTR_SCHEDULER)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_SCHEDULER)->orig_set);
         hvt_slots_done(&s);
 }
 END_TEST
@@ -105,27 +105,29 @@ START_TEST(test_originals_dropped_when_save_fails) {
         struct hvt_slots s = {};
         struct hvt_plan p = {};
         struct hvt_apply found = {};
+        struct hvt_setting earlier;
         bool taken[_HVT_ATTR_DISK_MAX];
 
         want(&p, HVT_ATTR_NOMERGES, "2");
         want(&p, HVT_ATTR_READ_AHEAD_KB, "4096");
         plan(&s, &p);
-        set(&slot(&s, HVT_ATTR_NOMERGES)->orig, HVT_ATTR_NOMERGES, "0");   /* from an earlier pass */
+        set(&earlier, HVT_ATTR_NOMERGES, "0");
+        hvt_slot_set_orig(slot(&s, HVT_ATTR_NOMERGES), &earlier);   /* from an earlier pass */
         add(&found, HVT_ATTR_NOMERGES, HVT_WOULD_APPLY, "1", "2");
         add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_WOULD_APPLY, "128", "4096");
 
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
         hvt_track_drop_originals(&s, taken);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NOMERGES)->orig.text, "0");   /* not this pass's to drop */
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NOMERGES)->orig, "0");   /* not this pass's to drop */
 
         /* A value that is none fails the step, and what it took before goes again. */
         found = (struct hvt_apply) {};
         add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_WOULD_APPLY, "128", "4096");
         add(&found, HVT_ATTR_TIMEOUT, HVT_WOULD_APPLY, "x", "300");
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), -EINVAL);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NOMERGES)->orig.text, "0");
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NOMERGES)->orig, "0");
         hvt_slots_done(&s);
 }
 END_TEST
@@ -349,7 +351,7 @@ START_TEST(test_restore_success) {
         add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "4096", "128");
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
         ck_assert_int_eq(v[0].action, HVT_ACTION_RESTORE);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->settled);
         ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to, "");
 
@@ -383,7 +385,7 @@ START_TEST(test_restore_failure) {
                 ck_assert_int_eq(v[0].action, HVT_ACTION_RESTORE);
                 /* Said once: the next try remembers this one's. */
                 ck_assert(v[0].repeated == (i > 0));
-                ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, "128");
+                ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "128");
                 ck_assert_int_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.outcome, HVT_FAILED);
 
                 a = (struct hvt_apply) {};
@@ -398,7 +400,7 @@ START_TEST(test_restore_failure) {
         a = (struct hvt_apply) {};
         add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "4096", "128");
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
         ck_assert_int_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.outcome, HVT_UNCHANGED);
         ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to, "");
         hvt_slots_done(&s);
@@ -422,10 +424,10 @@ START_TEST(test_restore_waits_for_failed_scheduler) {
         add(&a, HVT_ATTR_NR_REQUESTS, HVT_APPLIED, "64", "256");
         add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "4096", "128");
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 1);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig.text, "mq-deadline");
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig.text, "256");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_SCHEDULER)->orig, "mq-deadline");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig, "256");
         ck_assert(slot(&s, HVT_ATTR_NR_REQUESTS)->settled);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->settled);   /* its history went with it */
 
         /* With the scheduler's back, both go. */
@@ -435,8 +437,8 @@ START_TEST(test_restore_waits_for_failed_scheduler) {
         add(&a, HVT_ATTR_SCHEDULER, HVT_APPLIED, "none", "mq-deadline");
         add(&a, HVT_ATTR_NR_REQUESTS, HVT_UNCHANGED, "256", "256");
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
-        ck_assert(!slot(&s, HVT_ATTR_SCHEDULER)->orig.set);
-        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_SCHEDULER)->orig_set);
+        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->orig_set);
         hvt_slots_done(&s);
 }
 END_TEST
@@ -452,8 +454,8 @@ START_TEST(test_waits_for_scheduler) {
         want(&p, HVT_ATTR_READ_AHEAD_KB, "4096");
         ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
         ck_assert_uint_eq(hvt_plan_count(&back), 0);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig.text, "256");
-        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->want.set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig, "256");
+        ck_assert(!slot(&s, HVT_ATTR_NR_REQUESTS)->want_set);
 
         /* The scheduler dropped too: both go back. */
         p = (struct hvt_plan) {};
@@ -479,7 +481,7 @@ START_TEST(test_dropped_attribute_restored) {
         ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
         ck_assert_uint_eq(hvt_plan_count(&back), 1);
         ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "128");
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->want.set);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->want_set);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->settled);   /* was managed: history gone */
         hvt_slots_done(&s);
 
@@ -520,7 +522,7 @@ START_TEST(test_history_kept_or_forgotten) {
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->acted);
         ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.kept, "");
         ck_assert_str_eq(p.kept[HVT_ATTR_READ_AHEAD_KB], "");
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want.text, "1024");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want, "1024");
         a = (struct hvt_apply) {};
         add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "4092", "1024");
         hvt_track_applied(&s, &a, v, &t);
@@ -590,7 +592,7 @@ START_TEST(test_knock_on_goes_back_with_its_cause) {
         add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
         ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
         ck_assert(taken[HVT_ATTR_READ_AHEAD_KB]);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.text, "64");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "64");
 
         add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
         r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
@@ -598,11 +600,11 @@ START_TEST(test_knock_on_goes_back_with_its_cause) {
         r->cause = HVT_ATTR_MAX_SECTORS_KB;
         hvt_track_applied(&s, &a, v, &t);
         ck_assert_uint_eq(t.failed + t.repairs, 0);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->left, "512");
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
 
         /* The next pass, same plan: read_ahead_kb waits for max_sectors_kb. */
         plan(&s, &p);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->left, "512");
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
 
         /* Stopping: both, the knock-on with what the write left. */
         hvt_track_restore_all(&s, &back);
@@ -622,8 +624,67 @@ START_TEST(test_knock_on_goes_back_with_its_cause) {
         add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "256", "128");
         add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_LEFT, "4096", "64");
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
-        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig.set);
-        ck_assert(!slot(&s, HVT_ATTR_MAX_SECTORS_KB)->orig.set);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
+        ck_assert(!slot(&s, HVT_ATTR_MAX_SECTORS_KB)->orig_set);
+        hvt_slots_done(&s);
+}
+END_TEST
+
+/* A slot keeps a knock-on's left in the room of the want, which only a managed attribute
+ * has: managed, the knock-on has none, and its want never reads as one, neither in a restore
+ * at stop nor once it is dropped again. */
+START_TEST(test_knock_on_managed_then_dropped) {
+        struct hvt_slots s = {};
+        struct hvt_plan p = {}, back;
+        struct hvt_apply found = {}, a = {};
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_tally t;
+        struct hvt_result *r;
+        bool taken[_HVT_ATTR_DISK_MAX];
+
+        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        plan(&s, &p);
+        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
+        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
+        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
+        r->watched = true;
+        r->cause = HVT_ATTR_MAX_SECTORS_KB;
+        hvt_track_applied(&s, &a, v, &t);
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
+
+        /* Managed now: its original stays, what the write left does not. */
+        want(&p, HVT_ATTR_READ_AHEAD_KB, "1024");
+        plan(&s, &p);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want, "1024");
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "64");
+
+        /* Stopping: put back as any managed one, and still wanted after. */
+        hvt_track_restore_all(&s, &back);
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "");
+        a = (struct hvt_apply) {};
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_FAILED, "256", "128")->error = EIO;
+        add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_APPLIED, "1024", "64");
+        ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 1);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
+        ck_assert(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want_set);
+        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->want, "1024");
+
+        /* Dropped again while its cause is managed, with an original taken since: the want
+         * is not what a write left, and it goes back whatever it shows. */
+        found = (struct hvt_apply) {};
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_WOULD_APPLY, "64", "1024");
+        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
+        p = (struct hvt_plan) {};
+        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+        ck_assert_str_eq(back.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(back.left[HVT_ATTR_READ_AHEAD_KB], "");
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->want_set);
+        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "");
         hvt_slots_done(&s);
 }
 END_TEST
@@ -655,7 +716,7 @@ START_TEST(test_watch_without_knock_on_forgotten) {
         hvt_track_applied(&s, &a, v, &t);
         ck_assert_uint_eq(t.forgotten, 1);
         ck_assert_ptr_null(hvt_slot_get(&s, HVT_ATTR_READ_AHEAD_KB));
-        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig.text, "200");
+        ck_assert_str_eq(slot(&s, HVT_ATTR_NR_REQUESTS)->orig, "200");
 
         hvt_track_restore_all(&s, &back);
         ck_assert(!back.want[HVT_ATTR_READ_AHEAD_KB].set);
@@ -683,6 +744,7 @@ int main(void) {
         tcase_add_test(tc, test_later_write_is_repair);
         tcase_add_test(tc, test_knock_on);
         tcase_add_test(tc, test_knock_on_goes_back_with_its_cause);
+        tcase_add_test(tc, test_knock_on_managed_then_dropped);
         tcase_add_test(tc, test_watch_without_knock_on_forgotten);
         tcase_add_test(tc, test_clamped_kept_is_no_drift);
         tcase_add_test(tc, test_repeated_failure);

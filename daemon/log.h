@@ -38,6 +38,11 @@ int hvt_log_attach(struct hvt_log *log, struct hvt_event *e);
  * the stream only if it takes the line without waiting either. */
 void hvt_log_done(struct hvt_log *log);
 
+/* Whether an entry's extra fields go anywhere: only journald's socket takes them. */
+static inline bool hvt_log_fields_wanted(const struct hvt_log *log) {
+        return log->journald;
+}
+
 /* From hvt_log_hold() to the matching hvt_log_release(), lines on stderr at LOG_NOTICE and
  * below are held and go out together: a disk's pass says what it found and did in one
  * write(2). A warning or worse goes out at once, with what was held before it. Nested holds
@@ -60,6 +65,9 @@ int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *
  * A field's text lives until the end of the statement's block, and is cut to HVT_FIELD_MAX;
  * the sinks escape it. */
 #define HVT_FIELD_MAX 512
+/* The same, made only when the entry can carry them (a journal entry): on stderr an entry is
+ * its message alone, and formatting its fields was a tenth of a coldplug's instructions. */
+#define HVT_FIELDS_FOR(log, ...) (hvt_log_fields_wanted(log) ? HVT_FIELDS(__VA_ARGS__) : NULL)
 #define HVT_FIELD(...) hvt_field_format((char[HVT_FIELD_MAX]) {}, HVT_FIELD_MAX, __VA_ARGS__)
 #define HVT_FIELDS(...) ((const char *const[]) { __VA_ARGS__, NULL })
 

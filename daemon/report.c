@@ -45,6 +45,8 @@ static int log_subject(const struct hvt_log *log, const struct hvt_subject *s, i
 
         if (prio > log->max_level)
                 return -abs(error);
+        if (!hvt_log_fields_wanted(log))
+                return hvt_log_structv(log, prio, error, message_id, NULL, fmt, ap);
         add_about(&f, "HVTUNED_DEVICE", s->name);
         if (*s->controller)  /* the driver belongs to none */
                 add_about(&f, "HVTUNED_CONTROLLER", s->controller);
@@ -222,29 +224,29 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
         if (r->watched || r->held || r->unread)
                 (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
         /* The optional fields that apply, packed first: the first NULL ends the list. */
-        if (*cause)
+        if (*cause && hvt_log_fields_wanted(log))
                 optional[n_optional++] = hvt_field_format(cause_field, sizeof(cause_field), "HVTUNED_CAUSE=%s", cause);
-        if (*r->kept)
+        if (*r->kept && hvt_log_fields_wanted(log))
                 optional[n_optional++] = hvt_field_format(value_field, sizeof(value_field), "HVTUNED_KEPT=%s", r->kept);
-        else if (*r->offered)
+        else if (*r->offered && hvt_log_fields_wanted(log))
                 optional[n_optional++] = hvt_field_format(value_field, sizeof(value_field), "HVTUNED_OFFERED=%s",
                                                           r->offered);
         (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action),
-                               HVT_FIELDS(HVT_FIELD("HVTUNED_ATTR=%s", attr),
-                                          HVT_FIELD("HVTUNED_FROM=%s", r->from),
-                                          HVT_FIELD("HVTUNED_TO=%s", r->to),
-                                          HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
-                                          HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
-                                          optional[0], optional[1]),
+                               HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_ATTR=%s", attr),
+                                              HVT_FIELD("HVTUNED_FROM=%s", r->from),
+                                              HVT_FIELD("HVTUNED_TO=%s", r->to),
+                                              HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
+                                              HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
+                                              optional[0], optional[1]),
                                "%s %s: %s", subject->name, attr, text);
 }
 
 static void report_disk(const struct hvt_log *log, const struct hvt_disk *disk, int prio,
                         const char *message_id, const char *what) {
         (void) hvt_log_disk(log, disk, prio, 0, message_id,
-                            HVT_FIELDS(HVT_FIELD("HVTUNED_SCSI_ADDRESS=%u:%u:%u:%" PRIu64, disk->host,
-                                                 disk->channel, disk->target, disk->lun),
-                                       HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(disk->kind))),
+                            HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_SCSI_ADDRESS=%u:%u:%u:%" PRIu64, disk->host,
+                                                          disk->channel, disk->target, disk->lun),
+                                           HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(disk->kind))),
                             "%s: %s Hyper-V %s disk %u:%u:%u:%" PRIu64 " on controller %s (%s %s)",
                             disk->sysname, what, hvt_kind_to_string(disk->kind), disk->host,
                             disk->channel, disk->target, disk->lun, disk->controller,

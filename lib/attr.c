@@ -112,12 +112,20 @@ const char *hvt_group_name(enum hvt_group group) {
 
 int hvt_attr_format_path(enum hvt_attr_id id, char *buf, size_t size) {
         const struct hvt_attr *a = hvt_attr_get(id);
-        int n;
+        size_t g, n;
 
         if (!a)
                 return -EINVAL;
-        n = snprintf(buf, size, "%s/%s", group_names[a->group], a->name);
-        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
+        /* Copied, not snprintf()ed: every result told makes one (6% of a coldplug's
+         * instructions as snprintf()). */
+        g = strlen(group_names[a->group]);
+        n = strlen(a->name);
+        if (g + 1 + n >= size)
+                return -ENOBUFS;
+        memcpy(buf, group_names[a->group], g);
+        buf[g] = '/';
+        memcpy(buf + g + 1, a->name, n + 1);
+        return 0;
 }
 
 /* Letters, digits, '_' and '-': every value hvtuned writes, and nothing a newline, a second

@@ -36,12 +36,13 @@ static int format_record(const struct hvt_subject *s, const struct hvt_originals
                 return -ENOBUFS;
         off = (size_t) n;
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++) {
-                char attr[48];
+                const struct hvt_attr *a = hvt_attr_get((enum hvt_attr_id) i);
 
                 if (!o->value[i].set || !hvt_subject_has(s, (enum hvt_attr_id) i))
                         continue;
-                (void) hvt_attr_format_path((enum hvt_attr_id) i, attr, sizeof(attr));
-                n = snprintf(buf + off, size - off, "%s=%s\n", attr, o->value[i].text);
+                /* The key as hvt_attr_format_path() makes it, in the same snprintf(). */
+                n = snprintf(buf + off, size - off, "%s/%s=%s\n", hvt_group_name(a->group), a->name,
+                             o->value[i].text);
                 if (n < 0 || (size_t) n >= size - off)
                         return -ENOBUFS;
                 off += (size_t) n;

@@ -66,15 +66,17 @@ void hvt_slots_done(struct hvt_slots *s) {
 }
 
 /* The text of a slot's setting was made by a constructor of attr.h, from the kernel's or the
- * configuration's value: made again from it, the setting is the same, its number with it. */
+ * configuration's value: canonical, so its number is what strtoll() reads of it (a
+ * scheduler's is 0, as hvt_setting_set_sched() leaves it). Not made again through the
+ * constructor: its snprintf() was a tenth of a coldplug's instructions, once for every
+ * record saved. */
 static void setting_of(const struct hvt_slot *slot, bool set, const char *text, struct hvt_setting *ret) {
-        *ret = (struct hvt_setting) {};
-        if (set && hvt_setting_from_kernel(ret, (enum hvt_attr_id) slot->id, text) < 0) {
-                /* Cannot be, for a text those made; should it be, the text alone is still
-                 * what is written and compared. */
-                *ret = (struct hvt_setting) { .set = true };
-                memcpy(ret->text, text, HVT_VALUE_MAX);
-        }
+        *ret = (struct hvt_setting) { .set = set };
+        if (!set)
+                return;
+        memcpy(ret->text, text, HVT_VALUE_MAX);
+        if (hvt_attr_get((enum hvt_attr_id) slot->id)->kind != HVT_VALUE_SCHEDULER)
+                ret->num = strtoll(text, NULL, 10);
 }
 
 void hvt_slot_want(const struct hvt_slot *slot, struct hvt_setting *ret) {

@@ -461,6 +461,37 @@ START_TEST(test_unreadable_knock_on_holds_its_cause) {
 }
 END_TEST
 
+/* A number is compared as "%lld" prints it: what sysfs shows ("128") as it is, anything else
+ * ("0128", "+4096") made canonical first, never taken for a value that differs. */
+START_TEST(test_values_compared_canonical) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 128);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        put(&f, "sda/queue/nr_requests", "0128\n");
+        put(&f, "sda/queue/read_ahead_kb", "+4096\n");
+        put(&f, "0:0:0:0/timeout", "300\n");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_NR_REQUESTS)->from, "128");
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->from, "4096");
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_TIMEOUT)->from, "300");
+        ck_assert_uint_eq(count_writes(&f), 0);
+
+        put(&f, "sda/queue/nr_requests", "-0\n");
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_DRY_RUN, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_WOULD_APPLY);
+        ck_assert_str_eq(find(&a, HVT_ATTR_NR_REQUESTS)->from, "0");
+}
+END_TEST
+
 /* Reads of each file of the queue/ and LUN directories since the last call (IN_ACCESS: one a
  * read(2) or pread(2) that returned bytes), and its opens for reading (IN_CLOSE_NOWRITE).
  * Opens and writes are watched too, only so that two reads in a row are two events: inotify
@@ -678,6 +709,7 @@ int main(void) {
         tcase_add_test(tc, test_hook_once_before_writes);
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
         tcase_add_test(tc, test_unreadable_knock_on_holds_its_cause);
+        tcase_add_test(tc, test_values_compared_canonical);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         tcase_add_test(tc, test_watched_read_only_when_reached);
         tcase_add_test(tc, test_knock_on_told_and_recorded);

@@ -573,6 +573,32 @@ START_TEST(test_repair_window) {
 }
 END_TEST
 
+/* max_sectors_kb managed and written (128 -> 256), read_ahead_kb not, its knock-on (64 ->
+ * 512): the pass through the slots, its original taken before the write. */
+static void tune_with_knock_on(struct hvt_slots *s, struct hvt_plan *p) {
+        struct hvt_apply found = {}, a = {};
+        struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_tally t;
+        struct hvt_result *r;
+        bool taken[_HVT_ATTR_DISK_MAX];
+
+        want(p, HVT_ATTR_MAX_SECTORS_KB, "256");
+        plan(s, p);
+        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
+        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
+        ck_assert_int_eq(hvt_track_originals(s, &found, taken), 1);
+        ck_assert(taken[HVT_ATTR_READ_AHEAD_KB]);
+        ck_assert_str_eq(slot(s, HVT_ATTR_READ_AHEAD_KB)->orig, "64");
+
+        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
+        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
+        r->watched = true;
+        r->cause = HVT_ATTR_MAX_SECTORS_KB;
+        hvt_track_applied(s, &a, v, &t);
+        ck_assert_uint_eq(t.failed + t.repairs, 0);
+        ck_assert_str_eq(hvt_slot_left(slot(s, HVT_ATTR_READ_AHEAD_KB)), "512");
+}
+
 /* A knock-on not managed (read_ahead_kb after max_sectors_kb's write): its original taken
  * before the write, what the write left kept, no restore while max_sectors_kb is managed,
  * and on the reload that drops max_sectors_kb both go back, read_ahead_kb expecting what the
@@ -580,27 +606,10 @@ END_TEST
 START_TEST(test_knock_on_goes_back_with_its_cause) {
         struct hvt_slots s = {};
         struct hvt_plan p = {}, back;
-        struct hvt_apply found = {}, a = {};
+        struct hvt_apply a = {};
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
-        struct hvt_tally t;
-        struct hvt_result *r;
-        bool taken[_HVT_ATTR_DISK_MAX];
 
-        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
-        plan(&s, &p);
-        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
-        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
-        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
-        ck_assert(taken[HVT_ATTR_READ_AHEAD_KB]);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig, "64");
-
-        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
-        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
-        r->watched = true;
-        r->cause = HVT_ATTR_MAX_SECTORS_KB;
-        hvt_track_applied(&s, &a, v, &t);
-        ck_assert_uint_eq(t.failed + t.repairs, 0);
-        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
+        tune_with_knock_on(&s, &p);
 
         /* The next pass, same plan: read_ahead_kb waits for max_sectors_kb. */
         plan(&s, &p);
@@ -638,21 +647,9 @@ START_TEST(test_knock_on_managed_then_dropped) {
         struct hvt_plan p = {}, back;
         struct hvt_apply found = {}, a = {};
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
-        struct hvt_tally t;
-        struct hvt_result *r;
         bool taken[_HVT_ATTR_DISK_MAX];
 
-        want(&p, HVT_ATTR_MAX_SECTORS_KB, "256");
-        plan(&s, &p);
-        add(&found, HVT_ATTR_MAX_SECTORS_KB, HVT_WOULD_APPLY, "128", "256");
-        add(&found, HVT_ATTR_READ_AHEAD_KB, HVT_UNCHANGED, "64", "")->watched = true;
-        ck_assert_int_eq(hvt_track_originals(&s, &found, taken), 1);
-        add(&a, HVT_ATTR_MAX_SECTORS_KB, HVT_APPLIED, "128", "256");
-        r = add(&a, HVT_ATTR_READ_AHEAD_KB, HVT_KNOCKED_ON, "64", "512");
-        r->watched = true;
-        r->cause = HVT_ATTR_MAX_SECTORS_KB;
-        hvt_track_applied(&s, &a, v, &t);
-        ck_assert_str_eq(hvt_slot_left(slot(&s, HVT_ATTR_READ_AHEAD_KB)), "512");
+        tune_with_knock_on(&s, &p);
 
         /* Managed now: its original stays, what the write left does not. */
         want(&p, HVT_ATTR_READ_AHEAD_KB, "1024");

@@ -13,8 +13,8 @@ and which a guest's kernel makes none of:
     scheduler, a host's can_queue) and nr_requests reset (openat(AT_FDCWD,
     O_WRONLY|O_TRUNC|O_CLOEXEC), write, close), then the shown value put in place of the
     program's write: pwrite64 then ftruncate (lseek, ftruncate, write on an O_APPEND file);
-    on a LUN's timeout, its disk's io_timeout found by an opendir() of the LUN's block/
-    (openat O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY, fstat, getdents64, close) and stored.
+    on a LUN's timeout, its disk's io_timeout found by a listing of the LUN's block/
+    (openat O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY, getdents64, close) and stored.
 hvtuned and libudev use readlinkat(), never readlink(), and open sysfs files with O_NOFOLLOW,
 O_NOCTTY or O_DIRECTORY: the shims' calls are told apart by their form. The write the shim
 makes in place of the program's counts as the program's (a kernel gets that one write).
@@ -23,8 +23,8 @@ import re
 
 LINE = re.compile(r'^(\d+) +(\w+)\((.*?)(?:\) += (-?\d+|0x[0-9a-f]+|\?)| <unfinished \.\.\.>)')
 SHIM_OPEN = re.compile(r'^AT_FDCWD, "[^"]*", (O_RDONLY\|O_CLOEXEC|O_WRONLY\|O_TRUNC\|O_CLOEXEC)$')
-# sysfs-kernel's couple_timeouts(): opendir() of a LUN's block/ to find the disk whose
-# io_timeout a write of the LUN's timeout changes (its fstat, getdents64 and close follow).
+# sysfs-kernel's couple_timeouts(): a listing of a LUN's block/ to find the disk whose
+# io_timeout a write of the LUN's timeout changes (its getdents64 and close follow).
 # Neither hvtuned nor libudev lists a LUN's block/ (hvtuned's opendir()s are /sys/class/block
 # and /sys/class/scsi_host; its other listings go through hvt_opendirat()).
 SHIM_OPENDIR = re.compile(r'^AT_FDCWD, "[^"]*/\d+:\d+:\d+:\d+/block", O_RDONLY\|O_NONBLOCK\|O_CLOEXEC\|O_DIRECTORY$')

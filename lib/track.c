@@ -151,9 +151,24 @@ static bool wrote(const struct hvt_result *r) {
         return r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
 }
 
+uint64_t hvt_last_values(const char *from, const char *to) {
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+        for (const char *s = from;; s++) {
+                h = (h ^ (unsigned char) *s) * UINT64_C(0x100000001b3);
+                if (!*s)
+                        break;
+        }
+        for (const char *s = to;; s++) {
+                h = (h ^ (unsigned char) *s) * UINT64_C(0x100000001b3);
+                if (!*s)
+                        break;
+        }
+        return h;
+}
+
 static bool same_failure(const struct hvt_result *a, const struct hvt_last *b) {
-        return a->outcome == b->outcome && a->error == b->error && strcmp(a->from, b->from) == 0 &&
-               strcmp(a->to, b->to) == 0;
+        return a->outcome == b->outcome && a->error == b->error && hvt_last_values(a->from, a->to) == b->values;
 }
 
 /* Said already: the same failure (or the same missing attribute) on every event would
@@ -165,8 +180,8 @@ static bool repeated(const struct hvt_result *r, const struct hvt_slot *s) {
 static void keep_last(struct hvt_last *l, const struct hvt_result *r) {
         l->outcome = r->outcome;
         l->error = r->error;
-        memcpy(l->from, r->from, HVT_VALUE_MAX);
-        memcpy(l->to, r->to, HVT_VALUE_MAX);
+        l->values = hvt_last_values(r->from, r->to);
+        l->to_set = *r->to != '\0';
         memcpy(l->kept, r->kept, HVT_VALUE_MAX);
 }
 

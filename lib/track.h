@@ -25,14 +25,20 @@
  * and back. */
 
 /* Of an attribute's last result, what later passes compare with: not the whole hvt_result
- * (the scheduler list offered is only reported). */
+ * (the scheduler list offered is only reported). Its from and to only ever answer whether a
+ * failure is the one said already: hashed, they are 8 bytes where they were 48, 200 a disk
+ * of the bench's (docs/performance.md). Two different pairs would share a hash once in 2^64,
+ * and a new failure would then be said at debug level instead. */
 struct hvt_last {
-        char from[HVT_VALUE_MAX];
-        char to[HVT_VALUE_MAX];
+        uint64_t values;           /* hvt_last_values(from, to) */
         char kept[HVT_VALUE_MAX];
         int16_t error;             /* a positive errno: Linux's are below 200 */
         uint8_t outcome;           /* enum hvt_outcome */
+        bool to_set : 1;           /* it had a value to write or restore */
 };
+
+/* FNV-1a of from and to, each with its NUL. */
+uint64_t hvt_last_values(const char *from, const char *to);
 
 /* What hvtuned knows of one attribute of a managed disk. A slot lives while the attribute is
  * managed or has an original recorded (a restore still to do). Narrow fields, packed: a disk
@@ -66,8 +72,8 @@ struct hvt_slot {
 /* Why a byte here counts: at 1,000 disks the service holds 5,000 slots, a part of its peak
  * RSS measured (docs/performance.md). Two whole struct hvt_setting, enums, an int and padding
  * made a slot 200 bytes, 184 narrowed; with the settings as text and left in the want's room,
- * 128. */
-_Static_assert(sizeof(struct hvt_slot) <= 128, "a slot is a disk's memory, times each attribute it keeps");
+ * 128; with the last values hashed, 96. */
+_Static_assert(sizeof(struct hvt_slot) <= 96, "a slot is a disk's memory, times each attribute it keeps");
 
 /* Sorted by id, which is apply order. */
 struct hvt_slots {

@@ -353,7 +353,7 @@ START_TEST(test_restore_success) {
         ck_assert_int_eq(v[0].action, HVT_ACTION_RESTORE);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->settled);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to, "");
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to_set);
 
         /* Nothing left in it: gone after the pass. */
         a = (struct hvt_apply) {};
@@ -402,7 +402,7 @@ START_TEST(test_restore_failure) {
         ck_assert_uint_eq(hvt_track_restored(&s, &a, v), 0);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->orig_set);
         ck_assert_int_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.outcome, HVT_UNCHANGED);
-        ck_assert_str_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to, "");
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->last.to_set);
         hvt_slots_done(&s);
 }
 END_TEST
@@ -573,6 +573,16 @@ START_TEST(test_repair_window) {
 }
 END_TEST
 
+/* A failure is the one said already only with the same from and to: the hash keeps them
+ * apart, the NUL after from included ("ab" then "c" is not "a" then "bc"). */
+START_TEST(test_last_values_apart) {
+        ck_assert(hvt_last_values("ab", "c") != hvt_last_values("a", "bc"));
+        ck_assert(hvt_last_values("128", "4096") != hvt_last_values("4096", "128"));
+        ck_assert(hvt_last_values("", "none") != hvt_last_values("none", ""));
+        ck_assert(hvt_last_values("mq-deadline", "none") == hvt_last_values("mq-deadline", "none"));
+}
+END_TEST
+
 /* max_sectors_kb managed and written (128 -> 256), read_ahead_kb not, its knock-on (64 ->
  * 512): the pass through the slots, its original taken before the write. */
 static void tune_with_knock_on(struct hvt_slots *s, struct hvt_plan *p) {
@@ -736,6 +746,7 @@ int main(void) {
         TCase *tc = tcase_create("track");
 
         tcase_add_test(tc, test_first_pass_takes_originals);
+        tcase_add_test(tc, test_last_values_apart);
         tcase_add_test(tc, test_originals_dropped_when_save_fails);
         tcase_add_test(tc, test_unchanged_settles);
         tcase_add_test(tc, test_later_write_is_repair);

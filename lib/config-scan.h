@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "config-error.h"
 
 /* An included file, as libconfig gets it: a sealed memfd of its checked text. */
 struct hvt_config_part {

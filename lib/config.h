@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "attr.h"
+#include "config-error.h"
 #include "disk.h"
 
 enum {
@@ -56,13 +57,6 @@ struct hvt_config {
         size_t n_overrides;
 };
 
-/* What was wrong, where: "file:line: key: message". line is 0 when no line applies. */
-struct hvt_config_error {
-        char file[256];
-        int line;
-        char key[64];
-        char message[256];
-};
 
 /* Loads and validates path. With missing_ok, a file that does not exist gives the built-in
  * policy. On error returns -errno, fills err, and *ret is untouched. */

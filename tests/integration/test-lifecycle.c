@@ -512,7 +512,7 @@ START_TEST(test_kill9_keeps_true_originals) {
 }
 END_TEST
 
-/* The kernel resets nr_requests on every scheduler switch (tests/kernel-answers.h): the
+/* The kernel resets nr_requests on every scheduler switch (tests/kernel/kernel-answers.h): the
  * originals are all read before the first write, so a disk left at mq-deadline with
  * nr_requests 200 gets 200 back, not the tag depth the switch to none set, even when hvtuned
  * is killed between the two writes and restarted. */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs inside the container of run.sh, as a unit of the real systemd there: installs the .deb
 # with dpkg as an operator would, runs the installed service on the Azure testbed, purges the
-# package and looks for anything left. finish, fail and expect: tests/container.sh.
+# package and looks for anything left. finish, fail and expect: tests/common/container.sh.
 set -u
 . /opt/container.sh
 build=/opt/build tb=/run/tb

@@ -17,7 +17,7 @@ if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q 'ok installed'; th
         echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
 fi
 
-. "$src/tests/container.sh"
+. "$src/tests/common/container.sh"
 work=$(mktemp -d /tmp/hvtuned-package.XXXXXX)
 trap 'container_umount "$work"; rm -rf "$work"' EXIT
 version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')

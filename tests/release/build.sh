@@ -13,7 +13,7 @@
 # usage: build.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-. "$src/tests/container.sh"
+. "$src/tests/common/container.sh"
 release_root "$suite"
 
 work=$(mktemp -d /var/tmp/hvtuned-release-build.XXXXXX)

@@ -3,7 +3,7 @@
 # the source tree at /opt/src/hvtuned-VERSION: builds the .deb with that release's
 # dpkg-buildpackage and debhelper, holds it to that release's lintian, and compiles the
 # testbed's sysfs shim with that release's compiler against its C library (the host's build
-# may need a newer glibc than the release has). finish, fail: tests/container.sh.
+# may need a newer glibc than the release has). finish, fail: tests/common/container.sh.
 set -u
 . /opt/container.sh
 suite=$HVTUNED_RELEASE

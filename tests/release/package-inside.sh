@@ -4,7 +4,7 @@
 # the udev rule through the release's udevadm, verifies the installed unit and rates its
 # exposure with the release's systemd-analyze, drives the service on the Azure testbed (start,
 # STATUS=, journal fields, catalog, reload, a refused reload, stop), purges the package and
-# looks for anything left. finish, fail and expect: tests/container.sh.
+# looks for anything left. finish, fail and expect: tests/common/container.sh.
 set -u
 . /opt/container.sh
 tb=/run/tb

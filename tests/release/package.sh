@@ -15,7 +15,7 @@
 # usage: package.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-. "$src/tests/container.sh"
+. "$src/tests/common/container.sh"
 release_root "$suite"
 container_timeout=600
 # systemd 256 and later refuse to boot on the hybrid cgroup hierarchy some hosts still mount

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs inside the container, as a unit of the real systemd there (see run.sh): drives hvtuned
 # with systemctl and reads it back with journalctl, as an operator would. finish, fail and
-# expect: tests/container.sh.
+# expect: tests/common/container.sh.
 set -u
 . /opt/container.sh
 build=/opt/build

@@ -17,7 +17,7 @@
 container_sh=$(realpath "${BASH_SOURCE[0]}")
 container_timeout=${container_timeout:-300}
 # daemon/messages.h: the checkout's, or in a root or guest the copy beside this file.
-messages_h=${container_sh%/*}/../../daemon/messages.h
+messages_h=$(realpath -m "${container_sh%/*}/../../daemon/messages.h")
 [ -f "$messages_h" ] || messages_h=${container_sh%/*}/messages.h
 # Where the inside's functions leave what they read, for the outside to show.
 container_out=${container_out:-/opt/out}

@@ -237,19 +237,22 @@ hvtuned_install() {
         echo "ok: dpkg's trigger indexed the journal catalog"
 }
 
-# hvtuned_start, hvtuned_reload [WHAT], hvtuned_stop: systemctl as an operator runs it. Each
+# hvtuned_start, hvtuned_reload, hvtuned_stop [WHAT]: systemctl as an operator runs it. Each
 # returns once hvtuned is done (READY=1 after the start-up pass, after the reload's pass; the
-# restore at stop); a failure fails the test with the unit's status.
+# restore at stop); a failure fails the test with WHAT (which of a test's starts it was) and
+# the unit's status.
 hvtuned_start() {
-        systemctl start hvtuned || fail "systemctl start hvtuned failed: $(systemctl status hvtuned --no-pager)"
-        expect "is-active after start" "$(systemctl is-active hvtuned)" active
+        systemctl start hvtuned ||
+                fail "systemctl start hvtuned${1:+ ($1)} failed: $(systemctl status hvtuned --no-pager)"
+        expect "is-active after start${1:+ ($1)}" "$(systemctl is-active hvtuned)" active
 }
 hvtuned_reload() {
         systemctl reload hvtuned ||
                 fail "systemctl reload hvtuned${1:+ ($1)} failed: $(systemctl status hvtuned --no-pager)"
 }
 hvtuned_stop() {
-        systemctl stop hvtuned || fail "systemctl stop hvtuned failed: $(systemctl status hvtuned --no-pager)"
+        systemctl stop hvtuned ||
+                fail "systemctl stop hvtuned${1:+ ($1)} failed: $(systemctl status hvtuned --no-pager)"
 }
 
 # hvtuned_purge: dpkg --purge as an operator runs it, once the test's own drop-in and

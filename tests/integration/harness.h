@@ -28,6 +28,9 @@ struct hv_run {
 #define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~3 MiB reclaimable at next boot"
 #define WSL_HWQ "; hw queues: every controller within cap 4"
 
+/* The Azure VM's (azure-gen2) Hyper-V disks. */
+extern const char *const azure_disks[4];
+
 /* True when hvtuned runs under valgrind memcheck (HVTUNED_TEST_VALGRIND, the test setup
  * "valgrind"): a test that floods it may scale its counts down, and says so. */
 bool hvtuned_under_valgrind(void);
@@ -66,6 +69,11 @@ void testbed_wait_value_for(const char *sysname, const char *rel, const char *wa
 /* Drifts sysname's scheduler to bfq, sends a change event and waits for the repair: events
  * are handled in order, so everything sent before has been handled too. */
 void testbed_sentinel(UMockdevTestbed *tb, const char *sysname);
+/* The same with another attribute: drifts it to value, waits until it is want again. */
+void testbed_sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
+                            const char *want);
+/* Sets the attribute to value, as something other than hvtuned would: no event. */
+void testbed_drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value);
 
 /* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
  * one per test, kept across restarts within it. */
@@ -76,6 +84,10 @@ void runtime_dir_use(const char *path);
 
 /* Writes a config file with text and returns its path. */
 char *config_write(const char *text);
+/* Replaces what the config file at path says with text. */
+void config_rewrite(const char *path, const char *text);
+/* Whether hvtuned keeps a record of sysname's originals in runtime_dir(). */
+bool record_exists(const char *sysname);
 
 /* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
  * what it printed on stderr into *err. */
@@ -89,6 +101,11 @@ void hvtuned_log_to_journal(bool on);
 
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);
+/* The same on the Azure VM, loaded into *tb, with a configuration of text written to *config
+ * and, unless NULL, one more option ("-v"). */
+void azure_start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text);
+void azure_start_with(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text,
+                      const char *option);
 /* The same without waiting. */
 void hvtuned_launch(struct hv_run *run, const char *const *args);
 /* Waits until a notification contains needle (STATUS= updates run->status); returns it.
@@ -132,3 +149,15 @@ char *snapshot_diff_values(GHashTable *before, GHashTable *after);
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
  * "sda/queue/scheduler", "1:0:0:0/timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);
+
+/* Writes to the Azure VM's Hyper-V disks as inotify tells of them (IN_CLOSE_WRITE), which
+ * counts them where a snapshot would only show a value that did not change: a watch on
+ * every queue/ and LUN directory of azure_disks, its descriptor returned. */
+int watch_writes(void);
+/* The names of the files written since the last call, sorted, one a line. */
+char *watched_writes(int fd);
+/* Asserts that the writes since the last call are want, sorted, one a line. The shim stores
+ * a value at write(), and inotify tells of it at close(): a test that saw the value may read
+ * the events before the close that makes the last one. So what arrives is gathered until it
+ * is want, or for 10 s: a write too many or too few still fails. */
+void watched_writes_expect(int fd, const char *want);

@@ -236,6 +236,38 @@ void testbed_sentinel_value(UMockdevTestbed *tb, const char *sysname, const char
         testbed_wait_value(sysname, attr, want);
 }
 
+char *testbed_sys_path(const char *rel) {
+        return hv_keep(g_build_filename(getenv("UMOCKDEV_DIR"), "sys", rel, NULL));
+}
+
+char *testbed_sys_read(const char *rel) {
+        char *text = NULL;
+
+        ck_assert_msg(g_file_get_contents(testbed_sys_path(rel), &text, NULL, NULL), "cannot read %s", rel);
+        return hv_keep(g_strchomp(text));
+}
+
+void host_files(const char *cmdline, const char *mountinfo, const char *swaps, const char *busy) {
+        static char dir[64];
+        const char *const names[] = { "cmdline", "mountinfo", "swaps", "busy" };
+        const char *const texts[] = { cmdline, mountinfo, swaps, busy };
+
+        if (!*dir) {
+                snprintf(dir, sizeof(dir), "/tmp/hvtuned-host.XXXXXX");
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+                setenv("HVTUNED_TEST_HOST", dir, 1);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+                char *path = g_build_filename(dir, names[i], NULL);
+
+                if (texts[i])
+                        ck_assert(g_file_set_contents(path, texts[i], -1, NULL));
+                else
+                        (void) unlink(path);
+                g_free(path);
+        }
+}
+
 static const char *runtime_dir_used;
 
 void runtime_dir_use(const char *path) {
@@ -428,6 +460,15 @@ int hvtuned_run(const char *const *args, char **err) {
         char *out;
 
         return hvtuned_run_out(args, &out, err);
+}
+
+int hvtuned_run_once(const char *config_text, char **err) {
+        char *config = config_write(config_text);
+        const char *args[] = { "--once", "-c", config, NULL };
+        int r = hvtuned_run(args, err);
+
+        unlink(config);
+        return r;
 }
 
 int hvtuned_run_out(const char *const *args, char **out, char **err) {

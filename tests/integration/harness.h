@@ -28,8 +28,20 @@ struct hv_run {
 #define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~3 MiB reclaimable at next boot"
 #define WSL_HWQ "; hw queues: every controller within cap 4"
 
-/* The Azure VM's (azure-gen2) Hyper-V disks. */
+/* The Azure VM (azure-gen2): its Hyper-V disks, its two SCSI controllers, and what its /proc
+ * says for host_files(): the kernel command line, the mounts (the root filesystem on sda1,
+ * the resource disk sdb1 at /mnt), no swap. */
 extern const char *const azure_disks[4];
+#define SCSI0 "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}"
+#define SCSI1 "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
+#define AZURE_CMDLINE "BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-azure root=PARTUUID=3e1a7c52-01 ro " \
+                      "console=tty1 console=ttyS0 earlyprintk=ttyS0 panic=-1\n"
+#define MOUNTINFO_AZURE \
+        "22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n" \
+        "25 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,discard\n" \
+        "30 25 8:15 / /boot/efi rw,relatime shared:3 - vfat /dev/sda15 rw\n" \
+        "31 25 8:17 / /mnt rw,relatime shared:4 - ext4 /dev/sdb1 rw\n"
+#define SWAPS_HEADER "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
 
 /* True when hvtuned runs under valgrind memcheck (HVTUNED_TEST_VALGRIND, the test setup
  * "valgrind"): a test that floods it may scale its counts down, and says so. */
@@ -75,6 +87,15 @@ void testbed_sentinel_value(UMockdevTestbed *tb, const char *sysname, const char
 /* Sets the attribute to value, as something other than hvtuned would: no event. */
 void testbed_drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value);
 
+/* The testbed's /sys/<rel> ("module/hv_storvsc/parameters/..."), and what it holds without
+ * its newline. */
+char *testbed_sys_path(const char *rel);
+char *testbed_sys_read(const char *rel);
+
+/* The files of HVTUNED_TEST_HOST (tests/emulate/host-files.c): what /proc says to every
+ * hvtuned started from then on; NULL leaves that file out. */
+void host_files(const char *cmdline, const char *mountinfo, const char *swaps, const char *busy);
+
 /* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
  * one per test, kept across restarts within it. */
 const char *runtime_dir(void);
@@ -92,6 +113,8 @@ bool record_exists(const char *sysname);
 /* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
  * what it printed on stderr into *err. */
 int hvtuned_run(const char *const *args, char **err);
+/* The same for hvtuned --once with a configuration that says config_text. */
+int hvtuned_run_once(const char *config_text, char **err);
 /* The same, with what it printed on stdout in *out. */
 int hvtuned_run_out(const char *const *args, char **out, char **err);
 

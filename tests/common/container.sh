@@ -190,9 +190,11 @@ message_id() {
 # BTF and osrelease, the estimates' layout): umockdev-run's own testbed goes when it exits,
 # and the service under test outlives it.
 testbed_persist() {
-        umockdev-run -d "$1/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" "$1"' sh "$tb" &&
-                tar -C "$tb" -xf "$1/azure-gen2.kernel.tar" ||
+        # shellcheck disable=SC2016 # the inner shell expands them, in umockdev-run's testbed
+        if ! umockdev-run -d "$1/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" "$1"' sh "$tb" ||
+                ! tar -C "$tb" -xf "$1/azure-gen2.kernel.tar"; then
                 fail "cannot make the testbed at $tb from $1"
+        fi
 }
 
 # testbed_unit SHIM [LINE...]: a drop-in ($dropin) that runs hvtuned.service on the testbed

@@ -4,6 +4,7 @@
 # package and looks for anything left. The operator's steps, finish, fail and expect:
 # tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 build=/opt/build
 sda=$tb/sys/block/sda

@@ -6,6 +6,7 @@
 # may need a newer glibc than the release has). deb_build, finish, fail:
 # tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 suite=$HVTUNED_RELEASE
 

@@ -7,6 +7,7 @@
 # looks for anything left. The operator's steps, finish, fail and expect:
 # tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
 param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues

@@ -3,6 +3,7 @@
 # with systemctl and reads it back with journalctl, as an operator would. The operator's
 # steps, finish, fail and expect: tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 build=/opt/build
 sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc

@@ -6,8 +6,8 @@
 # variable. So do the integration tests' programs, which run natively: what they are made of
 # is the harness, glib and umockdev, whose memory the ASan run checks (it builds them with
 # the sanitizers), while every hvtuned they start runs under memcheck. Under memcheck
-# themselves they took half of the setup's time (lifecycle 510 s of CPU) for no line of
-# hvtuned's.
+# themselves they took half of the setup's time (the lifecycle tests, now reload, drift and
+# originals: 510 s of CPU) for no line of hvtuned's.
 # usage: valgrind-wrap.sh BUILD_ROOT COMMAND [ARG...]
 set -eu
 build=$1

@@ -23,6 +23,7 @@ vm_in_rootfs() {
         ov=$(mktemp -d "$VM_WORK/rootfs.XXXXXX")
         mkdir -p "$ov/upper" "$ov/work" "$ov/merged"
         # unshare -m: the overlay goes with the namespace, whatever happens to this shell.
+        # shellcheck disable=SC2154 # container_sh: tests/common/container.sh's, which qemu.sh sources
         unshare -m --propagation private sh -ec '
                 ov=$1 lower=$2 tree=$3 work=$4 helper=$5
                 shift 5

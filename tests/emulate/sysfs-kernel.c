@@ -7,13 +7,13 @@
  * with "none" as none, "deadline" as mq-deadline) and refuses one it does not offer (EINVAL),
  * takes numbers as kstrtoul() does up to UINT_MAX, keeps read_ahead_kb in whole pages, raises
  * nr_requests to at least 4 and refuses it beyond MAX_SCHED_RQ under an elevator or beyond the
- * host's can_queue under none (block/elevator.c, block/blk-sysfs.c; tests/kernel-answers.h
+ * host's can_queue under none (block/elevator.c, block/blk-sysfs.c; tests/kernel/kernel-answers.h
  * holds what a real kernel answered, and both are tested against it), and resets nr_requests on
  * every scheduler switch, as blk_mq_init_sched() does (block/blk-mq-sched.c; seen on 6.1 and
  * 6.18): to the tag depth for none, to 2 x min(tag depth, BLKDEV_DEFAULT_RQ) for an elevator;
  * a store of max_sectors_kb, add_random or iostats commits the limits, and what that does to
  * read-ahead, "none" while none is active, and EBUSY from a trylock follow the kernel that
- * $HVTUNED_TEST_KERNEL names (kernel_version() below; tests/kernel-answers.h's couplings);
+ * $HVTUNED_TEST_KERNEL names (kernel_version() below; tests/kernel/kernel-answers.h's couplings);
  * a LUN's timeout and its disk's io_timeout show one rq_timeout, in jiffies of HZ 250;
  * a uint module parameter takes what kstrtouint() takes, ERANGE beyond UINT_MAX
  * (kernel/params.c). An attribute without
@@ -62,12 +62,12 @@
 
 enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, TIMEOUT_S, IO_TIMEOUT_MS, PARAM_UINT, DRIVER_BIND };
 
-/* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel-answers.h has each
+/* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel/kernel-answers.h has each
  * one's rows): 5.10 and 6.1 (the default) keep read-ahead on a limits write, 6.12 raises it to
  * at least 128 KiB, 6.18 and 7.3 to twice max_sectors_kb on a rotational disk without an
  * optimal I/O size; 6.18 and 7.3 switch again on "none" while none is active, and take a
- * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY; tests/kernel-answers.h
- * kernel_trylock). */
+ * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY;
+ * tests/kernel/kernel-answers.h kernel_trylock). */
 static unsigned kernel_version(void) {
         const char *k = getenv("HVTUNED_TEST_KERNEL");
         unsigned major = 6, minor = 1;

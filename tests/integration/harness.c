@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +26,8 @@
 /* Under memcheck hvtuned runs some 20 to 50 times slower: every wait gets that much longer
  * (HVTUNED_TEST_VALGRIND, the test setup "valgrind"). */
 #define NOTIFY_TIMEOUT_MS (hvtuned_under_valgrind() ? 200000 : 20000)
+
+const char *const azure_disks[4] = { "sda", "sdb", "sdc", "sdd" };
 
 /* What the harness hands out lives until the test process exits: tests stay readable
  * (assertions on returned strings) and leak-free under LeakSanitizer. */
@@ -206,10 +209,63 @@ char *config_write(const char *text) {
         return hv_keep(g_strdup(path));
 }
 
+void config_rewrite(const char *path, const char *text) {
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+}
+
+bool record_exists(const char *sysname) {
+        g_autofree char *path = g_build_filename(runtime_dir(), sysname, NULL);
+
+        return g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
 void testbed_sentinel(UMockdevTestbed *tb, const char *sysname) {
         umockdev_testbed_set_attribute(tb, testbed_syspath(sysname), "queue/scheduler", "none mq-deadline kyber [bfq] \n");
         uevent_send_blocking(testbed_syspath(sysname), "change", 1);
         testbed_wait_value(sysname, "queue/scheduler", "none");
+}
+
+void testbed_drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value) {
+        umockdev_testbed_set_attribute(tb, testbed_syspath(sysname), attr, value);
+}
+
+void testbed_sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
+                            const char *want) {
+        testbed_drift(tb, sysname, attr, value);
+        uevent_send_blocking(testbed_syspath(sysname), "change", 1);
+        testbed_wait_value(sysname, attr, want);
+}
+
+char *testbed_sys_path(const char *rel) {
+        return hv_keep(g_build_filename(getenv("UMOCKDEV_DIR"), "sys", rel, NULL));
+}
+
+char *testbed_sys_read(const char *rel) {
+        char *text = NULL;
+
+        ck_assert_msg(g_file_get_contents(testbed_sys_path(rel), &text, NULL, NULL), "cannot read %s", rel);
+        return hv_keep(g_strchomp(text));
+}
+
+void host_files(const char *cmdline, const char *mountinfo, const char *swaps, const char *busy) {
+        static char dir[64];
+        const char *const names[] = { "cmdline", "mountinfo", "swaps", "busy" };
+        const char *const texts[] = { cmdline, mountinfo, swaps, busy };
+
+        if (!*dir) {
+                snprintf(dir, sizeof(dir), "/tmp/hvtuned-host.XXXXXX");
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+                setenv("HVTUNED_TEST_HOST", dir, 1);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+                char *path = g_build_filename(dir, names[i], NULL);
+
+                if (texts[i])
+                        ck_assert(g_file_set_contents(path, texts[i], -1, NULL));
+                else
+                        (void) unlink(path);
+                g_free(path);
+        }
 }
 
 static const char *runtime_dir_used;
@@ -406,6 +462,15 @@ int hvtuned_run(const char *const *args, char **err) {
         return hvtuned_run_out(args, &out, err);
 }
 
+int hvtuned_run_once(const char *config_text, char **err) {
+        char *config = config_write(config_text);
+        const char *args[] = { "--once", "-c", config, NULL };
+        int r = hvtuned_run(args, err);
+
+        unlink(config);
+        return r;
+}
+
 int hvtuned_run_out(const char *const *args, char **out, char **err) {
         char err_path[] = "/tmp/hvtuned-err.XXXXXX", out_path[] = "/tmp/hvtuned-out.XXXXXX";
         int fd, r;
@@ -474,6 +539,17 @@ void hvtuned_launch(struct hv_run *run, const char *const *args) {
 void hvtuned_start(struct hv_run *run, const char *const *args) {
         hvtuned_launch(run, args);
         hvtuned_wait_notify(run, "READY=1");
+}
+
+void azure_start_with(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text,
+                      const char *option) {
+        *tb = testbed_load("azure-gen2");
+        *config = config_write(text);
+        hvtuned_start(run, (const char *const[]) { "-c", *config, option, NULL });
+}
+
+void azure_start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text) {
+        azure_start_with(run, tb, config, text, NULL);
 }
 
 const char *hvtuned_wait_notify(struct hv_run *run, const char *needle) {
@@ -677,4 +753,69 @@ char *snapshot_diff(GHashTable *before, GHashTable *after) {
         joined = g_strjoinv("\n", (char **) changed->pdata);
         g_ptr_array_free(changed, TRUE);
         return hv_keep(joined);
+}
+
+int watch_writes(void) {
+        int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                char *sys = g_build_filename(getenv("UMOCKDEV_DIR"), "sys", "block", azure_disks[i], NULL);
+                char real[4096], *queue, *lun;
+
+                ck_assert_ptr_nonnull(realpath(sys, real));
+                queue = g_build_filename(real, "queue", NULL);
+                lun = g_build_filename(real, "..", "..", NULL);
+                ck_assert_int_ge(inotify_add_watch(fd, queue, IN_CLOSE_WRITE), 0);
+                ck_assert_int_ge(inotify_add_watch(fd, lun, IN_CLOSE_WRITE), 0);
+                g_free(queue);
+                g_free(lun);
+                g_free(sys);
+        }
+        return fd;
+}
+
+char *watched_writes(int fd) {
+        char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        ssize_t len;
+        char *joined;
+
+        while ((len = read(fd, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) + ((struct inotify_event *) p)->len) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+                        /* umockdev_testbed_set_attribute() writes a temporary file and renames
+                         * it: that is the test's drift, not the daemon's write. */
+                        if (e->len && !strchr(e->name, '.'))
+                                g_ptr_array_add(names, g_strdup(e->name));
+                }
+        g_ptr_array_sort(names, compare_strings);
+        g_ptr_array_add(names, NULL);
+        joined = g_strjoinv("\n", (char **) names->pdata);
+        g_ptr_array_free(names, TRUE);
+        return hv_keep(joined);
+}
+
+void watched_writes_expect(int fd, const char *want) {
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        char *joined = NULL;
+
+        for (int waited = 0;; waited += 10) {
+                g_auto(GStrv) more = g_strsplit(watched_writes(fd), "\n", -1);
+
+                for (char **m = more; *m; m++)
+                        if (**m)
+                                g_ptr_array_add(names, g_strdup(*m));
+                g_ptr_array_sort(names, compare_strings);
+                g_free(joined);
+                g_ptr_array_add(names, NULL);
+                joined = g_strjoinv("\n", (char **) names->pdata);
+                g_ptr_array_remove_index(names, names->len - 1);
+                if (strcmp(joined, want) == 0 || waited >= 10000)
+                        break;
+                usleep(10 * 1000);
+        }
+        ck_assert_str_eq(joined, want);
+        g_free(joined);
+        g_ptr_array_free(names, TRUE);
 }

@@ -28,6 +28,21 @@ struct hv_run {
 #define GEN1_HWQ "; hw queues: 1 controller over cap 4, ~3 MiB reclaimable at next boot"
 #define WSL_HWQ "; hw queues: every controller within cap 4"
 
+/* The Azure VM (azure-gen2): its Hyper-V disks, its two SCSI controllers, and what its /proc
+ * says for host_files(): the kernel command line, the mounts (the root filesystem on sda1,
+ * the resource disk sdb1 at /mnt), no swap. */
+extern const char *const azure_disks[4];
+#define SCSI0 "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}"
+#define SCSI1 "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
+#define AZURE_CMDLINE "BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-azure root=PARTUUID=3e1a7c52-01 ro " \
+                      "console=tty1 console=ttyS0 earlyprintk=ttyS0 panic=-1\n"
+#define MOUNTINFO_AZURE \
+        "22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n" \
+        "25 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,discard\n" \
+        "30 25 8:15 / /boot/efi rw,relatime shared:3 - vfat /dev/sda15 rw\n" \
+        "31 25 8:17 / /mnt rw,relatime shared:4 - ext4 /dev/sdb1 rw\n"
+#define SWAPS_HEADER "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+
 /* True when hvtuned runs under valgrind memcheck (HVTUNED_TEST_VALGRIND, the test setup
  * "valgrind"): a test that floods it may scale its counts down, and says so. */
 bool hvtuned_under_valgrind(void);
@@ -66,6 +81,20 @@ void testbed_wait_value_for(const char *sysname, const char *rel, const char *wa
 /* Drifts sysname's scheduler to bfq, sends a change event and waits for the repair: events
  * are handled in order, so everything sent before has been handled too. */
 void testbed_sentinel(UMockdevTestbed *tb, const char *sysname);
+/* The same with another attribute: drifts it to value, waits until it is want again. */
+void testbed_sentinel_value(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value,
+                            const char *want);
+/* Sets the attribute to value, as something other than hvtuned would: no event. */
+void testbed_drift(UMockdevTestbed *tb, const char *sysname, const char *attr, const char *value);
+
+/* The testbed's /sys/<rel> ("module/hv_storvsc/parameters/..."), and what it holds without
+ * its newline. */
+char *testbed_sys_path(const char *rel);
+char *testbed_sys_read(const char *rel);
+
+/* The files of HVTUNED_TEST_HOST (tests/emulate/host-files.c): what /proc says to every
+ * hvtuned started from then on; NULL leaves that file out. */
+void host_files(const char *cmdline, const char *mountinfo, const char *swaps, const char *busy);
 
 /* The RUNTIME_DIRECTORY every hvtuned of this test process gets (records of originals):
  * one per test, kept across restarts within it. */
@@ -76,10 +105,16 @@ void runtime_dir_use(const char *path);
 
 /* Writes a config file with text and returns its path. */
 char *config_write(const char *text);
+/* Replaces what the config file at path says with text. */
+void config_rewrite(const char *path, const char *text);
+/* Whether hvtuned keeps a record of sysname's originals in runtime_dir(). */
+bool record_exists(const char *sysname);
 
 /* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
  * what it printed on stderr into *err. */
 int hvtuned_run(const char *const *args, char **err);
+/* The same for hvtuned --once with a configuration that says config_text. */
+int hvtuned_run_once(const char *config_text, char **err);
 /* The same, with what it printed on stdout in *out. */
 int hvtuned_run_out(const char *const *args, char **out, char **err);
 
@@ -89,6 +124,11 @@ void hvtuned_log_to_journal(bool on);
 
 /* Starts hvtuned as a daemon with a NOTIFY_SOCKET and waits for READY=1. */
 void hvtuned_start(struct hv_run *run, const char *const *args);
+/* The same on the Azure VM, loaded into *tb, with a configuration of text written to *config
+ * and, unless NULL, one more option ("-v"). */
+void azure_start(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text);
+void azure_start_with(struct hv_run *run, UMockdevTestbed **tb, char **config, const char *text,
+                      const char *option);
 /* The same without waiting. */
 void hvtuned_launch(struct hv_run *run, const char *const *args);
 /* Waits until a notification contains needle (STATUS= updates run->status); returns it.
@@ -132,3 +172,15 @@ char *snapshot_diff_values(GHashTable *before, GHashTable *after);
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
  * "sda/queue/scheduler", "1:0:0:0/timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);
+
+/* Writes to the Azure VM's Hyper-V disks as inotify tells of them (IN_CLOSE_WRITE), which
+ * counts them where a snapshot would only show a value that did not change: a watch on
+ * every queue/ and LUN directory of azure_disks, its descriptor returned. */
+int watch_writes(void);
+/* The names of the files written since the last call, sorted, one a line. */
+char *watched_writes(int fd);
+/* Asserts that the writes since the last call are want, sorted, one a line. The shim stores
+ * a value at write(), and inotify tells of it at close(): a test that saw the value may read
+ * the events before the close that makes the last one. So what arrives is gathered until it
+ * is want, or for 10 s: a write too many or too few still fails. */
+void watched_writes_expect(int fd, const char *want);

@@ -610,7 +610,7 @@ START_TEST(test_journal_unreachable) {
 END_TEST
 
 /* The testbed answers single writes as the kernel does: the table test-loop.c checks on a
- * real loop device (tests/kernel-answers.h), on sdb's queue (none, on a storvsc host whose
+ * real loop device (tests/kernel/kernel-answers.h), on sdb's queue (none, on a storvsc host whose
  * can_queue is the tag depth). Nothing above counts if the emulation drifts. */
 START_TEST(test_testbed_answers_like_the_kernel) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
@@ -622,7 +622,7 @@ START_TEST(test_testbed_answers_like_the_kernel) {
 }
 END_TEST
 
-/* The couplings of tests/kernel-answers.h, in each kernel's column, on the testbed playing
+/* The couplings of tests/kernel/kernel-answers.h, in each kernel's column, on the testbed playing
  * that kernel: the emulation answers as the kernel a test names. */
 START_TEST(test_testbed_couplings_like_each_kernel) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");

@@ -11,9 +11,12 @@ Under the test setup "valgrind" (HVTUNED_TEST_VALGRIND) each hvtuned runs under 
 report in a file of its own, which must stay empty: stderr is the journal's here.
 
 Needs root, unshare(1) and systemd-journald: exits 77 (skip) without them.
+
+    test-journal.py HVTUNED TESTBED SYSFS_KERNEL FAKE_MANAGER SYSFS_FAULTS MESSAGES_H
 """
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -25,17 +28,10 @@ import time
 
 SKIP = 77
 JOURNALD = "/lib/systemd/systemd-journald"
-APPLIED = "eb47933e2e9c4b03a3bebcf187cc6d70"
-FAILED = "573b87040f9442c4ae74cb59264b8376"
-FOUND = "9b1ee9a1f9644d0da961e04a6296daed"
-STARTED = "8f3cf14e474f4ae4a79a61748195705f"
-REPAIRED = "f58849430eff4a0f9fb454b6b38d3eb2"
-RESTORED = "706ff731751b4046a4852b3f53f97d9b"
-STATE_DISK = "0c874620bd6e4b91b9af6be0b7a1a318"
-STATE_SUMMARY = "0258bd01b5da4ee392d988426ce82ffe"
-SKIPPED = "992d1b40088b48d7bd76698a5ef53116"
-CONTROLLER = "51da0b4ec8cb4af58042306e8e2cb9da"
-HWQ_ADVICE = "1ac2bcccda904a5c963d5b17808672d6"
+# The MESSAGE_IDs, set by load_message_ids() from daemon/messages.h itself: a test that kept
+# copies could go on looking for an id the daemon no longer logs.
+APPLIED = FAILED = FOUND = STARTED = REPAIRED = RESTORED = KNOCKED_ON = None
+STATE_DISK = STATE_SUMMARY = SKIPPED = CONTROLLER = HWQ_ADVICE = None
 AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 SCSI0, SCSI1 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
 # Every original of the testbed as a stop puts it back. The cap goes back too: hot-added
@@ -55,6 +51,22 @@ SYSFS_OF = {"sda": SDB.replace("0:0:0:1/block/sdb", "0:0:0:0/block/sda"), "sdb":
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
+
+
+def load_message_ids(path):
+    """Sets the MESSAGE_ID constants from the #define HVT_MESSAGE_<NAME> "<id>" lines of
+    daemon/messages.h."""
+    global APPLIED, FAILED, FOUND, STARTED, REPAIRED, RESTORED, KNOCKED_ON
+    global STATE_DISK, STATE_SUMMARY, SKIPPED, CONTROLLER, HWQ_ADVICE
+    with open(path) as f:
+        ids = dict(re.findall(r'^#define HVT_MESSAGE_(\w+) +"([0-9a-f]{32})"$', f.read(), re.M))
+    try:
+        APPLIED, FAILED, FOUND = ids["ATTR_APPLIED"], ids["ATTR_FAILED"], ids["DISK_FOUND"]
+        STARTED, REPAIRED, RESTORED = ids["STARTED"], ids["DRIFT_REPAIRED"], ids["ATTR_RESTORED"]
+        KNOCKED_ON, STATE_DISK, STATE_SUMMARY = ids["ATTR_KNOCKED_ON"], ids["STATE_DISK"], ids["STATE_SUMMARY"]
+        SKIPPED, CONTROLLER, HWQ_ADVICE = ids["RESTORE_SKIPPED"], ids["CONTROLLER"], ids["HWQ_ADVICE"]
+    except KeyError as e:
+        fail(f"{path} defines no HVT_MESSAGE_{e.args[0]}")
 
 
 def daemon_argv(hvtuned):
@@ -227,7 +239,7 @@ def check_entries(pid):
 
     # nr_requests is not managed: each switch of the scheduler (sdb: its repair) changed it, a
     # knock-on naming its cause.
-    knocked = journal(f"_PID={pid}", "MESSAGE_ID=3ba60de679cf470185e0fb93cf5e0342")
+    knocked = journal(f"_PID={pid}", f"MESSAGE_ID={KNOCKED_ON}")
     got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e.get("HVTUNED_CAUSE")) for e in knocked)
     if got != [(d, "queue/nr_requests", "queue/scheduler") for d in ("sda", "sdb", "sdc")]:
         fail(f"knock-on entries {got}")
@@ -644,8 +656,9 @@ def check_wedged(hvtuned, env, denv):
 
 
 def main():
-    hvtuned, testbed, emulator, manager, faults = sys.argv[1:6]
-    if len(sys.argv) > 6 and sys.argv[6] == "--inside":
+    hvtuned, testbed, emulator, manager, faults, messages = sys.argv[1:7]
+    load_message_ids(messages)
+    if len(sys.argv) > 7 and sys.argv[7] == "--inside":
         inside(hvtuned, testbed, emulator, manager, faults)
         return
     if os.geteuid() != 0:
@@ -659,7 +672,7 @@ def main():
         print(f"SKIP: needs {JOURNALD}")
         sys.exit(SKIP)
     sys.exit(subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, testbed, emulator,
-                             manager, faults, "--inside"]).returncode)
+                             manager, faults, messages, "--inside"]).returncode)
 
 
 if __name__ == "__main__":

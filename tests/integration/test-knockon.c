@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the tests of the real hvtuned on a testbed playing a named kernel
- * ($HVTUNED_TEST_KERNEL, tests/emulate/sysfs-kernel.c; its couplings are tests/kernel-answers.h):
- * what a write of hvtuned's changes elsewhere (a knock-on) is put back with its cause, on stop
- * and on a reload that drops it, unless someone changed it since; 7.3's EBUSY from a trylock
- * retried, then reported with what depends on it held; and the active scheduler's name never
- * written again (on 6.18 and 7.3 "none" again resets nr_requests). */
+ * ($HVTUNED_TEST_KERNEL, tests/emulate/sysfs-kernel.c; its couplings are
+ * tests/kernel/kernel-answers.h): what a write of hvtuned's changes elsewhere (a knock-on) is
+ * put back with its cause, on stop and on a reload that drops it, unless someone changed it
+ * since; 7.3's EBUSY from a trylock retried, then reported with what depends on it held; and
+ * the active scheduler's name never written again (on 6.18 and 7.3 "none" again resets
+ * nr_requests). */
 #include <check.h>
 #include <glib.h>
 #include <signal.h>

@@ -246,7 +246,7 @@ START_TEST(test_azure_issue_config) {
         diff = snapshot_diff(before, snapshot_take());
         /* nr_requests and queue_depth differ everywhere; sdc (controller f8b3781b, LUN 0)
          * keeps its timeout of 180, which the override asks for; a timeout written is
-         * io_timeout too, one rq_timeout (tests/kernel-answers.h). */
+         * io_timeout too, one rq_timeout (tests/kernel/kernel-answers.h). */
         ck_assert_str_eq(diff,
                 "0:0:0:0/queue_depth\n0:0:0:0/timeout\n"
                 "0:0:0:1/queue_depth\n0:0:0:1/timeout\n"

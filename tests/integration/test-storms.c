@@ -21,14 +21,6 @@ static unsigned scaled(unsigned n) {
         return hvtuned_under_valgrind() ? n / 10 : n;
 }
 
-static const char *const hv_disks[] = { "sda", "sdb", "sdc", "sdd" };
-
-static bool record_exists(const char *sysname) {
-        g_autofree char *path = g_build_filename(runtime_dir(), sysname, NULL);
-
-        return g_file_test(path, G_FILE_TEST_EXISTS);
-}
-
 static void assert_tuned(const char *sysname) {
         ck_assert_str_eq(testbed_value(sysname, "queue/scheduler"), "none");
         /* A sentinel's repair switches the scheduler first, and the switch resets
@@ -40,8 +32,8 @@ static void assert_tuned(const char *sysname) {
 /* One round of 100 events: changes on every Hyper-V disk and on the virtio disk, and sdb
  * removed and added again (it stays in the testbed, as after a spurious remove). */
 static void round_of_100(const struct uevent_device *sdb) {
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
-                uevent_send_blocking(testbed_syspath(hv_disks[i]), "change", 23);
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++)
+                uevent_send_blocking(testbed_syspath(azure_disks[i]), "change", 23);
         uevent_send_blocking(testbed_syspath("vda"), "change", 2);
         for (int i = 0; i < 3; i++) {
                 uevent_send_captured(sdb, "remove");
@@ -75,8 +67,8 @@ START_TEST(test_event_storm_and_overrun) {
         testbed_sentinel(tb, "sda");
         /* (No STATUS to wait for: when each removal and its add are read together, the count
          * never changes.) */
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
-                assert_tuned(hv_disks[i]);
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++)
+                assert_tuned(azure_disks[i]);
 
         /* Lost: sdf's add, sdc's drift and its change event, a thousand more. The next event
          * finds the socket overrun: the daemon walks every disk again. */
@@ -203,8 +195,8 @@ START_TEST(test_memory_flat) {
         if (!hvtuned_under_valgrind())
                 ck_assert_msg(after_100k * 10 <= after_1k * 11, "RSS grew from %lu to %lu KiB", after_1k, after_100k);
 #endif
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
-                assert_tuned(hv_disks[i]);
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++)
+                assert_tuned(azure_disks[i]);
         hvtuned_stop(&run);
         unlink(config);
         g_object_unref(tb);
@@ -234,17 +226,17 @@ START_TEST(test_sighup_storm) {
         }
         ck_assert(g_file_set_contents(config, versions[2], -1, NULL));
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++) {
-                testbed_wait_value(hv_disks[i], "queue/nr_requests", "64");
-                testbed_wait_value(hv_disks[i], "queue/nomerges", "2");
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                testbed_wait_value(azure_disks[i], "queue/nr_requests", "64");
+                testbed_wait_value(azure_disks[i], "queue/nomerges", "2");
         }
         /* One more, to see the last reload's STATUS: no error kept from the broken version. */
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify_counting(&run, "READY=1", "RELOADING=1", &reloads);
         ck_assert_ptr_null(strstr(run.status, "config error"));
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++) {
-                ck_assert_str_eq(testbed_value(hv_disks[i], "queue/nr_requests"), "64");
-                ck_assert_str_eq(testbed_value(hv_disks[i], "queue/nomerges"), "2");
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/nr_requests"), "64");
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/nomerges"), "2");
         }
         hvtuned_stop(&run);
         unlink(config);
@@ -279,8 +271,8 @@ START_TEST(test_sigterm_during_startup) {
         ck_assert_ptr_null(strstr(err, "sdd: found"));
         ck_assert_ptr_null(strstr(err, "storvsc_max_hw_queues"));
         ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
-        for (size_t i = 0; i < G_N_ELEMENTS(hv_disks); i++)
-                ck_assert(!record_exists(hv_disks[i]));
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++)
+                ck_assert(!record_exists(azure_disks[i]));
         unlink(config);
         g_object_unref(tb);
 }

@@ -2,7 +2,7 @@
 /* The apply step against real kernel sysfs, on a loop device: the bracketed scheduler list,
  * read_ahead_kb kept in whole pages (clamped), EINVAL for nr_requests beyond the tag depth
  * under "none", a scheduler the queue does not offer. And the kernel's answers to single
- * writes through lib/sysfs.c (tests/kernel-answers.h, which the testbed shim must give too):
+ * writes through lib/sysfs.c (tests/kernel/kernel-answers.h, which the testbed shim must give too):
  * the nr_requests floor and ceilings, read_ahead_kb in pages, the EINVAL paths, the names
  * the scheduler takes. What a plain-file testbed cannot show. Needs root and
  * /dev/loop-control: exits 77 (skip) without them. */
@@ -110,7 +110,7 @@ static const struct hvt_result *run(struct hvt_plan *p, struct hvt_apply *a, enu
 }
 
 /* The running kernel's release ($HVTUNED_TEST_KERNEL names another), and its column of
- * tests/kernel-answers.h (a vm tier guest's own, by uname). */
+ * tests/kernel/kernel-answers.h (a vm tier guest's own, by uname). */
 static const char *running_kernel(void) {
         static struct utsname u;
         const char *kernel = getenv("HVTUNED_TEST_KERNEL");
@@ -244,7 +244,7 @@ START_TEST(test_kernel_rejects) {
 }
 END_TEST
 
-/* The table of tests/kernel-answers.h, which the testbed shim is checked against too. */
+/* The table of tests/kernel/kernel-answers.h, which the testbed shim is checked against too. */
 START_TEST(test_kernel_answers) {
         loop_attach();
         if (loop_without_elevators()) {
@@ -256,7 +256,7 @@ START_TEST(test_kernel_answers) {
 }
 END_TEST
 
-/* The couplings of tests/kernel-answers.h, in the running kernel's column (a guest of the vm
+/* The couplings of tests/kernel/kernel-answers.h, in the running kernel's column (a guest of the vm
  * tier names its own with $HVTUNED_TEST_KERNEL). */
 START_TEST(test_kernel_couplings) {
         loop_attach();
@@ -265,7 +265,7 @@ START_TEST(test_kernel_couplings) {
 }
 END_TEST
 
-/* tests/kernel-answers.h's kernel_trylock, in the running kernel's column: scheduler writes
+/* tests/kernel/kernel-answers.h's kernel_trylock, in the running kernel's column: scheduler writes
  * while a child writes nr_requests of the same queue without pause (the same tag set's lock)
  * get EBUSY where the kernel takes a trylock, and never where it waits. */
 START_TEST(test_trylock_busy) {
@@ -371,7 +371,7 @@ static void stop(struct hvt_slots *s, struct hvt_apply *a) {
 }
 
 /* Whether a write of cause raises read_ahead_kb on the running kernel, as its column of
- * tests/kernel-answers.h's couplings says: the row of cause watching read_ahead_kb shows
+ * tests/kernel/kernel-answers.h's couplings says: the row of cause watching read_ahead_kb shows
  * something else than the read_ahead_kb row before it wrote (5.10 and 6.1: never). */
 static bool knocks_on_read_ahead(enum hvt_attr_id cause) {
         const char *ra = NULL;

@@ -8,28 +8,21 @@
 # usage: run.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2")
-
-if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn and dpkg inside it"; exit 77; fi
-for tool in dpkg-buildpackage dh lintian rpmbuild rpmlint systemd-nspawn umockdev-run; do
-        command -v "$tool" > /dev/null || { echo "SKIP: no $tool (tools/install-deps installs it)"; exit 77; }
-done
+# shellcheck source=tests/common/container.sh
+. "$src/tests/common/container.sh"
+need_root "systemd-nspawn and dpkg inside it"
+need_tools dpkg-buildpackage dh lintian rpmbuild rpmlint systemd-nspawn umockdev-run
 if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q 'ok installed'; then
         echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
 fi
 
-. "$src/tests/container.sh"
 work=$(mktemp -d /tmp/hvtuned-package.XXXXXX)
 trap 'container_umount "$work"; rm -rf "$work"' EXIT
-version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
-copy_source() {  # into $1: what a release tarball holds, no build trees
-        mkdir -p "$1"
-        (cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) | tar -C "$1" -xf -
-}
+version=$(project_version "$build")
 
 # --- the .deb
-copy_source "$work/deb/hvtuned-$version"
-(cd "$work/deb/hvtuned-$version" && dpkg-buildpackage -us -uc -b) > "$work/deb.log" 2>&1 ||
-        { tail -40 "$work/deb.log"; echo "FAIL: dpkg-buildpackage"; exit 1; }
+copy_source "$src" "$work/deb/hvtuned-$version"
+deb_build "$work/deb/hvtuned-$version" "$work/deb.log" || { echo "FAIL: dpkg-buildpackage"; exit 1; }
 deb=$work/deb/hvtuned_${version}_$(dpkg --print-architecture).deb
 [ -f "$deb" ] || { ls "$work/deb"; echo "FAIL: no $deb"; exit 1; }
 echo "ok: dpkg-buildpackage built $(basename "$deb")"
@@ -40,7 +33,7 @@ echo "ok: lintian reports no error and no warning"
 
 # --- the RPM
 mkdir -p "$work/rpm/SOURCES"
-copy_source "$work/rpm/stage/hvtuned-$version"
+copy_source "$src" "$work/rpm/stage/hvtuned-$version"
 tar -C "$work/rpm/stage" -czf "$work/rpm/SOURCES/hvtuned-$version.tar.gz" "hvtuned-$version"
 # --nodeps: Debian's rpm has no database of the build dependencies, which apt installed.
 rpmbuild --define "_topdir $work/rpm" --nodeps -bb "$src/hvtuned.spec" > "$work/rpm.log" 2>&1 ||

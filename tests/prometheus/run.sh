@@ -10,9 +10,9 @@ set -euo pipefail
 # The configuration it writes must be 0644 in a 0755 directory: hvtuned refuses others.
 umask 022
 build=$(realpath "$1") src=$(realpath "$2")
-for tool in promtool prometheus prometheus-node-exporter umockdev-run curl python3; do
-        command -v "$tool" > /dev/null || { echo "SKIP: no $tool (tools/install-deps installs it)"; exit 77; }
-done
+# shellcheck source=tests/common/container.sh
+. "$src/tests/common/container.sh"
+need_tools promtool prometheus prometheus-node-exporter umockdev-run curl python3
 
 work=$(mktemp -d /tmp/hvtuned-prometheus.XXXXXX)
 pids=()
@@ -50,14 +50,14 @@ queue = { scheduler = "none"; };
 metrics_file = "$work/textfile/hvtuned.prom";
 CONF
 chmod 0644 "$work/conf/hvtuned.conf"
-# The shim (the attributes answer writes as the kernel does) goes before umockdev's preload,
-# which umockdev-run sets: hence the inner shell.
-# What the testbed's kernel has beside its devices (BTF, osrelease) gives the estimates their
-# layout.
-RUNTIME_DIRECTORY=$work/runtime umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- \
-        sh -c 'tar -C "$UMOCKDEV_DIR" -xf "$4.kernel.tar" && LD_PRELOAD="$1:$LD_PRELOAD" exec "$2" -c "$3"' sh "$build/tests/emulate/hvtuned-sysfs-kernel.so" \
-        "$build/daemon/hvtuned" "$work/conf/hvtuned.conf" "$build/tests/testbeds/azure-gen2" > "$work/hvtuned.log" 2>&1 &
-hvtuned_pid=$!  # umockdev-run's: it passes signals on to hvtuned and gives back its exit status
+# On the Azure VM made for good, as the installed service of the system test runs: the shim
+# (the attributes answer writes as the kernel does) before umockdev's preload.
+tb=$work/tb
+testbed_persist "$build/tests/testbeds"
+RUNTIME_DIRECTORY=$work/runtime UMOCKDEV_DIR=$tb \
+        LD_PRELOAD="$build/tests/emulate/hvtuned-sysfs-kernel.so:libumockdev-preload.so.0" \
+        "$build/daemon/hvtuned" -c "$work/conf/hvtuned.conf" > "$work/hvtuned.log" 2>&1 &
+hvtuned_pid=$!
 pids+=("$hvtuned_pid")
 for _ in $(seq 200); do [ -s "$work/textfile/hvtuned.prom" ] && break; sleep 0.1; done
 [ -s "$work/textfile/hvtuned.prom" ] || fail "hvtuned wrote no metrics file"
@@ -98,7 +98,7 @@ wait_query 'sum(hvtuned_controller_preallocated_bytes - hvtuned_controller_cappe
 echo "   ($((want / 1048576)) MiB reclaimable, as hvtuned's STATUS says)"
 wait_query 'count(ALERTS{alertname="HvtunedControllerOverCap",alertstate="pending"})' 2
 wait_query 'count(ALERTS{alertname="HvtunedDiskFailed"}) or vector(0)' 0
-wait_query 'hvtuned_build_info{version="'"$(sed -n "s/.*version : '\([^']*\)'.*/\1/p" "$src/meson.build" | head -1)"'"}' 1
+wait_query 'hvtuned_build_info{version="'"$(project_version "$build")"'"}' 1
 
 # A reload is counted, and Prometheus sees it.
 kill -HUP "$hvtuned_pid"

@@ -13,15 +13,16 @@
 # usage: build.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-. "$src/tests/container.sh"
+# shellcheck source=tests/common/container.sh
+. "$src/tests/common/container.sh"
 release_root "$suite"
 
 work=$(mktemp -d /var/tmp/hvtuned-release-build.XXXXXX)
 trap 'container_umount "$work"; rm -rf "$work"' EXIT
 
 # What a release tarball holds, as tests/package/run.sh copies it: the working tree, not HEAD.
-mkdir -p "$work/src" "$work/out"
-(cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) | tar -C "$work/src" -xf -
+mkdir -p "$work/out"
+copy_source "$src" "$work/src"
 
 # The root under an overlay whose writes land on a tmpfs: it keeps the root's /etc and /var,
 # which nspawn's --volatile=overlay would not.

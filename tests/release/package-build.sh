@@ -3,8 +3,10 @@
 # the source tree at /opt/src/hvtuned-VERSION: builds the .deb with that release's
 # dpkg-buildpackage and debhelper, holds it to that release's lintian, and compiles the
 # testbed's sysfs shim with that release's compiler against its C library (the host's build
-# may need a newer glibc than the release has). finish, fail: tests/container.sh.
+# may need a newer glibc than the release has). deb_build, finish, fail:
+# tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 suite=$HVTUNED_RELEASE
 
@@ -14,8 +16,7 @@ echo "ok: $suite: $(dpkg-query -W -f='dpkg ${Version}' dpkg), $(dpkg-query -W -f
 here=${PWD##*/}
 (cd .. && dpkg-source -b "$here") > /opt/out/dpkg-source.txt 2>&1 ||
         { cat /opt/out/dpkg-source.txt; fail "dpkg-source -b"; }
-dpkg-buildpackage -us -uc -b > /opt/out/dpkg-buildpackage.txt 2>&1 ||
-        { tail -40 /opt/out/dpkg-buildpackage.txt; fail "dpkg-buildpackage"; }
+deb_build . /opt/out/dpkg-buildpackage.txt || fail "dpkg-buildpackage"
 echo "ok: dpkg-buildpackage built $(cd .. && echo hvtuned_*.deb)"
 
 # debian/ is written for the newest release; what an older lintian cannot judge is suppressed

@@ -4,31 +4,21 @@
 # the udev rule through the release's udevadm, verifies the installed unit and rates its
 # exposure with the release's systemd-analyze, drives the service on the Azure testbed (start,
 # STATUS=, journal fields, catalog, reload, a refused reload, stop), purges the package and
-# looks for anything left. finish, fail and expect: tests/container.sh.
+# looks for anything left. The operator's steps, finish, fail and expect:
+# tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
-tb=/run/tb
 sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
 param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
-APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
-CONFIG_ERROR=db0980a3242c48028642bc4ba477ff33
-dropin=/etc/systemd/system/hvtuned.service.d/testbed.conf
+message_id APPLIED ATTR_APPLIED
+message_id CONFIG_ERROR CONFIG_ERROR
 . /etc/os-release
 systemd_version=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
 echo "ok: $PRETTY_NAME, systemd $systemd_version as PID 1, umockdev $(dpkg-query -W -f='${Version}' umockdev)"
 
-dpkg-query -W hvtuned > /dev/null 2>&1 && fail "hvtuned is installed before the test"
-rm -f /usr/sbin/policy-rc.d
-find /etc /run /var/lib/systemd -name '*hvtuned*' 2>/dev/null | sort > /opt/out/before.txt
-
 # --- install: enabled, not started on a machine that is no Hyper-V guest.
-dpkg -i /opt/pkg/hvtuned_*.deb || fail "dpkg -i failed"
-echo "ok: dpkg -i installed $(dpkg-query -W -f='${Package} ${Version}' hvtuned)"
-dpkg -L hvtuned > /opt/out/files.txt
-expect "is-enabled after install" "$(systemctl is-enabled hvtuned)" enabled
-expect "is-active after install (ConditionVirtualization)" "$(systemctl is-active hvtuned)" inactive
-journalctl --list-catalog | grep -q "$APPLIED hvtuned" || fail "the catalog is not in journalctl's database"
-echo "ok: dpkg's trigger indexed the journal catalog"
+hvtuned_install /opt/pkg/hvtuned_*.deb
 
 # --- the unit as this release's systemd reads it: Type=notify with ExecReload= on every
 # version (a Type=notify-reload could not fail a reload), no key it does not know, and its
@@ -48,10 +38,7 @@ echo "ok: systemd $systemd_version rates hvtuned.service's exposure $level"
 
 # --- the testbed, and the udev rule through this release's rules engine: no udevd runs in a
 # container, so the rule is run by udevadm test (the rule starting the unit is a guest's test).
-# With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
-umockdev-run -d /opt/testbeds/azure-gen2.umockdev -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' &&
-        tar -C /run/tb -xf /opt/testbeds/azure-gen2.kernel.tar ||
-        fail "cannot make the testbed"
+testbed_persist /opt/testbeds
 # udevadm 257 indents the properties it prints; 247 does not.
 props() { echo "$1" | grep -E '^\s*[A-Z_.]+=|hvtuned'; }
 for d in sda sdc; do
@@ -67,19 +54,9 @@ echo "ok: udevadm test: vda left alone"
 
 # --- run the installed service on the testbed (the drop-in only points it there and lifts the
 # condition; the shim is the one built with this release's compiler).
-mkdir -p "${dropin%/*}"
-cat > "$dropin" <<CONF
-[Unit]
-ConditionVirtualization=
-[Service]
-Environment=LD_PRELOAD=/opt/shim/hvtuned-sysfs-kernel.so:libumockdev-preload.so.0
-Environment=UMOCKDEV_DIR=$tb
-ReadWritePaths=$tb
-CONF
+testbed_unit /opt/shim/hvtuned-sysfs-kernel.so
 printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf
-systemctl daemon-reload
-systemctl start hvtuned || fail "systemctl start hvtuned failed: $(systemctl status hvtuned --no-pager)"
-expect "is-active after start" "$(systemctl is-active hvtuned)" active
+hvtuned_start
 expect "sda scheduler when start returned" "$(active "$sda")" none
 expect "sdc scheduler when start returned" "$(active "$sdc")" none
 expect "the cap when start returned" "$(cat "$param")" 4
@@ -98,7 +75,7 @@ echo "ok: journalctl -x explains the entries"
 
 # reload: returns once the new values are applied, through ExecReload= on every version.
 printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
-systemctl reload hvtuned || fail "systemctl reload failed"
+hvtuned_reload
 expect "sda nr_requests when reload returned" "$(cat "$sda/queue/nr_requests")" 128
 expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 128
 expect "ReloadResult after a good reload" "$(systemctl show -P ReloadResult hvtuned)" success
@@ -135,26 +112,12 @@ expect "is-active after kill -HUP" "$(systemctl is-active hvtuned)" active
 journalctl -u hvtuned --no-pager > /opt/out/journal.txt
 
 # stop: the originals are back.
-systemctl stop hvtuned || fail "systemctl stop failed"
+hvtuned_stop
 expect "sda scheduler after stop" "$(active "$sda")" mq-deadline
 expect "sdc scheduler after stop" "$(active "$sdc")" bfq
 expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256
 expect "the cap after stop" "$(cat "$param")" 0
 
 # --- purge: everything the package put or made goes.
-rm -rf "${dropin%/*}" /etc/hvtuned.conf
-systemctl daemon-reload
-dpkg --purge hvtuned || fail "dpkg --purge failed"
-dpkg-query -W hvtuned > /dev/null 2>&1 && fail "dpkg still knows hvtuned"
-while read -r f; do
-        [ -d "$f" ] && continue
-        [ -e "$f" ] && fail "$f is left after purge"
-done < /opt/out/files.txt
-find /etc /run /var/lib/systemd -name '*hvtuned*' 2>/dev/null | sort > /opt/out/after.txt
-left=$(comm -13 /opt/out/before.txt /opt/out/after.txt | tr '\n' ' ')
-[ -z "$left" ] || fail "left after purge: $left"
-[ -e /run/hvtuned ] && fail "/run/hvtuned is left after purge"
-expect "unit after purge" "$(systemctl show -P LoadState hvtuned)" not-found
-journalctl --list-catalog | grep -q "$APPLIED" && fail "the catalog database still has hvtuned's entries"
-echo "ok: purge left nothing (files, unit links, runtime directory, catalog)"
+hvtuned_purge
 finish PASS

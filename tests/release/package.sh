@@ -15,7 +15,8 @@
 # usage: package.sh SUITE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 suite=$1 build=$(realpath "$2") src=$(realpath "$3")
-. "$src/tests/container.sh"
+# shellcheck source=tests/common/container.sh
+. "$src/tests/common/container.sh"
 release_root "$suite"
 container_timeout=600
 # systemd 256 and later refuse to boot on the hybrid cgroup hierarchy some hosts still mount
@@ -28,14 +29,13 @@ trap 'container_umount "$work/build"; container_umount "$work/boot"; rm -rf "$wo
 keep=$build/release/$suite
 rm -rf "$keep"
 mkdir -p "$keep"
-version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+version=$(project_version "$build")
 echo "ok: $suite root made $(sed -n 's/^made: //p' "$root/.hvtuned-release-complete")"
 
 # --- 1. build and lint, as that release's maintainer would (the source: what a release
 # tarball holds, the working tree as it is, no build trees).
-mkdir -p "$work/src/hvtuned-$version" "$work/out-build"
-(cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) |
-        tar -C "$work/src/hvtuned-$version" -xf -
+mkdir -p "$work/out-build"
+copy_source "$src" "$work/src/hvtuned-$version"
 container_overlay "$root" "$work/build"
 rc=0
 container_run "build-$suite" "$work/out-build" "$work/build.log" "$src/tests/release/package-build.sh" \

@@ -1,40 +1,25 @@
 #!/bin/bash
 # Runs inside the container, as a unit of the real systemd there (see run.sh): drives hvtuned
-# with systemctl and reads it back with journalctl, as an operator would. finish, fail and
-# expect: tests/container.sh.
+# with systemctl and reads it back with journalctl, as an operator would. The operator's
+# steps, finish, fail and expect: tests/common/container.sh.
 set -u
+# shellcheck source=tests/common/container.sh
 . /opt/container.sh
 build=/opt/build
-tb=/run/tb
 sda=$tb/sys/block/sda sdc=$tb/sys/block/sdc
 param=$tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
-APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
-CONFIG_ERROR=db0980a3242c48028642bc4ba477ff33
-CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
+message_id APPLIED ATTR_APPLIED
+message_id CONFIG_ERROR CONFIG_ERROR
+message_id CONTROLLER CONTROLLER
 
-# The Azure VM, persisted so that the daemon runs on it directly (testing.md).
-# With what its kernel has beside the devices (BTF, osrelease): the estimates' layout.
-umockdev-run -d "$build/tests/testbeds/azure-gen2.umockdev" -- sh -c 'cp -a "$UMOCKDEV_DIR" /run/tb' &&
-        tar -C /run/tb -xf "$build/tests/testbeds/azure-gen2.kernel.tar" ||
-        fail "cannot make the testbed"
-mkdir -p /run/systemd/system/hvtuned.service.d
-cat > /run/systemd/system/hvtuned.service.d/testbed.conf <<CONF
-[Unit]
-# systemd-detect-virt says systemd-nspawn here.
-ConditionVirtualization=
-[Service]
-Environment=LD_PRELOAD=$build/tests/emulate/hvtuned-sysfs-kernel.so:libumockdev-preload.so.0
-Environment=UMOCKDEV_DIR=$tb ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
-ReadWritePaths=$tb
-WatchdogSec=3s
-TimeoutAbortSec=2s
-CONF
+# The Azure VM, persisted so that the daemon runs on it directly (testing.md), with a
+# watchdog short enough to see fire.
+testbed_persist "$build/tests/testbeds"
+testbed_unit "$build/tests/emulate/hvtuned-sysfs-kernel.so" WatchdogSec=3s TimeoutAbortSec=2s
 printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf
-systemctl daemon-reload
 
 # start: returns once READY=1 came, which is after the start-up pass.
-systemctl start hvtuned || fail "systemctl start hvtuned failed: $(systemctl status hvtuned --no-pager)"
-expect "is-active after start" "$(systemctl is-active hvtuned)" active
+hvtuned_start
 expect "sda scheduler when start returned" "$(active "$sda")" none
 expect "sdc scheduler when start returned" "$(active "$sdc")" none
 expect "the cap when start returned" "$(cat "$param")" 4
@@ -62,7 +47,7 @@ echo "ok: journalctl -x shows the catalog"
 
 # reload: returns once the new values are applied.
 printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
-systemctl reload hvtuned || fail "systemctl reload failed"
+hvtuned_reload
 expect "sda nr_requests when reload returned" "$(cat "$sda/queue/nr_requests")" 128
 expect "sdc nr_requests when reload returned" "$(cat "$sdc/queue/nr_requests")" 128
 
@@ -75,7 +60,7 @@ journalctl -u hvtuned MESSAGE_ID=$CONFIG_ERROR -o cat | grep -q '/etc/hvtuned.co
         fail "no configuration error in the journal"
 echo "ok: the bad reload is in the journal"
 printf 'queue = { scheduler = "none"; nr_requests = 128; };\n' > /etc/hvtuned.conf
-systemctl reload hvtuned || fail "the reload of the good file failed"
+hvtuned_reload "the good file again"
 
 # SIGSTOP: the watchdog fires, systemd kills and restarts it, the originals survive.
 pid=$(systemctl show -P MainPID hvtuned)
@@ -92,7 +77,7 @@ echo "ok: the watchdog restarted it (PID $pid -> $now)"
 expect "sda scheduler after the restart" "$(active "$sda")" none
 
 # stop: the originals of the first run are back.
-systemctl stop hvtuned || fail "systemctl stop failed"
+hvtuned_stop
 expect "sda scheduler after stop" "$(active "$sda")" mq-deadline
 expect "sdc scheduler after stop" "$(active "$sdc")" bfq
 expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256

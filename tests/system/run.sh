@@ -6,11 +6,11 @@
 # usage: run.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2")
+# shellcheck source=tests/common/container.sh
+. "$src/tests/common/container.sh"
+need_root systemd-nspawn
+need_tools systemd-nspawn
 
-if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root for systemd-nspawn"; exit 77; fi
-if ! command -v systemd-nspawn > /dev/null; then echo "SKIP: no systemd-nspawn (package systemd-container)"; exit 77; fi
-
-. "$src/tests/container.sh"
 work=$(mktemp -d /tmp/hvtuned-system.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 dest=$work/dest out=$work/out

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/kernel-answers.h on a real kernel (VM_KERNEL: 5.10, 6.1, 6.12, 7.3): this build's
+# tests/kernel/kernel-answers.h on a real kernel (VM_KERNEL: 5.10, 6.1, 6.12, 7.3): this build's
 # test-loop (tests/kernel/test-loop.c) on a loop device of a busybox guest of that kernel, its
 # shared libraries from this machine beside it. Its kernel_couplings rows take the guest's own
 # column (uname), so every row the emulation answers with (tests/emulate/sysfs-kernel.c,
@@ -36,4 +36,4 @@ chmod +x "$VM_WORK/answers-test"
 rc=0
 vm_initramfs --name "answers-$VM_SERIES" --smp 2 --mem 1G --modules "loop bfq kyber-iosched" "${files[@]}" \
         "$VM_WORK/answers-test" || rc=$?
-vm_verdict "$rc" "tests/kernel-answers.h on $VM_KVER"
+vm_verdict "$rc" "tests/kernel/kernel-answers.h on $VM_KVER"

@@ -3,7 +3,8 @@
 # bookworm, 6.12 and 7.3 trixie), the release's .deb of hvtuned installed with dpkg, its unit,
 # rule and catalog under that release's systemd, udevd and journald, on the storvsc
 # stand-in's disks. Each stage prints "ok:" lines; the first failure prints "FAIL:",
-# hvtuned's journal, and exits 1. Where the kernels differ the expectations name the kernel:
+# hvtuned's journal, and exits 1. The operator's steps and the MESSAGE_IDs:
+# tests/common/container.sh, copied beside daemon/messages.h into /vmtest-files. Where the kernels differ the expectations name the kernel:
 # 5.10 has no storvsc_max_hw_queues (the cap cannot apply: nothing to write, nothing to
 # re-probe) and 369 requests a channel (can_queue 332 at 4 vCPUs, not 316).
 set -uo pipefail
@@ -12,6 +13,11 @@ set -uo pipefail
 : "${HVTUNED:?/vmtest-files/env names no hvtuned}"
 : "${VMTEST_KERNEL:?/vmtest-files/env names no kernel}"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# What the helper's steps read (dpkg's output, the files the package installed) goes to the
+# results share.
+container_out=${VMTEST_OUT:-/tmp}
+# shellcheck source=tests/common/container.sh
+. /vmtest-files/container.sh
 
 CTL=/sys/kernel/debug/hv_storvsc_standin/control
 PARAM=/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues
@@ -28,21 +34,8 @@ case $VMTEST_KERNEL in
 *) rpc=352 hascap=1 ;;
 esac
 cq=$((rpc * 90 / 100))
-# daemon/messages.h
-APPLIED=eb47933e2e9c4b03a3bebcf187cc6d70
-CLAMPED=1c4426a7035b4a489acf0513099c14a2
-FAILED=573b87040f9442c4ae74cb59264b8376
-UNSUPPORTED=f618e97298334e43915b6a04762ea5da
-FOUND=9b1ee9a1f9644d0da961e04a6296daed
-STARTED=8f3cf14e474f4ae4a79a61748195705f
-REPAIRED=f58849430eff4a0f9fb454b6b38d3eb2
-RESTORED=706ff731751b4046a4852b3f53f97d9b
-CONTROLLER=51da0b4ec8cb4af58042306e8e2cb9da
-REPROBED=b7db6d1e431b4fabbe9ffff2dff54d7e
-REFUSED=398287ee700c438f9fbf9cd882eb6e87
-BUSY=daadbd9173514472b5a0391441085f06
-GAVE_UP=3dbcd9c11a574200ae21356bf1039460
 
+# The helper's fail() ends a container's test: a guest's prints the journal and exits.
 fail() {
         echo "FAIL: $*"
         echo "--- hvtuned's journal"
@@ -54,6 +47,20 @@ fail() {
         exit 1
 }
 ok() { echo "ok ($SECONDS s): $*"; }
+
+message_id APPLIED ATTR_APPLIED
+message_id CLAMPED ATTR_CLAMPED
+message_id FAILED ATTR_FAILED
+message_id UNSUPPORTED ATTR_UNSUPPORTED
+message_id FOUND DISK_FOUND
+message_id STARTED STARTED
+message_id REPAIRED DRIFT_REPAIRED
+message_id RESTORED ATTR_RESTORED
+message_id CONTROLLER CONTROLLER
+message_id REPROBED REPROBED
+message_id REFUSED REPROBE_REFUSED
+message_id BUSY BUSY_RETRY
+message_id GAVE_UP BUSY_GAVE_UP
 
 # wait_until SECONDS WHAT 'SHELL TEST': evaluates the test every 0.2 s.
 wait_until() {
@@ -136,14 +143,11 @@ present=$(grep -c ^processor /proc/cpuinfo)
 # The release's package, as its users install it. QEMU's guest is no Hyper-V guest to
 # systemd-detect-virt: the stand-in is what makes it one, so the unit's condition goes, after
 # the install (whose postinst would otherwise start the service with no disk yet).
-# man-db's trigger would rebuild the root's whole index (minutes under TCG): off.
-rm -f /var/lib/man-db/auto-update
-dpkg -i /vmtest-files/hvtuned.deb > /tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i hvtuned.deb"; }
+hvtuned_install /vmtest-files/hvtuned.deb
 [ -x "$HVTUNED" ] || fail "the package installed no $HVTUNED"
 mkdir -p /etc/systemd/system/hvtuned.service.d
 printf '[Unit]\nConditionVirtualization=\n' > /etc/systemd/system/hvtuned.service.d/vmtest.conf
 systemctl daemon-reload
-journalctl --update-catalog
 ok "$(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), systemd $(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'), $(dpkg-query -W -f='hvtuned ${Version}' hvtuned) installed"
 
 # A Fedora-style rule that sets bfq (here on every LUN 1, at add and change: the drift hvtuned
@@ -311,7 +315,7 @@ queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
 device = { timeout = 300; };
 host = { max_hw_queues = 2; reprobe_idle_controllers = true; };
 EOF
-systemctl reload hvtuned || fail "reload with reprobe_idle_controllers"
+hvtuned_reload "with reprobe_idle_controllers"
 if [ $hascap = 0 ]; then
         # No cap to apply, so nothing a re-probe could win back: no controller is unbound.
         sleep 3
@@ -345,7 +349,7 @@ queue = { scheduler = "none"; nr_requests = 1000; read_ahead_kb = 1021; };
 override = ( { match = { kind = "ide"; }; queue = { scheduler = "kyber"; }; } );
 host = { max_hw_queues = 2; };
 EOF
-systemctl reload hvtuned || fail "reload 2"
+hvtuned_reload "the 2nd"
 # read_ahead_kb is kept in pages: 1021 -> 1020. nr_requests beyond the tag depth under none:
 # EINVAL. The IDE disk's list has no kyber: unsupported, nothing written. device/timeout is no
 # longer managed: 180 back. Each check reads this reload's entry, the newest: on 7.3 the
@@ -367,7 +371,7 @@ config <<'EOF'
 queue = { read_ahead_kb = 1024; };
 host = { max_hw_queues = 2; };
 EOF
-systemctl reload hvtuned || fail "reload 3"
+hvtuned_reload "the 3rd"
 # The IDE disk had mq-deadline with 200 requests before hvtuned: the scheduler goes back first
 # (the kernel resets nr_requests to 256 on the switch), then 200.
 expect_state "$ide" "mq-deadline 200 1024 180" "scheduler and nr_requests no longer managed"
@@ -379,9 +383,9 @@ queue = { scheduler = "none"; nr_requests = 128; read_ahead_kb = 1024; };
 device = { timeout = 300; };
 host = { max_hw_queues = 2; };
 EOF
-systemctl reload hvtuned || fail "reload 4"
+hvtuned_reload "the 4th"
 expect_state "$ide" "none 128 1024 300" "tuned again"
-systemctl stop hvtuned || fail "systemctl stop"
+hvtuned_stop
 for d in "$a0" "$a1" "$a2" "$b0" "$c0"; do
         depth=$(cat "/sys/block/$d/mq/0/nr_tags")
         want="none $depth $ra0 180"
@@ -416,9 +420,9 @@ pkill -KILL -x hvtuned
 kill -KILL "$tracer" 2> /dev/null
 wait "$tracer" 2> /dev/null
 ok "killed between the switch and the nr_requests write: $a0 at none/$depth, the record holds 200"
-systemctl start hvtuned || fail "restart after kill -9"
+hvtuned_start "again after kill -9"
 expect_state "$a0" "none 128 1024 300" "after the restart"
-systemctl stop hvtuned || fail "systemctl stop after the restart"
+hvtuned_stop "after the restart"
 expect_state "$a0" "mq-deadline 200 256 180" "after stop"
 ok "restart and stop: $a0 back at mq-deadline/200/256, its true originals"
 
@@ -454,7 +458,7 @@ snapshot "$a1" > /tmp/a1.before
 config <<'EOF'
 queue = { scheduler = "none"; max_sectors_kb = 256; };
 EOF
-systemctl start hvtuned || fail "start for the knock-on run"
+hvtuned_start "for the knock-on run"
 wait_until 20 "$a0 at max_sectors_kb 256" 'test "$(attr "$a0" queue/max_sectors_kb) $(sched "$a0")" = "256 none"'
 wait_until 20 "$a2 at max_sectors_kb 256" 'test "$(attr "$a2" queue/max_sectors_kb) $(sched "$a2")" = "256 none"'
 wait_until 20 "$a1 at max_sectors_kb 256" 'test "$(attr "$a1" queue/max_sectors_kb) $(sched "$a1")" = "256 none"'
@@ -464,10 +468,10 @@ nr_during=$(attr "$a0" queue/nr_requests)
 # A second pass with the same configuration writes nothing (7.3 would reset nr_requests on a
 # write of the active "none").
 applied_before=$(writes_of "$a0")
-systemctl reload hvtuned || fail "reload with the same configuration"
+hvtuned_reload "with the same configuration"
 [ "$(writes_of "$a0")" = "$applied_before" ] || fail "$a0: a second pass with the same configuration wrote again"
 [ "$(attr "$a0" queue/nr_requests)" = "$nr_during" ] || fail "$a0: nr_requests $nr_during -> $(attr "$a0" queue/nr_requests) on a second pass"
-systemctl stop hvtuned || fail "stop after the knock-on run"
+hvtuned_stop "after the knock-on run"
 rot=$(attr "$a0" queue/rotational)
 diffs=0
 for d in a0 a1 a2; do
@@ -490,7 +494,7 @@ config <<'EOF'
 queue = { scheduler = "none"; };
 EOF
 echo mq-deadline > "/sys/block/$a0/queue/scheduler"
-systemctl start hvtuned || fail "start for the re-added LUN"
+hvtuned_start "for the re-added LUN"
 wait_until 20 "$a0 tuned" 'test "$(sched "$a0")" = none'
 grep -qx "queue/scheduler=mq-deadline" "/run/hvtuned/$a0" || fail "the record of $a0 lacks mq-deadline: $(cat "/run/hvtuned/$a0")"
 lun=$(readlink -f "/sys/block/$a0/device")
@@ -510,7 +514,7 @@ kill -CONT "$pid"
 wait_until 20 "the re-added $new tuned" 'test "$(sched "$new")" = none'
 wait_until 20 "the record of the re-added $new" 'grep -qx "queue/scheduler=bfq" "/run/hvtuned/$new"'
 grep -qx "ino=$new_ino" "/run/hvtuned/$new" || fail "the record of $new does not name inode $new_ino: $(cat "/run/hvtuned/$new")"
-systemctl stop hvtuned || fail "stop after the re-added LUN"
+hvtuned_stop "after the re-added LUN"
 [ "$(sched "$new")" = bfq ] || fail "$new: $(sched "$new") after stop, not its own original bfq"
 ok "$VMTEST_KERNEL: a LUN deleted and re-added while hvtuned was stopped ($a0 -> $new, diskseq $seq, inode $old_ino -> $new_ino) got a record of its own, and its own bfq back at stop"
 
@@ -542,7 +546,7 @@ writer=$!
 failed_before=$(jcount MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0")
 busy_before=$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")
 busy_here() { [ "$(jcount MESSAGE_ID=$BUSY HVTUNED_DEVICE="$a0")" -gt "$busy_before" ]; }
-systemctl start hvtuned || fail "start beside the nr_requests loop"
+hvtuned_start "beside the nr_requests loop"
 if [ $trylock = 1 ]; then
         # Now and then all four tries of a pass land between the loop's writes: the disk is
         # then set back (a write that may be busy itself) for another pass, a few times.
@@ -568,7 +572,7 @@ if [ $trylock = 0 ]; then
         [ "$(jcount MESSAGE_ID=$BUSY)" = 0 ] || fail "$VMTEST_KERNEL: a busy pass, on a kernel that waits for the lock"
         [ "$(jcount MESSAGE_ID=$FAILED HVTUNED_DEVICE="$a0")" = "$failed_before" ] || fail "$a0: a write failed beside the loop"
 fi
-systemctl stop hvtuned || fail "stop after the nr_requests loop"
+hvtuned_stop "after the nr_requests loop"
 snapshot "$a0" > /tmp/a0.after
 diff -u /tmp/a0.before /tmp/a0.after || fail "$a0: after stop an attribute differs from what the operator left"
 if [ $trylock = 1 ]; then

@@ -31,17 +31,12 @@ fi
 if [ -n "$deb" ]; then
         echo "vm: $VM_SUITE's .deb from the release package test: $deb"
 else
-        version=$(meson introspect --projectinfo "$build" |
-                python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
-        pkgsrc=$VM_WORK/pkg/hvtuned-$version
-        mkdir -p "$pkgsrc"
-        (cd "$src" && tar --exclude='./build*' --exclude=./.git --exclude='./crash-*' -cf - .) |
-                tar -C "$pkgsrc" -xf -
+        pkgsrc=$VM_WORK/pkg/hvtuned-$(project_version "$build")
+        copy_source "$src" "$pkgsrc"
         # -d: whether debian/control's build dependencies resolve in each release is the
         # release package test's to judge (bullseye's root has pkg-config, not pkgconf); here
         # the root's tools build it.
-        if ! vm_in_rootfs sh -c "cd '$pkgsrc' && dpkg-buildpackage -us -uc -b -d" > "$VM_WORK/pkg/build.log" 2>&1; then
-                tail -n 40 "$VM_WORK/pkg/build.log"
+        if ! vm_in_rootfs bash -c '. /opt/container.sh && deb_build "$@"' sh "$pkgsrc" "$VM_WORK/pkg/build.log" -d; then
                 echo "FAIL: dpkg-buildpackage in the $VM_SUITE root"
                 exit 1
         fi
@@ -56,6 +51,9 @@ cp "$deb" "$stage/vmtest-files/hvtuned.deb"
 # The release's root has no busybox; its mke2fs makes the filesystem stage 3 mounts where the
 # root has no e2fsprogs (trixie's).
 cp /bin/busybox "$stage/vmtest-files/busybox"
+# The operator's steps and daemon/messages.h's MESSAGE_IDs, as the container tests have them.
+cp "$container_sh" "$stage/vmtest-files/container.sh"
+cp "$messages_h" "$stage/vmtest-files/messages.h"
 echo "HVTUNED=/usr/sbin/hvtuned" > "$stage/vmtest-files/env"
 echo "VMTEST_KERNEL=$VM_SERIES" >> "$stage/vmtest-files/env"
 

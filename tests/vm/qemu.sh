@@ -15,6 +15,9 @@
 # Source it from a bash test (set -euo pipefail), then:
 #
 #   vm_require                      # exit 77 with "SKIP: why" unless this machine can boot it
+#
+# It sources tests/common/container.sh: its checks (skip, need_root, need_tools), and what
+# the tests that boot a release share with the container tiers.
 #   rc=0; vm_initramfs [OPTIONS] SCRIPT || rc=$?
 #   rc=0; vm_systemd   [OPTIONS] SCRIPT || rc=$?
 #
@@ -84,6 +87,9 @@
 # from it. VM_VERBOSE=1 drops "quiet" from the kernel command line: the full boot on the
 # console, ~3 s slower.
 
+# shellcheck source=tests/common/container.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../common/container.sh"
+
 VM_CACHE=${HVTUNED_VM_CACHE:-/var/cache/hvtuned-vm}
 VM_RELEASES=${HVTUNED_RELEASE_CACHE:-/var/cache/hvtuned-releases}
 VM_MARK=VMTEST-EXIT
@@ -91,22 +97,15 @@ VM_MARK=VMTEST-EXIT
 VM_INIT_MARK=VMTEST-INIT
 vm_runs=0
 
-vm_skip() { echo "SKIP: $*"; exit 77; }
-
 # Checks what a boot needs and finds the kernel: VM_TREE (the unpacked tree), VM_KVER,
 # VM_HEADERS (for make -C "$VM_HEADERS" M=DIR modules).
 vm_require() {
-        [ "$(id -u)" = 0 ] || vm_skip "the VM tests need root (9p shares, root images, cpio owners)"
-        command -v qemu-system-x86_64 > /dev/null ||
-                vm_skip "no qemu-system-x86_64 (tools/install-deps installs qemu-system-x86)"
-        local tool
-        for tool in cpio depmod modprobe; do
-                command -v "$tool" > /dev/null || vm_skip "no $tool (tools/install-deps installs cpio and kmod)"
-        done
+        need_root "the VM tests' 9p shares, root images and cpio owners"
+        need_tools qemu-system-x86_64 cpio depmod modprobe
         local applets
         applets=$(/bin/busybox --list 2>/dev/null || true)
         if ! grep -qx switch_root <<< "$applets" || ldd /bin/busybox > /dev/null 2>&1; then
-                vm_skip "no static /bin/busybox (tools/install-deps installs busybox-static)"
+                skip "no static /bin/busybox (tools/install-deps installs busybox-static)"
         fi
         VM_SERIES=${VM_KERNEL:-6.1}
         case $VM_SERIES in
@@ -117,12 +116,12 @@ vm_require() {
         esac
         VM_ROOTFS=$VM_RELEASES/$VM_SUITE
         [ -f "$VM_CACHE/$VM_SERIES/.hvtuned-vm-complete" ] ||
-                vm_skip "no $VM_SERIES kernel in $VM_CACHE/$VM_SERIES (run tools/fetch-vm-kernel $VM_SERIES)"
+                skip "no $VM_SERIES kernel in $VM_CACHE/$VM_SERIES (run tools/fetch-vm-kernel $VM_SERIES)"
         VM_TREE=$(readlink -f "$VM_CACHE/$VM_SERIES")
         VM_KVER=$(basename "$VM_TREE")
         # shellcheck disable=SC2034 # for the callers that build modules
         VM_HEADERS=$VM_TREE/usr/src/linux-headers-$VM_KVER
-        [ -f "$VM_TREE/vmlinux" ] || vm_skip "no $VM_TREE/vmlinux (run tools/fetch-vm-kernel $VM_SERIES)"
+        [ -f "$VM_TREE/vmlinux" ] || skip "no $VM_TREE/vmlinux (run tools/fetch-vm-kernel $VM_SERIES)"
         if [ -z "${VM_WORK:-}" ]; then
                 VM_WORK=$(mktemp -d /tmp/hvtuned-vm.XXXXXX)
                 trap vm_cleanup EXIT
@@ -134,7 +133,7 @@ vm_require() {
 # tools/fetch-release, never written (an overlay is always on top).
 vm_require_rootfs() {
         [ -f "$VM_ROOTFS/.hvtuned-release-complete" ] ||
-                vm_skip "no $VM_SUITE root in $VM_ROOTFS (run tools/fetch-release $VM_SUITE)"
+                skip "no $VM_SUITE root in $VM_ROOTFS (run tools/fetch-release $VM_SUITE)"
 }
 
 vm_cleanup() {

@@ -16,21 +16,24 @@
 # checkout stays clean. The tree also holds the real hv_storvsc.ko: insmod this one by path.
 
 # vm_in_rootfs COMMAND...: runs COMMAND in the release's root (overlaid), with VM_TREE and
-# $VM_WORK visible at their paths.
+# $VM_WORK visible at their paths, and tests/common/container.sh at /opt/container.sh for a
+# command that needs its functions (deb_build).
 vm_in_rootfs() {
         local ov
         ov=$(mktemp -d "$VM_WORK/rootfs.XXXXXX")
         mkdir -p "$ov/upper" "$ov/work" "$ov/merged"
         # unshare -m: the overlay goes with the namespace, whatever happens to this shell.
+        # shellcheck disable=SC2154 # container_sh: tests/common/container.sh's, which qemu.sh sources
         unshare -m --propagation private sh -ec '
-                ov=$1 lower=$2 tree=$3 work=$4
-                shift 4
+                ov=$1 lower=$2 tree=$3 work=$4 helper=$5
+                shift 5
                 mount -t tmpfs tmpfs "$ov/upper"
                 mkdir "$ov/upper/u" "$ov/upper/w"
                 mount -t overlay -o "lowerdir=$lower,upperdir=$ov/upper/u,workdir=$ov/upper/w" overlay "$ov/merged"
                 exec systemd-nspawn -q --register=no --keep-unit --pipe -D "$ov/merged" -M "hvtuned-build-$$" \
-                        --bind-ro="$tree" --bind="$work" --chdir="$work" -E LC_ALL=C.UTF-8 -- "$@"
-        ' vm_in_rootfs "$ov" "$VM_ROOTFS" "$VM_TREE" "$VM_WORK" "$@"
+                        --bind-ro="$tree" --bind="$work" --bind-ro="$helper:/opt/container.sh" --chdir="$work" \
+                        -E LC_ALL=C.UTF-8 -- "$@"
+        ' vm_in_rootfs "$ov" "$VM_ROOTFS" "$VM_TREE" "$VM_WORK" "$container_sh" "$@"
         local rc=$?
         rm -rf "$ov"
         return $rc
@@ -41,8 +44,7 @@ vm_build_standin() {
         src=$(cd "$(dirname "${BASH_SOURCE[0]}")/standin" && pwd)
         dir=$VM_WORK/standin
         vm_require_rootfs
-        command -v systemd-nspawn > /dev/null ||
-                vm_skip "no systemd-nspawn to build the stand-in in the $VM_SUITE root (apt-get install systemd-container)"
+        need_tools systemd-nspawn
         mkdir -p "$dir"
         cp "$src/hv_storvsc.c" "$src/Kbuild" "$dir/"
         if ! vm_in_rootfs make -s -C "$VM_HEADERS" M="$dir" CONFIG_DEBUG_INFO_BTF_MODULES= modules > "$dir/build.log" 2>&1; then

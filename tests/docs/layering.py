@@ -4,7 +4,7 @@ after it in docs/design.md's "Who calls whom in daemon/" list (a .h and its .c a
 there). Fails on an include that goes up or sideways to an earlier name, or on a file the list
 does not name.
 
-    tests/layering.py SOURCE_ROOT
+    tests/docs/layering.py SOURCE_ROOT
 """
 import os
 import re

@@ -153,16 +153,26 @@ static const char *ancestor(const struct ancestors *a, size_t len, char buf[stat
         return buf;
 }
 
-/* Whether a device of the scsi bus named name is a LUN (DEVTYPE=scsi_device): the bus holds
- * hosts ("host%d"), targets ("target%d:%d:%d") and LUNs, which the kernel names
- * "%d:%d:%d:%llu" (scsi_sysfs_device_initialize()), so the name tells, without the three
- * calls a read of its uevent costs. Parsed as read_address() parses it. */
-static bool is_lun_name(const char *name) {
+/* A LUN's name, "H:C:T:L" as the kernel names it (scsi_sysfs_device_initialize():
+ * "%d:%d:%d:%llu"), into d's address: 0, or -EBADMSG for any other name. */
+static int parse_address(const char *name, struct hvt_disk *d) {
         unsigned h, c, t;
         uint64_t l;
         int consumed = 0;
 
-        return sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) == 4 && name[consumed] == '\0';
+        if (sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) != 4 || name[consumed] != '\0')
+                return -EBADMSG;
+        d->host = h, d->channel = c, d->target = t, d->lun = l;
+        return 0;
+}
+
+/* Whether a device of the scsi bus named name is a LUN (DEVTYPE=scsi_device): the bus holds
+ * hosts ("host%d"), targets ("target%d:%d:%d") and LUNs, so the name tells, without the
+ * three calls a read of its uevent costs. */
+static bool is_lun_name(const char *name) {
+        struct hvt_disk d;
+
+        return parse_address(name, &d) == 0;
 }
 
 /* Whether syspath is a path below top made of names only: no empty, "." or ".." component
@@ -258,16 +268,7 @@ static void read_stripped(const char *dir, const char *name, char *dst, size_t s
 }
 
 static int read_address(const char *sdev, struct hvt_disk *d) {
-        const char *name = strrchr(sdev, '/') + 1;
-        unsigned h, c, t;
-        uint64_t l;
-        int consumed = 0;
-
-        if (sscanf(name, "%u:%u:%u:%" SCNu64 "%n", &h, &c, &t, &l, &consumed) != 4 ||
-            name[consumed] != '\0')
-                return -EBADMSG;
-        d->host = h, d->channel = c, d->target = t, d->lun = l;
-        return 0;
+        return parse_address(strrchr(sdev, '/') + 1, d);
 }
 
 static void read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {

@@ -86,8 +86,6 @@ int hvt_sysfs_read_fd(int fd, char *buf, size_t size) {
 int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
 
-        if (size == 0)
-                return -EINVAL;
         fd = hvt_sysfs_open(dirfd, name);
         if (fd < 0)
                 return fd;

@@ -606,8 +606,9 @@ everything() {
 }
 everything > /tmp/faults.before
 # life LOG [STRACE ARGS...]: hvtuned as the unit runs it, under strace with ARGS when given;
-# SIGTERM once it has started (said so, or waits in its loop: with write(2) failing, no line
-# gets out). Its exit status in life_rc, or fails.
+# SIGTERM once it has started (said so, or sleeps in epoll_wait(), which wchan names ep_poll
+# on 5.10 and do_epoll_wait later: with write(2) failing, no line gets out). Its exit status
+# in life_rc, or fails.
 life() {
         local log=$1 pid i
         shift
@@ -619,7 +620,7 @@ life() {
         pid=$!
         for ((i = 0; i < 300; i++)); do
                 grep -q "^Started" "$log" && break
-                grep -qs epoll "/proc/$(pgrep -x -n hvtuned)/wchan" && break
+                grep -qsE "ep_poll|epoll" "/proc/$(pgrep -x -n hvtuned)/wchan" && break
                 kill -0 $pid 2> /dev/null || break
                 sleep 0.2
         done

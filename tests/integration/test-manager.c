@@ -62,9 +62,9 @@ static void kill_stray(void) {
 }
 
 /* Receives the datagrams waiting on fd for up to timeout_ms, until one holding want comes after
- * one holding before: true when it did. */
+ * one holding before (any, with before NULL): true when it did. */
 static bool drain_until(int fd, const char *before, const char *want, int timeout_ms) {
-        bool seen_before = false;
+        bool seen_before = !before;
 
         for (int waited = 0; waited < timeout_ms; ) {
                 char buf[4096];
@@ -78,7 +78,7 @@ static bool drain_until(int fd, const char *before, const char *want, int timeou
                 buf[n] = '\0';
                 if (seen_before && strstr(buf, want))
                         return true;
-                if (strstr(buf, before))
+                if (before && strstr(buf, before))
                         seen_before = true;
         }
         return false;
@@ -150,20 +150,7 @@ END_TEST
 
 /* Receives the datagrams waiting on fd for up to timeout_ms, until one holds want. */
 static bool receive_until(int fd, const char *want, int timeout_ms) {
-        for (int waited = 0; waited < timeout_ms; ) {
-                char buf[4096];
-                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-
-                if (n < 0) {
-                        usleep(10 * 1000);
-                        waited += 10;
-                        continue;
-                }
-                buf[n] = '\0';
-                if (strstr(buf, want))
-                        return true;
-        }
-        return false;
+        return drain_until(fd, NULL, want, timeout_ms);
 }
 
 static int bind_notify(const struct sockaddr_un *sa) {

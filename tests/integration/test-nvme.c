@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Azure's NVMe disks on the generated VMs (tests/testbeds/mkvm.py azure-v6, azure-v6-mpath,
+ * lsv3): the testbeds show what the kernel's sysfs shows, through the real libudev (parents,
+ * subsystems, drivers, attributes), and the testbed's shim (tests/emulate/sysfs-kernel.c)
+ * answers writes to a namespace's queue as the kernel does. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kernel-answers.h"
+#include "testutil.h"
+
+#define ACCEL "MSFT NVMe Accelerator v1.0"
+#define DIRECT "Microsoft NVMe Direct Disk"
+#define DIRECT2 "Microsoft NVMe Direct Disk v2"
+#define HV_PCI_CLASS "{44c4f61d-4444-4400-9d52-802e27ede19f}"
+
+static struct udev *udev;
+
+static struct udev_device *device(const char *sysname) {
+        struct udev_device *dev;
+
+        if (!udev)
+                udev = udev_new();
+        dev = udev_device_new_from_syspath(udev, testbed_syspath(sysname));
+        ck_assert_msg(dev, "libudev does not see %s", sysname);
+        return dev;
+}
+
+static const char *attr(struct udev_device *dev, const char *name) {
+        const char *v = udev_device_get_sysattr_value(dev, name);
+
+        ck_assert_msg(v, "%s has no %s", udev_device_get_syspath(dev), name);
+        return v;
+}
+
+static const char *subsystem(struct udev_device *dev) {
+        const char *s = udev_device_get_subsystem(dev);
+
+        return s ? s : "";
+}
+
+/* A string of the kernel's Identify fields: width bytes, text padded with spaces. */
+static void assert_padded(const char *shown, const char *text, size_t width) {
+        size_t n = strlen(text);
+
+        ck_assert_msg(strlen(shown) == width, "\"%s\" is %zu bytes, not %zu", shown, strlen(shown), width);
+        ck_assert_msg(strncmp(shown, text, n) == 0 && strspn(shown + n, " ") == width - n,
+                      "\"%s\" is not \"%s\" padded with spaces", shown, text);
+}
+
+/* Whether the queue directory of sysname has the attribute. */
+static bool queue_has(const char *sysname, const char *name) {
+        struct stat st;
+        char *path = g_strdup_printf("%s/sys/block/%s/queue/%s", getenv("UMOCKDEV_DIR"), sysname, name);
+        bool has = stat(path, &st) == 0;
+
+        g_free(path);
+        return has;
+}
+
+/* The direct layout of an Azure NVMe namespace: namespace -> controller (class nvme, the
+ * model) -> PCI function (driver nvme) -> the host bridge (no subsystem) -> the VMBus device
+ * bound to hv_pci, whose instance GUID's second field is the PCI domain. */
+static void check_azure_namespace(const char *sysname, const char *model, const char *nsid, const char *guid) {
+        struct udev_device *ns = device(sysname);
+        struct udev_device *ctrl = udev_device_get_parent(ns), *pci, *bridge, *vmbus;
+        g_autofree char *domain = g_strndup(guid + 9, 4), *bridge_name = g_strdup_printf("pci%s:00", domain);
+        g_autofree char *slot = g_strdup_printf("%s:00:00.0", domain), *device_id = g_strdup_printf("{%s}", guid);
+
+        ck_assert_str_eq(subsystem(ns), "block");
+        ck_assert_str_eq(udev_device_get_devtype(ns), "disk");
+        ck_assert_str_eq(attr(ns, "nsid"), nsid);
+        ck_assert_str_eq(attr(ns, "hidden"), "0");
+        ck_assert_uint_ne(udev_device_get_devnum(ns), 0);
+        ck_assert_ptr_nonnull(ctrl);
+        ck_assert_str_eq(subsystem(ctrl), "nvme");
+        assert_padded(attr(ctrl, "model"), model, 40);
+        ck_assert_str_eq(attr(ctrl, "transport"), "pcie");
+        ck_assert_uint_eq(strlen(attr(ctrl, "serial")), 20);
+        ck_assert_uint_eq(strlen(attr(ctrl, "firmware_rev")), 8);
+        ck_assert_str_eq(attr(ctrl, "address"), slot);
+        /* the namespace's device link is its controller */
+        ck_assert_str_eq(udev_device_get_syspath(udev_device_get_parent_with_subsystem_devtype(ns, "nvme", NULL)),
+                         udev_device_get_syspath(ctrl));
+        pci = udev_device_get_parent(ctrl);
+        ck_assert_str_eq(subsystem(pci), "pci");
+        ck_assert_str_eq(udev_device_get_sysname(pci), slot);
+        ck_assert_str_eq(udev_device_get_driver(pci), "nvme");
+        ck_assert_str_eq(attr(pci, "class"), "0x010802");
+        bridge = udev_device_get_parent(pci);
+        ck_assert_str_eq(udev_device_get_sysname(bridge), bridge_name);
+        ck_assert_str_eq(subsystem(bridge), "");
+        vmbus = udev_device_get_parent(bridge);
+        ck_assert_str_eq(subsystem(vmbus), "vmbus");
+        ck_assert_str_eq(udev_device_get_driver(vmbus), "hv_pci");
+        ck_assert_str_eq(attr(vmbus, "class_id"), HV_PCI_CLASS);
+        ck_assert_str_eq(attr(vmbus, "device_id"), device_id);
+        ck_assert_str_eq(udev_device_get_sysname(vmbus), guid);
+        /* the namespace is a disk of a request-based queue: no SCSI device attributes anywhere */
+        ck_assert_ptr_null(udev_device_get_parent_with_subsystem_devtype(ns, "scsi", NULL));
+        ck_assert_ptr_null(udev_device_get_sysattr_value(ns, "device/timeout"));
+        ck_assert_ptr_null(udev_device_get_sysattr_value(ns, "device/queue_depth"));
+        ck_assert_ptr_null(udev_device_get_sysattr_value(ns, "device/eh_timeout"));
+        udev_device_unref(ns);
+}
+
+START_TEST(test_v6_layout) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        struct udev_device *d, *sub;
+
+        check_azure_namespace("nvme0n1", ACCEL, "1", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
+        check_azure_namespace("nvme0n2", ACCEL, "2", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
+        check_azure_namespace("nvme0n3", ACCEL, "3", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
+        check_azure_namespace("nvme1n1", DIRECT2, "1", "7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57");
+        /* the accelerator's queue, as Azure/AKS#5455 and #5743 report it, and the NVMe driver's */
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/optimal_io_size"), "262144\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/read_ahead_kb"), "65536\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/scheduler"), "[none] mq-deadline \n");
+        ck_assert_str_eq(testbed_read("nvme0n3", "queue/scheduler"), "none [mq-deadline] \n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/io_timeout"), "30000\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/nr_requests"), "1023\n");
+        ck_assert_str_eq(testbed_read("nvme0n3", "queue/nr_requests"), "256\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "mq/0/nr_tags"), "1023\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/rq_affinity"), "1\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/nomerges"), "0\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/rotational"), "0\n");
+        ck_assert_str_eq(testbed_read("nvme1n1", "queue/read_ahead_kb"), "128\n");
+        /* partitions of the OS disk and of the local disk */
+        d = device("nvme0n1p15");
+        ck_assert_str_eq(udev_device_get_devtype(d), "partition");
+        ck_assert_str_eq(udev_device_get_sysname(udev_device_get_parent(d)), "nvme0n1");
+        udev_device_unref(d);
+        d = device("nvme1n1p1");
+        ck_assert_str_eq(udev_device_get_devtype(d), "partition");
+        udev_device_unref(d);
+        /* every controller has its subsystem, which links to it */
+        sub = udev_device_new_from_subsystem_sysname(udev, "nvme-subsystem", "nvme-subsys0");
+        ck_assert_ptr_nonnull(sub);
+        assert_padded(attr(sub, "model"), ACCEL, 40);
+        ck_assert_msg(g_str_has_suffix(attr(sub, "subsysnqn"), "MSFT NVMe Accelerator v1.0              "),
+                      "the synthesized NQN ends in the padded model");
+        udev_device_unref(sub);
+        /* no storvsc on this VM */
+        ck_assert(!g_file_test(testbed_sys_path("module/hv_storvsc"), G_FILE_TEST_EXISTS));
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The decoys: QEMU's controller on the PCI root, no VMBus above it; an NVMe/TCP namespace of
+ * a Linux target under native multipath (the head below its subsystem, bio-based; the hidden
+ * path below the fabrics controller, with no dev_t). */
+START_TEST(test_v6_decoys) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        struct udev_device *d, *p;
+
+        d = device("nvme2n1");
+        p = udev_device_get_parent(d);
+        ck_assert_str_eq(subsystem(p), "nvme");
+        assert_padded(attr(p, "model"), "QEMU NVMe Ctrl", 40);
+        ck_assert_ptr_null(udev_device_get_parent_with_subsystem_devtype(d, "vmbus", NULL));
+        udev_device_unref(d);
+
+        d = device("nvme3n1");
+        p = udev_device_get_parent(d);
+        ck_assert_str_eq(subsystem(p), "nvme-subsystem");
+        ck_assert_str_eq(udev_device_get_sysname(p), "nvme-subsys3");
+        assert_padded(attr(p, "model"), "Linux", 40);
+        ck_assert_str_eq(attr(d, "nsid"), "1");
+        ck_assert_ptr_null(udev_device_get_parent_with_subsystem_devtype(d, "nvme", NULL));
+        udev_device_unref(d);
+        /* a head's queue on a kernel with blk_mq_queue_attrs: no request-based attributes */
+        ck_assert(queue_has("nvme3n1", "read_ahead_kb"));
+        ck_assert(!queue_has("nvme3n1", "io_timeout"));
+        ck_assert(!queue_has("nvme3n1", "scheduler"));
+        ck_assert(!queue_has("nvme3n1", "nr_requests"));
+        ck_assert(!queue_has("nvme3n1", "rq_affinity"));
+        ck_assert(!queue_has("nvme3n1", "wbt_lat_usec"));
+
+        d = device("nvme3c3n1");
+        ck_assert_str_eq(udev_device_get_devtype(d), "disk");
+        ck_assert_str_eq(attr(d, "hidden"), "1");
+        ck_assert_uint_eq(udev_device_get_devnum(d), 0);
+        ck_assert_ptr_null(udev_device_get_devnode(d));
+        p = udev_device_get_parent(d);
+        ck_assert_str_eq(subsystem(p), "nvme");
+        ck_assert_str_eq(attr(p, "transport"), "tcp");
+        ck_assert_str_eq(udev_device_get_sysname(udev_device_get_parent(p)), "ctl");
+        ck_assert(queue_has("nvme3c3n1", "io_timeout"));
+        udev_device_unref(d);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The accelerator under native multipath on 6.8: heads below nvme-subsys0 with the
+ * accelerator's model, their queues bio-based as 6.8 shows one (scheduler "none" without
+ * brackets, nr_requests 128, no io_timeout), the hidden paths below the controller. */
+START_TEST(test_v6_mpath_layout) {
+        UMockdevTestbed *tb = testbed_load("azure-v6-mpath");
+        struct udev_device *d, *p;
+
+        d = device("nvme0n2");
+        p = udev_device_get_parent(d);
+        ck_assert_str_eq(subsystem(p), "nvme-subsystem");
+        assert_padded(attr(p, "model"), ACCEL, 40);
+        ck_assert_str_eq(attr(d, "nsid"), "2");
+        udev_device_unref(d);
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/scheduler"), "none\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/nr_requests"), "128\n");
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/read_ahead_kb"), "65536\n");
+        ck_assert(!queue_has("nvme0n2", "io_timeout"));
+        d = device("nvme0c0n2");
+        ck_assert_str_eq(attr(d, "hidden"), "1");
+        p = udev_device_get_parent(d);
+        assert_padded(attr(p, "model"), ACCEL, 40);
+        ck_assert_str_eq(udev_device_get_driver(udev_device_get_parent(p)), "nvme");
+        udev_device_unref(d);
+        ck_assert_str_eq(testbed_read("nvme0c0n2", "queue/scheduler"), "[none] mq-deadline kyber bfq \n");
+        ck_assert_str_eq(testbed_read("nvme0c0n2", "queue/io_timeout"), "30000\n");
+        d = device("nvme1n1");   /* the Direct Disk v2 stays direct */
+        ck_assert_str_eq(subsystem(udev_device_get_parent(d)), "nvme");
+        udev_device_unref(d);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The Lsv3 VM: storvsc disks beside two Direct Disk (v1) controllers. */
+START_TEST(test_lsv3_layout) {
+        UMockdevTestbed *tb = testbed_load("lsv3");
+        struct udev_device *d;
+
+        check_azure_namespace("nvme0n1", DIRECT, "1", "3c9e6d10-5d21-4f0b-b7a4-8e2c1f6a9d03");
+        check_azure_namespace("nvme1n1", DIRECT, "1", "9b2f4e87-e3a7-4c52-8f1d-0a6c3b5e7d14");
+        ck_assert_str_eq(testbed_read("nvme1n1", "queue/scheduler"), "none [mq-deadline] kyber bfq \n");
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                struct udev_device *vmbus;
+
+                d = device(azure_disks[i]);
+                vmbus = udev_device_get_parent_with_subsystem_devtype(d, "vmbus", NULL);
+                ck_assert_ptr_nonnull(vmbus);
+                ck_assert_str_eq(udev_device_get_driver(vmbus), "hv_storvsc");
+                udev_device_unref(d);
+        }
+        ck_assert_str_eq(testbed_read("sda", "device/timeout"), "180\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A data disk attached later: its fragment adds a namespace of the accelerator, numbered
+ * after every base device. */
+START_TEST(test_v6_hotplug_fragment) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        struct udev_device *d;
+        dev_t seen[16];
+        size_t n = 0;
+        const char *const names[] = { "nvme0n1", "nvme0n1p1", "nvme0n1p14", "nvme0n1p15", "nvme0n2", "nvme0n3",
+                                      "nvme1n1", "nvme1n1p1", "nvme2n1", "nvme3n1", "nvme3n1p1", "nvme0n4" };
+
+        testbed_add(tb, "azure-v6-nvme0n4.umockdev");
+        check_azure_namespace("nvme0n4", ACCEL, "4", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+                d = device(names[i]);
+                seen[n] = udev_device_get_devnum(d);
+                ck_assert_uint_eq(major(seen[n]), 259);
+                for (size_t j = 0; j < n; j++)
+                        ck_assert_msg(seen[j] != seen[n], "%s has the device number of %s", names[i], names[j]);
+                n++;
+                udev_device_unref(d);
+        }
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The kernel's answers (tests/kernel/kernel-answers.h) on an NVMe namespace's queue: its tag
+ * depth is the controller's tag set (mq/0/nr_tags, 1023), not a SCSI host's. */
+START_TEST(test_nvme_queue_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        char *queue = g_strdup_printf("%s/queue", testbed_syspath("nvme0n2"));
+
+        kernel_answers_check(queue);
+        g_free(queue);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* io_timeout of an NVMe namespace: queue_io_timeout_store() (block/blk-sysfs.c) takes a u32
+ * of milliseconds above 0, kept in jiffies (HZ 250); it is the queue's alone: no LUN timeout
+ * beside it, no other namespace's. */
+START_TEST(test_nvme_io_timeout_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        static const struct {
+                const char *value;
+                int error;
+                const char *shows;
+        } rows[] = {
+                { "240000", 0, "240000" }, { "0", EINVAL, NULL }, { "1", 0, "4" }, { "30001", 0, "30004" },
+                { "4294967296", EINVAL, NULL }, { "-1", EINVAL, NULL }, { "abc", EINVAL, NULL },
+                { "4294967295", 0, NULL }, { "240000", 0, "240000" },
+        };
+        g_autofree char *queue = g_strdup_printf("%s/queue", testbed_syspath("nvme0n2"));
+        GHashTable *before = snapshot_take();
+        int fd = hvt_sysfs_open_dir(queue);
+
+        ck_assert_int_ge(fd, 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+                char was[64], now[64];
+                int r;
+
+                kernel_answer_read(fd, HVT_ATTR_IO_TIMEOUT, was, sizeof(was));
+                r = hvt_sysfs_write(fd, HVT_ATTR_IO_TIMEOUT, rows[i].value);
+                ck_assert_msg(r == -rows[i].error, "row %zu, %s: %s", i, rows[i].value, r < 0 ? strerror(-r) : "taken");
+                kernel_answer_read(fd, HVT_ATTR_IO_TIMEOUT, now, sizeof(now));
+                if (rows[i].error)
+                        ck_assert_str_eq(now, was);
+                else if (rows[i].shows)
+                        ck_assert_str_eq(now, rows[i].shows);
+        }
+        close(fd);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "nvme0n2/queue/io_timeout");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A scheduler switch on an NVMe queue resets nr_requests to the tag set's depth (none) or
+ * 2 x min(depth, 128) (an elevator); under none, nr_requests cannot exceed the depth. */
+START_TEST(test_nvme_scheduler_switch_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        g_autofree char *queue = g_strdup_printf("%s/queue", testbed_syspath("nvme0n3"));
+        int fd = hvt_sysfs_open_dir(queue);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_NR_REQUESTS, "64"), 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "none"), 0);
+        ck_assert_str_eq(testbed_read("nvme0n3", "queue/scheduler"), "[none] mq-deadline \n");
+        ck_assert_str_eq(testbed_read("nvme0n3", "queue/nr_requests"), "1023\n");
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_NR_REQUESTS, "1024"), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "kyber"), -EINVAL);  /* not built in on 6.14 */
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "mq-deadline"), 0);
+        ck_assert_str_eq(testbed_read("nvme0n3", "queue/nr_requests"), "256\n");
+        close(fd);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A multipath head's queue where 6.8 shows the request-based attributes: the scheduler takes
+ * any name and stays "none" (elv_iosched_store() returns at once), nr_requests is EINVAL
+ * (queue_requests_store()); on 6.14 neither is there to open. */
+START_TEST(test_head_queue_like_the_kernel) {
+        UMockdevTestbed *tb = testbed_load("azure-v6-mpath");
+        g_autofree char *queue = g_strdup_printf("%s/queue", testbed_syspath("nvme0n2"));
+        g_autofree char *head = NULL;
+        GHashTable *before = snapshot_take();
+        int fd = hvt_sysfs_open_dir(queue);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "mq-deadline"), 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "none"), 0);
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/scheduler"), "none\n");
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_NR_REQUESTS, "64"), -EINVAL);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_IO_TIMEOUT, "240000"), -ENOENT);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_READ_AHEAD_KB, "128"), 0);
+        close(fd);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "nvme0n2/queue/read_ahead_kb");
+        g_object_unref(tb);
+
+        tb = testbed_load("azure-v6");
+        head = g_strdup_printf("%s/queue", testbed_syspath("nvme3n1"));
+        fd = hvt_sysfs_open_dir(head);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_SCHEDULER, "none"), -ENOENT);
+        ck_assert_int_eq(hvt_sysfs_write(fd, HVT_ATTR_NR_REQUESTS, "64"), -ENOENT);
+        close(fd);
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("nvme");
+        TCase *layout = tcase_create("layout"), *kernel = tcase_create("emulated-kernel");
+
+        tcase_set_timeout(layout, 120);
+        tcase_add_test(layout, test_v6_layout);
+        tcase_add_test(layout, test_v6_decoys);
+        tcase_add_test(layout, test_v6_mpath_layout);
+        tcase_add_test(layout, test_lsv3_layout);
+        tcase_add_test(layout, test_v6_hotplug_fragment);
+        tcase_set_timeout(kernel, 120);
+        tcase_add_test(kernel, test_nvme_queue_like_the_kernel);
+        tcase_add_test(kernel, test_nvme_io_timeout_like_the_kernel);
+        tcase_add_test(kernel, test_nvme_scheduler_switch_like_the_kernel);
+        tcase_add_test(kernel, test_head_queue_like_the_kernel);
+        /* Under valgrind the point is hvtuned's memory, and these start no hvtuned. */
+        if (!hvtuned_under_valgrind()) {
+                suite_add_tcase(s, layout);
+                suite_add_tcase(s, kernel);
+        }
+        return test_run(s);
+}

@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "kernel-answers.h"
 #include "testutil.h"
+#include "writes.h"
 
 #define ACCEL "MSFT NVMe Accelerator v1.0"
 #define DIRECT "Microsoft NVMe Direct Disk"
@@ -381,6 +382,38 @@ START_TEST(test_head_queue_like_the_kernel) {
 }
 END_TEST
 
+/* The write check (writes.c) takes an NVMe namespace's queue, direct or a multipath head's,
+ * and refuses a hidden path device's, a partition's, a controller's and a subsystem's. */
+START_TEST(test_nvme_writes_judged) {
+        static const char *const good[] = {
+                "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n2/queue/io_timeout",
+                "/sys/devices/virtual/nvme-subsystem/nvme-subsys3/nvme3n1/queue/read_ahead_kb",
+        };
+        static const char *const bad[] = {
+                "/sys/devices/virtual/nvme-fabrics/ctl/nvme3/nvme3c3n1/queue/io_timeout",
+                "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n1/nvme0n1p1/queue/read_ahead_kb",
+                "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/queue/io_timeout",
+                "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n2/io_timeout",
+                "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n2/device/timeout",
+                "/sys/devices/virtual/nvme-subsystem/nvme-subsys3/queue/read_ahead_kb",
+        };
+        char *why;
+
+        for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_autofree char *log = g_strdup_printf("open %s\nwrite %s 240000\n", good[i], good[i]);
+
+                ck_assert_msg(writes_verify(log, runtime_dir(), &why) == 1, "%s: %s", good[i], why ? why : "");
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *log = g_strdup_printf("open %s\nwrite %s 240000\n", bad[i], bad[i]);
+
+                ck_assert_msg(writes_verify(log, runtime_dir(), &why) == -1, "%s was taken", bad[i]);
+                assert_contains(why, "neither an allowlisted attribute");
+                g_free(why);
+        }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("nvme");
         TCase *layout = tcase_create("layout"), *kernel = tcase_create("emulated-kernel");
@@ -391,6 +424,7 @@ int main(void) {
         tcase_add_test(layout, test_v6_mpath_layout);
         tcase_add_test(layout, test_lsv3_layout);
         tcase_add_test(layout, test_v6_hotplug_fragment);
+        tcase_add_test(layout, test_nvme_writes_judged);
         tcase_set_timeout(kernel, 120);
         tcase_add_test(kernel, test_nvme_queue_like_the_kernel);
         tcase_add_test(kernel, test_nvme_io_timeout_like_the_kernel);

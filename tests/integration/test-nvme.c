@@ -57,6 +57,19 @@ static void assert_padded(const char *shown, const char *text, size_t width) {
                       "\"%s\" is not \"%s\" padded with spaces", shown, text);
 }
 
+/* Where sysname's "device" link leads: the syspath libudev gives that device. */
+static void assert_device_link(const char *sysname, struct udev_device *want) {
+        g_autofree char *link = g_strdup_printf("%s/sys/block/%s/device", getenv("UMOCKDEV_DIR"), sysname);
+        g_autofree char *sys = g_strdup_printf("%s/sys", getenv("UMOCKDEV_DIR"));
+        char real[4096], want_real[4096];
+        g_autofree char *want_path = NULL;
+
+        ck_assert_msg(realpath(link, real), "%s: %s", link, strerror(errno));
+        want_path = g_strconcat(sys, udev_device_get_syspath(want) + strlen("/sys"), NULL);
+        ck_assert_msg(realpath(want_path, want_real), "%s: %s", want_path, strerror(errno));
+        ck_assert_str_eq(real, want_real);
+}
+
 /* Whether the queue directory of sysname has the attribute. */
 static bool queue_has(const char *sysname, const char *name) {
         struct stat st;
@@ -89,8 +102,7 @@ static void check_azure_namespace(const char *sysname, const char *model, const 
         ck_assert_uint_eq(strlen(attr(ctrl, "firmware_rev")), 8);
         ck_assert_str_eq(attr(ctrl, "address"), slot);
         /* the namespace's device link is its controller */
-        ck_assert_str_eq(udev_device_get_syspath(udev_device_get_parent_with_subsystem_devtype(ns, "nvme", NULL)),
-                         udev_device_get_syspath(ctrl));
+        assert_device_link(sysname, ctrl);
         pci = udev_device_get_parent(ctrl);
         ck_assert_str_eq(subsystem(pci), "pci");
         ck_assert_str_eq(udev_device_get_sysname(pci), slot);
@@ -175,6 +187,7 @@ START_TEST(test_v6_decoys) {
         ck_assert_str_eq(udev_device_get_sysname(p), "nvme-subsys3");
         assert_padded(attr(p, "model"), "Linux", 40);
         ck_assert_str_eq(attr(d, "nsid"), "1");
+        assert_device_link("nvme3n1", p);   /* a head's device is its subsystem */
         ck_assert_ptr_null(udev_device_get_parent_with_subsystem_devtype(d, "nvme", NULL));
         udev_device_unref(d);
         /* a head's queue on a kernel with blk_mq_queue_attrs: no request-based attributes */
@@ -193,6 +206,7 @@ START_TEST(test_v6_decoys) {
         p = udev_device_get_parent(d);
         ck_assert_str_eq(subsystem(p), "nvme");
         ck_assert_str_eq(attr(p, "transport"), "tcp");
+        assert_device_link("nvme3c3n1", p);
         ck_assert_str_eq(udev_device_get_sysname(udev_device_get_parent(p)), "ctl");
         ck_assert(queue_has("nvme3c3n1", "io_timeout"));
         udev_device_unref(d);

@@ -223,7 +223,7 @@ PROFILES = {
                  namespaces=[dict(nsid=1, size=16 * GIB, pbs="512", sched="none")]),
             dict(instance=3, model="Linux", serial="4f2d7a1c9e3b5a60", firmware="6.12.0", transport="tcp",
                  address="traddr=10.0.0.4,trsvcid=4420,src_addr=10.0.0.5", traddr="10.0.0.4", trsvcid="4420",
-                 nqn="nqn.2024-01.io.example:storage1", multipath=True, cntlid=1, queues=2, tags=127,
+                 nqn="nqn.2024-01.io.example:storage1", multipath=True, cntlid=1, queues=2, tags=128,
                  namespaces=[dict(nsid=1, size=64 * GIB, pbs="512", parts=[(1, 2048, 64 * GIB - 4096)])])]),
     # The same VM with the accelerator under native multipath (a head for each namespace below
     # its subsystem, the hidden path devices below the controller), on a kernel whose
@@ -625,7 +625,7 @@ def hv_pci_devices(vmbus, guid, relid):
             # The host bridge is a bare device (no subsystem, an empty uevent), which a record
             # cannot describe: its pci_bus class device makes the directory, and the uevent
             # file is written from there (raw, no newline).
-            Dev(f"{bridge}/pci_bus/{dom:04x}:00", "pci_bus", [], [("cpuaffinity", "0"), ("rescan", "")],
+            Dev(f"{bridge}/pci_bus/{dom:04x}:00", "pci_bus", [], [("rescan", "")],
                 [("device", "../../../pci%04x:00" % dom)], raw_attrs=[("../../uevent", "")])]
     return devs, bridge, f"{dom:04x}:00:00.0"
 
@@ -703,7 +703,10 @@ def nvme_controller(p, c):
                  [("dev", f"{NVME_CHAR_MAJOR}:{n}")] + ident +
                  [("cntlid", str(c.get("cntlid", 0))), ("transport", transport), ("subsysnqn", nqn),
                   ("address", address), ("state", "live"), ("numa_node", "0" if transport == "pcie" else "-1"),
-                  ("queue_count", str(nq + 1)), ("sqsize", str(tags)), ("kato", "0" if transport == "pcie" else "5"),
+                  # sqsize is 0's based: pci.c's q_depth - 1 (the tag set's depth, too, below
+                  # 4096), a fabrics controller's queue_size - 1 (its tag set sqsize + 1).
+                  ("queue_count", str(nq + 1)), ("sqsize", str(tags if transport == "pcie" else tags - 1)),
+                  ("kato", "0" if transport == "pcie" else "5"),
                   ("cntrltype", "io"), ("dctype", "none"), ("reset_controller", ""), ("rescan_controller", "")]
                  + ([("delete_controller", "")] if transport != "pcie" else []),
                  [("device", ctrl_link)] if ctrl_link else [], node=f"nvme{n}"),

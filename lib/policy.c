@@ -7,6 +7,8 @@
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d) {
         if ((m->fields & HVT_MATCH_KIND) && m->kind != d->kind)
                 return false;
+        if ((m->fields & HVT_MATCH_ROLE) && m->role != d->role)
+                return false;
         if ((m->fields & HVT_MATCH_CONTROLLER) && strcmp(m->controller, d->controller) != 0)
                 return false;
         if ((m->fields & HVT_MATCH_LUN) && m->lun != d->lun)
@@ -28,12 +30,30 @@ static void overlay(struct hvt_setting dst[static _HVT_ATTR_DISK_MAX],
                         dst[i] = src[i];
 }
 
+void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[static _HVT_ATTR_DISK_MAX]) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                ret[i] = (struct hvt_setting) {};
+        (void) hvt_setting_set_int(&ret[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, HVT_PLATFORM_READ_AHEAD_KB);
+        ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;
+        if (hvt_kind_is_nvme(d->kind))
+                (void) hvt_setting_set_int(&ret[HVT_ATTR_IO_TIMEOUT], HVT_ATTR_IO_TIMEOUT, HVT_PLATFORM_NVME_IO_TIMEOUT_MS);
+}
+
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret) {
         *ret = (struct hvt_plan) {};
+        if (c->platform_defaults)
+                hvt_platform_defaults(d, ret->want);
         overlay(ret->want, c->settings);
         for (size_t i = 0; i < c->n_overrides; i++)
                 if (hvt_match_disk(&c->overrides[i].match, d))
                         overlay(ret->want, c->overrides[i].settings);
+        /* An NVMe namespace's device/ is its controller or subsystem: SCSI's attributes there
+         * (timeout, queue_depth, eh_timeout) do not exist, and a file's top-level group meant
+         * the SCSI disks. */
+        if (hvt_kind_is_nvme(d->kind))
+                for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                        if (hvt_attr_get(i)->group == HVT_GROUP_DEVICE)
+                                ret->want[i] = (struct hvt_setting) {};
 }
 
 size_t hvt_plan_count(const struct hvt_plan *p) {

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libudev.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "hvtuned-config.h"
 #include "kernel-answers.h"
 #include "testutil.h"
 #include "writes.h"
@@ -428,9 +430,247 @@ START_TEST(test_nvme_writes_judged) {
 }
 END_TEST
 
+/* ---- hvtuned on the NVMe VMs ---- */
+
+#define V6_ACCEL "{0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20}"
+#define V6_DIRECT2 "{7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57}"
+
+/* hvtuned without -c and without a file at its default path runs on its built-in policy
+ * (a -c naming a missing file is an error): main() leaves those cases out where the file
+ * exists. */
+static bool default_config_exists(void) {
+        return access(HVTUNED_CONFIG_PATH, F_OK) == 0;
+}
+
+/* hvtuned in mode with the configuration file at config_path, or none (NULL). */
+static int once_on(const char *config_path, const char *mode, char **err) {
+        const char *args[] = { mode, config_path ? "-c" : NULL, config_path, NULL };
+
+        return hvtuned_run(args, err);
+}
+
+/* What hvtuned changes on the v6 VM with the platform defaults and no file: read_ahead_kb down
+ * to 128 and io_timeout up to 240000 on the accelerator's namespaces, io_timeout on the local
+ * disk (its read-ahead is 128 already), and the scheduler none on nvme0n3, whose nr_requests
+ * the kernel resets with it. Nothing else: not the partitions, not QEMU's namespace, not the
+ * NVMe/TCP head nor its hidden path, not the controllers. */
+#define V6_TUNED_FILES \
+        "nvme0n1/queue/io_timeout\nnvme0n1/queue/read_ahead_kb\n" \
+        "nvme0n2/queue/io_timeout\nnvme0n2/queue/read_ahead_kb\n" \
+        "nvme0n3/queue/io_timeout\nnvme0n3/queue/nr_requests\nnvme0n3/queue/read_ahead_kb\nnvme0n3/queue/scheduler\n" \
+        "nvme1n1/queue/io_timeout"
+
+static void assert_v6_tuned(void) {
+        const char *const accel[] = { "nvme0n1", "nvme0n2", "nvme0n3" };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(accel); i++) {
+                ck_assert_str_eq(testbed_value(accel[i], "queue/read_ahead_kb"), "128");
+                ck_assert_str_eq(testbed_value(accel[i], "queue/io_timeout"), "240000");
+                ck_assert_str_eq(testbed_value(accel[i], "queue/scheduler"), "none");
+        }
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/nr_requests"), "1023");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/io_timeout"), "240000");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/read_ahead_kb"), "128");
+}
+
+START_TEST(test_v6_once_defaults) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(once_on(NULL, "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), V6_TUNED_FILES);
+        assert_v6_tuned();
+        assert_contains(err, "nvme0n1: found Azure nvme-accelerator disk nsid 1 (os), direct, via hv_pci " V6_ACCEL "\n");
+        assert_contains(err, "nvme0n3: found Azure nvme-accelerator disk nsid 3 (data LUN 1), direct, via hv_pci "
+                             V6_ACCEL "\n");
+        assert_contains(err, "nvme1n1: found Azure nvme-direct-v2 disk nsid 1 (local), direct, via hv_pci "
+                             V6_DIRECT2 "\n");
+        assert_contains(err, "nvme0n2 queue/read_ahead_kb: 65536 -> 128 (applied)\n");
+        assert_contains(err, "nvme0n2 queue/io_timeout: 30000 -> 240000 (applied)\n");
+        assert_contains(err, "nvme0n3 queue/scheduler: mq-deadline -> none (applied)\n");
+        /* the decoys are never named */
+        ck_assert_ptr_null(strstr(err, "nvme2"));
+        ck_assert_ptr_null(strstr(err, "nvme3"));
+        ck_assert_ptr_null(strstr(err, "nvme0n1p"));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_v6_dry_run) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(once_on(NULL, "--dry-run", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        assert_contains(err, "nvme0n2 queue/read_ahead_kb: 65536 -> 128 (would apply)\n");
+        assert_contains(err, "nvme1n1 queue/io_timeout: 30000 -> 240000 (would apply)\n");
+        ck_assert(!record_exists("nvme0n2"));
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A file that sets an attribute takes it from the platform defaults; a file (any) means no
+ * scheduler default. (The harness's files say platform_defaults = false unless they name
+ * it: these name it.) */
+START_TEST(test_v6_file_over_defaults) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        char *config = config_write("platform_defaults = true;\n"
+                                    "override = ( { match = { role = \"data\"; }; queue = { read_ahead_kb = 4096; }; } );\n");
+        char *err;
+
+        ck_assert_int_eq(once_on(config, "--once", &err), 0);
+        ck_assert_str_eq(testbed_value("nvme0n1", "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value("nvme0n2", "queue/read_ahead_kb"), "4096");
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/read_ahead_kb"), "4096");
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/io_timeout"), "240000");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* platform_defaults = false: a file with nothing else changes nothing. */
+START_TEST(test_v6_platform_defaults_off) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        char *config = config_write("platform_defaults = false;\n");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(once_on(config, "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The daemon: a data disk attached later is tuned, a change event undoing io_timeout (as
+ * something with another idea of it) is repaired, and stop puts every original back,
+ * warning that the 30 s it restores is below what Azure's host needs. */
+START_TEST(test_v6_daemon_hotplug_drift_restore) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        GHashTable *before = snapshot_take();
+        const char *args[] = { NULL };
+        g_autofree char *diff = NULL;
+        struct hv_run run;
+        char *err, **lines;
+
+        hvtuned_start(&run, args);
+        assert_v6_tuned();
+
+        testbed_add(tb, "azure-v6-nvme0n4.umockdev");
+        testbed_wait_value("nvme0n4", "queue/io_timeout", "240000");
+        testbed_wait_value("nvme0n4", "queue/read_ahead_kb", "128");
+
+        testbed_sentinel_value(tb, "nvme0n2", "queue/io_timeout", "30000\n", "240000");
+        testbed_sentinel_value(tb, "nvme1n1", "queue/io_timeout", "60000\n", "240000");
+        testbed_sentinel_value(tb, "nvme0n3", "queue/read_ahead_kb", "65536\n", "128");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "nvme0n2 queue/io_timeout: 240000 -> 30000 (restored)\n");
+        assert_contains(err, "nvme0n2 queue/io_timeout: back to 30000 ms, below the 240000 Azure's host needs");
+        assert_contains(err, "nvme0n3 queue/scheduler: none -> mq-deadline (restored)\n");
+        /* Every value as it was; the hot-added namespace's files are new, and as they came. */
+        diff = g_strdup(snapshot_diff_values(before, snapshot_take()));
+        lines = g_strsplit(diff, "\n", -1);
+        for (char **l = lines; *l; l++)
+                ck_assert_msg(!**l || g_str_has_prefix(*l, "nvme0n4/") || g_str_has_prefix(*l, "ng0n4/"),
+                              "%s differs after stop", *l);
+        g_strfreev(lines);
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/nr_requests"), "256");
+        ck_assert_str_eq(testbed_value("nvme0n4", "queue/io_timeout"), "30000");
+        ck_assert_str_eq(testbed_value("nvme0n4", "queue/read_ahead_kb"), "65536");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A reload that adds an override by role moves the data disks' read-ahead, and the rest
+ * stays; stop is exact. */
+START_TEST(test_v6_reload) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        GHashTable *before = snapshot_take();
+        char *config = config_write("platform_defaults = true;\nqueue = { scheduler = \"none\"; };\n");
+        const char *args[] = { "-c", config, NULL };
+        struct hv_run run;
+
+        hvtuned_start(&run, args);
+        assert_v6_tuned();
+        config_rewrite(config, "platform_defaults = true;\nqueue = { scheduler = \"none\"; };\n"
+                               "override = ( { match = { role = \"data\"; }; queue = { read_ahead_kb = 1024; }; } );\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("nvme0n1", "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value("nvme0n2", "queue/read_ahead_kb"), "1024");
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/read_ahead_kb"), "1024");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value("nvme0n2", "queue/io_timeout"), "240000");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The accelerator under native multipath: the heads are its disks; their bio-based queues
+ * have no io_timeout (reported absent, never created) and the hidden paths are never
+ * written. */
+START_TEST(test_v6_mpath_once) {
+        UMockdevTestbed *tb = testbed_load("azure-v6-mpath");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(once_on(NULL, "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
+                         "nvme0n1/queue/read_ahead_kb\nnvme0n2/queue/read_ahead_kb\nnvme1n1/queue/io_timeout");
+        assert_contains(err, "nvme0n2: found Azure nvme-accelerator disk nsid 2 (data LUN 0), multipath head\n");
+        ck_assert(!queue_has("nvme0n2", "io_timeout"));
+        ck_assert_ptr_null(strstr(err, "nvme0c0n"));
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The Lsv3 VM tunes both kinds: the storvsc disks and the local Direct Disks, and overrides
+ * select the latter by kind and by role. */
+START_TEST(test_lsv3_both_kinds) {
+        UMockdevTestbed *tb = testbed_load("lsv3");
+        char *config = config_write("platform_defaults = true;\nqueue = { scheduler = \"none\"; };\n"
+                                    "override = (\n"
+                                    "  { match = { kind = \"nvme-direct\"; }; queue = { read_ahead_kb = 1024; }; },\n"
+                                    "  { match = { role = \"local\"; }; queue = { rq_affinity = 2; }; },\n"
+                                    "  { match = { role = \"resource\"; }; queue = { nomerges = 1; }; }\n"
+                                    ");\n");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(once_on(config, "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
+                         "nvme0n1/queue/io_timeout\nnvme0n1/queue/read_ahead_kb\nnvme0n1/queue/rq_affinity\n"
+                         "nvme1n1/queue/io_timeout\nnvme1n1/queue/nr_requests\nnvme1n1/queue/read_ahead_kb\n"
+                         "nvme1n1/queue/rq_affinity\nnvme1n1/queue/scheduler\n"
+                         "sda/queue/nr_requests\nsda/queue/scheduler\nsdb/queue/nomerges\n"
+                         "sdd/queue/nr_requests\nsdd/queue/scheduler");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/read_ahead_kb"), "1024");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/rq_affinity"), "2");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/io_timeout"), "240000");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "128");
+        assert_contains(err, "nvme0n1: found Azure nvme-direct disk nsid 1 (local), direct, via hv_pci "
+                             "{3c9e6d10-5d21-4f0b-b7a4-8e2c1f6a9d03}\n");
+        /* the resource disk alone took the override by role */
+        assert_contains(err, "sdb queue/nomerges: 0 -> 1 (applied)\n");
+        ck_assert_str_eq(testbed_value("sda", "queue/nomerges"), "0");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("nvme");
         TCase *layout = tcase_create("layout"), *kernel = tcase_create("emulated-kernel");
+        TCase *tuned = tcase_create("hvtuned");
 
         tcase_set_timeout(layout, 120);
         tcase_add_test(layout, test_v6_layout);
@@ -444,10 +684,32 @@ int main(void) {
         tcase_add_test(kernel, test_nvme_io_timeout_like_the_kernel);
         tcase_add_test(kernel, test_nvme_scheduler_switch_like_the_kernel);
         tcase_add_test(kernel, test_head_queue_like_the_kernel);
-        /* Under valgrind the point is hvtuned's memory, and these start no hvtuned. */
-        if (!hvtuned_under_valgrind()) {
+        tcase_set_timeout(tuned, 120);
+        if (default_config_exists())
+                printf("nvme: %s exists: the cases without a configuration file are left out\n", HVTUNED_CONFIG_PATH);
+        else {
+                tcase_add_test(tuned, test_v6_once_defaults);
+                tcase_add_test(tuned, test_v6_dry_run);
+                tcase_add_test(tuned, test_v6_daemon_hotplug_drift_restore);
+                tcase_add_test(tuned, test_v6_mpath_once);
+        }
+        tcase_add_test(tuned, test_v6_file_over_defaults);
+        tcase_add_test(tuned, test_v6_platform_defaults_off);
+        tcase_add_test(tuned, test_v6_reload);
+        tcase_add_test(tuned, test_lsv3_both_kinds);
+        /* Under valgrind the point is hvtuned's memory: one case of the new testbeds (the
+         * bundled example's VM, defaults), not the rest; the layout and the emulation start
+         * no hvtuned. */
+        if (hvtuned_under_valgrind()) {
+                TCase *one = tcase_create("valgrind");
+
+                tcase_set_timeout(one, 120);   /* CK_TIMEOUT_MULTIPLIER stretches it */
+                tcase_add_test(one, default_config_exists() ? test_v6_file_over_defaults : test_v6_once_defaults);
+                suite_add_tcase(s, one);
+        } else {
                 suite_add_tcase(s, layout);
                 suite_add_tcase(s, kernel);
+                suite_add_tcase(s, tuned);
         }
         return test_run(s);
 }

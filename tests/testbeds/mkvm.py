@@ -88,8 +88,10 @@ KERNELS = {
     "5.10": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
                  max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1",
                  hwq_param=False, diskseq=False, ring_requests=369),
-    # A newer Azure kernel: blk-sysfs.c's blk_mq_queue_attrs, which a bio-based queue (a
-    # multipath head) does not show; only the two elevators built in.
+    # A newer Azure kernel: blk-sysfs.c's blk_mq_queue_attrs group, which a bio-based queue (a
+    # multipath head) does not show (the release that brought it is not pinned here: the vm
+    # tier reports what real kernels show); the elevators loaded at boot only (kyber and bfq
+    # are modules). Its release string and BTF are plausible, not a measured kernel's.
     "6.14": dict(sched=["none", "mq-deadline"], mq=True, io_timeout=True, bio_split=True,
                  max_sectors_kb=1280, cap_sd="0", cap_removable="1", use_blk_mq="1"),
     # nr_hw_queues (scsi_host) came in 5.10.

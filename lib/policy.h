@@ -37,6 +37,10 @@ void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[stat
 
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
 
+/* Whether attribute id is one of d's at all: not SCSI's device/ on NVMe, not a request
+ * queue's on an NVMe multipath head. A plan never manages the others. */
+bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
+
 /* The platform defaults, the top-level groups, then every matching override in order: a
  * later one wins per attribute, and an attribute no layer sets is not managed. */
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret);

@@ -216,6 +216,24 @@ START_TEST(test_nvme_no_device_group) {
 }
 END_TEST
 
+/* A head's queue has no requests: only what stays a head's own is planned. */
+START_TEST(test_nvme_head_plan) {
+        struct hvt_config *c = load_text("queue = { scheduler = \"none\"; nr_requests = 64; rq_affinity = 2; "
+                                         "wbt_lat_usec = 0; nomerges = 1; };\n");
+        struct hvt_disk head = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_DATA, 2);
+        struct hvt_plan p;
+
+        head.multipath_head = true;
+        hvt_policy_plan(c, &head, &p);
+        ck_assert(!p.want[HVT_ATTR_SCHEDULER].set && !p.want[HVT_ATTR_NR_REQUESTS].set);
+        ck_assert(!p.want[HVT_ATTR_RQ_AFFINITY].set && !p.want[HVT_ATTR_WBT_LAT_USEC].set);
+        ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].set);  /* the platform's 240000 too */
+        ck_assert(p.want[HVT_ATTR_NOMERGES].set && p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_uint_eq(hvt_plan_count(&p), 2);
+        hvt_config_free(c);
+}
+END_TEST
+
 START_TEST(test_match_role) {
         struct hvt_disk os = disk(HVT_KIND_SCSI, CTRL_A, 0, 0, "Virtual Disk");
         struct hvt_disk local = nvme_disk(HVT_KIND_NVME_DIRECT, HVT_ROLE_LOCAL, 1);
@@ -242,6 +260,7 @@ int main(void) {
         tcase_add_test(tc, test_platform_defaults_yield_to_file);
         tcase_add_test(tc, test_nvme_no_device_group);
         tcase_add_test(tc, test_match_role);
+        tcase_add_test(tc, test_nvme_head_plan);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -585,6 +585,30 @@ START_TEST(test_v6_daemon_hotplug_drift_restore) {
 }
 END_TEST
 
+/* A namespace that goes away (a data disk detached): hvtuned says so and forgets it; stop
+ * restores the others and tries nothing on it. */
+START_TEST(test_v6_daemon_namespace_removed) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        const char *args[] = { NULL };
+        struct hv_run run;
+        char *err, *after;
+
+        hvtuned_start(&run, args);
+        testbed_add(tb, "azure-v6-nvme0n4.umockdev");
+        testbed_wait_value("nvme0n4", "queue/io_timeout", "240000");
+        testbed_remove(tb, testbed_syspath("nvme0n4"));
+        hvtuned_wait_stderr(&run, "nvme0n4: removed Azure nvme-accelerator disk nsid 4 (data LUN 2)", 1);
+        /* handled in order: a repair after it shows the remove was taken */
+        testbed_sentinel_value(tb, "nvme0n2", "queue/io_timeout", "30000\n", "240000");
+        err = hvtuned_stop(&run);
+        ck_assert_ptr_nonnull((after = strstr(err, "nvme0n4: removed")));
+        ck_assert_msg(!strstr(after, "nvme0n4 queue/"), "nvme0n4 written after it went:\n%s", after);
+        assert_contains(err, "nvme0n2 queue/io_timeout: 240000 -> 30000 (restored)\n");
+        ck_assert(!record_exists("nvme0n4"));
+        g_object_unref(tb);
+}
+END_TEST
+
 /* A reload that adds an override by role moves the data disks' read-ahead, and the rest
  * stays; stop is exact. */
 START_TEST(test_v6_reload) {
@@ -691,6 +715,7 @@ int main(void) {
                 tcase_add_test(tuned, test_v6_once_defaults);
                 tcase_add_test(tuned, test_v6_dry_run);
                 tcase_add_test(tuned, test_v6_daemon_hotplug_drift_restore);
+                tcase_add_test(tuned, test_v6_daemon_namespace_removed);
                 tcase_add_test(tuned, test_v6_mpath_once);
         }
         tcase_add_test(tuned, test_v6_file_over_defaults);

@@ -610,18 +610,35 @@ START_TEST(test_v6_daemon_namespace_removed) {
 END_TEST
 
 /* A reload that adds an override by role moves the data disks' read-ahead, and the rest
- * stays; stop is exact. */
+ * stays; stop is exact. The metrics file counts the disks by kind and role. */
 START_TEST(test_v6_reload) {
         UMockdevTestbed *tb = testbed_load("azure-v6");
         GHashTable *before = snapshot_take();
-        char *config = config_write("platform_defaults = true;\nqueue = { scheduler = \"none\"; };\n");
-        const char *args[] = { "-c", config, NULL };
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX";
+        g_autofree char *prom = NULL, *text = NULL;
+        char *config, *m;
+        const char *args[3] = { "-c", NULL, NULL };
         struct hv_run run;
 
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = g_build_filename(dir, "hvtuned.prom", NULL);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_METRICS_DIR", dir, 1), 0);
+        text = g_strdup_printf("platform_defaults = true;\nqueue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n",
+                               prom);
+        args[1] = config = config_write(text);
         hvtuned_start(&run, args);
         assert_v6_tuned();
-        config_rewrite(config, "platform_defaults = true;\nqueue = { scheduler = \"none\"; };\n"
-                               "override = ( { match = { role = \"data\"; }; queue = { read_ahead_kb = 1024; }; } );\n");
+        /* the metrics count the disks by kind and role */
+        m = hvtuned_wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n");
+        assert_contains(m, "hvtuned_disks_managed{kind=\"nvme-accelerator\",role=\"os\"} 1\n");
+        assert_contains(m, "hvtuned_disks_managed{kind=\"nvme-accelerator\",role=\"data\"} 2\n");
+        assert_contains(m, "hvtuned_disks_managed{kind=\"nvme-direct-v2\",role=\"local\"} 1\n");
+        ck_assert_uint_eq(hv_count(m, "hvtuned_disks_managed{"), 3);
+        g_free(text);
+        text = g_strdup_printf("platform_defaults = true;\nqueue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n"
+                               "override = ( { match = { role = \"data\"; }; queue = { read_ahead_kb = 1024; }; } );\n",
+                               prom);
+        config_rewrite(config, text);
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
@@ -633,6 +650,8 @@ START_TEST(test_v6_reload) {
         hvtuned_stop(&run);
         ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
         unlink(config);
+        unlink(prom);
+        (void) rmdir(dir);
         g_object_unref(tb);
 }
 END_TEST

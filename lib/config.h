@@ -51,6 +51,7 @@ struct hvt_config {
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
+        uint32_t contest_insist;   /* contested: the attributes insisted on (1 << id); the rest yield */
         struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];
         struct hvt_override *overrides;

@@ -206,7 +206,9 @@ static bool waits_for_cause(const struct hvt_slots *s, const struct hvt_plan *pl
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 const struct hvt_slot *cause = hvt_slot_get(s, (enum hvt_attr_id) i);
 
-                if (plan->want[i].set && cause && cause->orig_set &&
+                /* A yielded cause still holds hvtuned's value until stop (or its neighbour's,
+                 * which a restore of this one would undo: timeout and io_timeout). */
+                if (cause && (plan->want[i].set || cause->yielded) && cause->orig_set &&
                     hvt_attr_write_may_change((enum hvt_attr_id) i, slot->id))
                         return true;
         }
@@ -460,8 +462,11 @@ void hvt_track_repairs(struct hvt_slots *s, struct hvt_repair_window *w, const s
                 ret->yielded |= bit;
         }
         /* Past the budget, the disk pauses for what it still repairs; a pass whose every
-         * repair was of an attribute now yielded ends the fight instead. */
+         * repair was of an attribute now yielded ends the fight instead, and with it the
+         * window it filled: another attribute's repair next is no part of it. */
         ret->pause = over && (t->repaired & ~ret->yielded) != 0;
+        if (ret->yielded && !ret->pause)
+                hvt_repair_window_restart(w, now);
 }
 
 bool hvt_track_contest_over(struct hvt_slots *s, uint64_t now, uint64_t horizon) {

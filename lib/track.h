@@ -240,7 +240,8 @@ struct hvt_contest {
  * and decides: insist (bit 1 << id) names the attributes hvtuned goes on repairing when
  * contested, the others are yielded. A yielded slot stays, with what hvtuned wanted; the
  * plan leaves it alone from then on (hvt_track_plan()). The disk pauses only for what it
- * still repairs: once everything fought over is yielded, the fight is over. */
+ * still repairs: once everything fought over is yielded, the fight is over, and a new window
+ * begins. */
 void hvt_track_repairs(struct hvt_slots *s, struct hvt_repair_window *w, const struct hvt_tally *t,
                        uint64_t now, uint64_t horizon, uint32_t insist, struct hvt_contest *ret);
 

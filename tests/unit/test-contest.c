@@ -115,6 +115,9 @@ START_TEST(test_fast_neighbour_yielded) {
         ck_assert_uint_eq(c.yielded, BIT(HVT_ATTR_READ_AHEAD_KB));
         ck_assert(!c.pause);
         ck_assert(slot(&s, HVT_ATTR_READ_AHEAD_KB)->yielded);
+        /* The fight is over: the window it filled with it. */
+        ck_assert_uint_eq(w.repairs, 0);
+        ck_assert_uint_eq(w.start, T0 + 11 * S);
 
         /* From then on it is not planned, nor restored, and its slot keeps what hvtuned
          * wanted and the original. */
@@ -317,6 +320,62 @@ START_TEST(test_yield_ends) {
 }
 END_TEST
 
+/* A knock-on of a yielded attribute (io_timeout, one kernel value with the SCSI timeout)
+ * waits for it, until stop: put back now, it would undo the neighbour's value. */
+START_TEST(test_knock_on_waits_for_yielded_cause) {
+        struct hvt_slots s = {};
+        struct hvt_repair_window w = {};
+        struct hvt_contest c;
+        struct hvt_setting o;
+        struct hvt_slot *k;
+        struct hvt_plan p, back;
+
+        /* timeout settled at 300, its io_timeout knocked on from 180000 to 300000. */
+        for (unsigned i = 0; i <= HVT_REPAIR_BURST + 1; i++) {
+                struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+                struct hvt_apply a = {};
+                struct hvt_tally t;
+
+                p = (struct hvt_plan) {};
+                want(&p, HVT_ATTR_TIMEOUT, "300");
+                hvt_track_yields(&s, &p, 0);
+                ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+                ck_assert_uint_eq(hvt_plan_count(&back), 0);
+                a.results[a.n++] = (struct hvt_result) { .attr = HVT_ATTR_TIMEOUT, .outcome = HVT_APPLIED,
+                                                         .from = "240", .to = "300" };
+                a.results[a.n++] = (struct hvt_result) { .attr = HVT_ATTR_IO_TIMEOUT, .outcome = HVT_KNOCKED_ON,
+                                                         .from = "240000", .to = "300000", .watched = true,
+                                                         .cause = HVT_ATTR_TIMEOUT };
+                if (i == 0) {
+                        ck_assert_int_eq(hvt_setting_from_kernel(&o, HVT_ATTR_TIMEOUT, "180"), 0);
+                        hvt_slot_set_orig(hvt_slot_make(&s, HVT_ATTR_TIMEOUT), &o);
+                        ck_assert_int_eq(hvt_setting_from_kernel(&o, HVT_ATTR_IO_TIMEOUT, "180000"), 0);
+                        hvt_slot_set_orig(hvt_slot_make(&s, HVT_ATTR_IO_TIMEOUT), &o);
+                }
+                hvt_track_applied(&s, &a, v, &t);
+                if (t.repairs)
+                        hvt_track_repairs(&s, &w, &t, T0 + i * S, hvt_contest_horizon(1), 0, &c);
+        }
+        ck_assert_uint_eq(c.yielded, BIT(HVT_ATTR_TIMEOUT));
+        k = slot(&s, HVT_ATTR_IO_TIMEOUT);
+        ck_assert_str_eq(hvt_slot_left(k), "300000");
+
+        /* The next pass: timeout out of the plan, io_timeout not put back. */
+        p = (struct hvt_plan) {};
+        want(&p, HVT_ATTR_TIMEOUT, "300");
+        hvt_track_yields(&s, &p, 0);
+        ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+        ck_assert_uint_eq(hvt_plan_count(&p), 0);
+        ck_assert_uint_eq(hvt_plan_count(&back), 0);
+
+        /* At stop both go back, each expecting hvtuned's value. */
+        hvt_track_restore_all(&s, &back);
+        ck_assert_str_eq(back.left[HVT_ATTR_TIMEOUT], "300");
+        ck_assert_str_eq(back.left[HVT_ATTR_IO_TIMEOUT], "300000");
+        hvt_slots_done(&s);
+}
+END_TEST
+
 /* An insisted contest is over once the horizon passes without a repair; a yield is not: it
  * has no repairs to go by. */
 START_TEST(test_contest_over) {
@@ -354,6 +413,7 @@ int main(void) {
         tcase_add_test(tc, test_yield_restore_expects_own_value);
         tcase_add_test(tc, test_yield_ends);
         tcase_add_test(tc, test_contest_over);
+        tcase_add_test(tc, test_knock_on_waits_for_yielded_cause);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -4,8 +4,8 @@
  * timer (a write without a uevent, which only the periodic check sees). hvtuned finds the
  * contest, names the likely writer from a made-up root (tests/emulate/host-files.c stands
  * its directories in for the system's), yields by default and writes no more, or insists
- * when configured and pauses; the metrics count it, and the restore at stop leaves the
- * neighbour's value. */
+ * when configured and pauses; the metrics and the journal's fields tell it, and the restore at
+ * stop leaves the neighbour's value. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "journal.h"
+#include "messages.h"
 #include "testutil.h"
 #include "track.h"
 #include "uevent.h"
@@ -202,6 +204,56 @@ START_TEST(test_timer_neighbour_yielded) {
 }
 END_TEST
 
+/* Until n entries with MESSAGE_ID id are in the journal (20 s at most). */
+static GPtrArray *journal_wait(const char *id, unsigned n) {
+        for (int waited = 0;; waited += 50) {
+                GPtrArray *found = journal_find(0, "MESSAGE_ID", id);
+
+                if (found->len >= n)
+                        return found;
+                g_ptr_array_unref(found);
+                ck_assert_msg(waited < 20000, "fewer than %u entries %s in the journal", n, id);
+                usleep(50 * 1000);
+        }
+}
+
+/* As journald stores it: the contest's entry names the disk, the attribute, both values, the
+ * decision and the suspect, under its MESSAGE_ID (the catalog's). */
+START_TEST(test_contest_journal) {
+        GPtrArray *found;
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        GHashTable *e;
+        char *config;
+
+        host_put("rules-usr-lib/80-azure-disk.rules", READAHEAD_RULE, -1);
+        journal_start();
+        azure_start(&run, &tb, &config, "queue = { read_ahead_kb = 4096; };\n");
+        for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
+                neighbour_write("queue/read_ahead_kb", "256");
+                uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
+                g_ptr_array_unref(journal_wait(HVT_MESSAGE_DRIFT_REPAIRED, i));
+        }
+        found = journal_wait(HVT_MESSAGE_CONTESTED, 1);
+        ck_assert_uint_eq(found->len, 1);
+        e = found->pdata[0];
+        ck_assert_str_eq(journal_field(e, "HVTUNED_DEVICE"), "sdc");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_CONTROLLER"), "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_ATTR"), "queue/read_ahead_kb");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_FROM"), "256");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_TO"), "4096");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_REPAIRS"), "11");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_DECISION"), "yield");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_SUSPECT"), "udev rule /usr/lib/udev/rules.d/80-azure-disk.rules:2");
+        ck_assert_str_eq(journal_field(e, "PRIORITY"), "4");
+        g_ptr_array_unref(found);
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("neighbours");
         TCase *tc = tcase_create("azure");
@@ -210,6 +262,11 @@ int main(void) {
         tcase_add_test(tc, test_udev_neighbour_yielded);
         tcase_add_test(tc, test_udev_neighbour_insisted);
         tcase_add_test(tc, test_timer_neighbour_yielded);
+        /* The journal's namespace needs root (test-faults skips without it too). */
+        if (geteuid() == 0)
+                tcase_add_test(tc, test_contest_journal);
+        else
+                printf("SKIP: test_contest_journal needs root for a private mount namespace\n");
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -451,8 +451,12 @@ void hvt_track_repairs(struct hvt_slots *s, struct hvt_repair_window *w, const s
                         slot->contested = false;  /* a new run: a new contest, told anew */
                 }
                 slot->repaired_s = seconds(now) + 1;
-                if (slot->contested || !slot->want_set ||
-                    !(slot->repairs > HVT_REPAIR_BURST || (over && slot->repairs >= HVT_CONTEST_MIN)))
+                if (!slot->want_set ||
+                    !(slot->contested || slot->repairs > HVT_REPAIR_BURST || (over && slot->repairs >= HVT_CONTEST_MIN)))
+                        continue;
+                /* Insisted on and told already: the fight goes on. One insisted on before a
+                 * reload that says yield is yielded at its next repair, and told so. */
+                if ((insist & bit) && slot->contested)
                         continue;
                 slot->contested = true;
                 ret->contested |= bit;

@@ -159,6 +159,13 @@ START_TEST(test_fast_neighbour_insisted) {
                 ck_assert_uint_eq(c.contested, 0);
                 ck_assert(c.pause == (i == HVT_REPAIR_BURST));
         }
+
+        /* A reload says yield: the next repair yields it, told anew, and ends the pause. */
+        hvt_repair_window_restart(&w, T0 + 131 * S);
+        pass(&s, &w, false, HVT_APPLIED, T0 + 131 * S, hvt_contest_horizon(0), 0, &c);
+        ck_assert_uint_eq(c.contested, BIT(HVT_ATTR_READ_AHEAD_KB));
+        ck_assert_uint_eq(c.yielded, BIT(HVT_ATTR_READ_AHEAD_KB));
+        ck_assert(!c.pause);
         hvt_slots_done(&s);
 }
 END_TEST

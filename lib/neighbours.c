@@ -204,9 +204,11 @@ static void find_rule(const char *root, enum hvt_attr_id id, struct hvt_suspects
                 qsort(f, n, sizeof(*f), by_name);
         /* In udev's order: the last file that assigns it has the last word. A masked one
          * (empty, a link to /dev/null) reads as nothing. */
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0, total = 0; i < n && total < HVT_RULES_READ_TOTAL_MAX; i++) {
                 ssize_t len = read_prefix(f[i].dir_fd, f[i].name, 0, text, HVT_RULES_FILE_READ_MAX + 1);
                 unsigned line = len > 0 ? hvt_rules_assign_line(text, (size_t) len, id) : 0;
+
+                total += len > 0 ? (size_t) len : 0;
 
                 if (line > 0) {
                         snprintf(ret->rule, sizeof(ret->rule), "%s/%s", f[i].dir, f[i].name);

@@ -19,9 +19,12 @@
  * assignment of an attribute is the one that stays. */
 extern const char *const hvt_udev_rules_dirs[4];
 
-/* At most this many rules files are read, and this much of each. */
-#define HVT_RULES_FILES_MAX 1024
-#define HVT_RULES_FILE_READ_MAX (256 * 1024)
+/* At most this many rules files are read, this much of each and this much in all: the look
+ * runs in the event loop. A distribution's largest rules file is about 10 KiB, and a system
+ * has a hundred or two; past the caps a later file's assignment may go unseen. */
+#define HVT_RULES_FILES_MAX 512
+#define HVT_RULES_FILE_READ_MAX (64 * 1024)
+#define HVT_RULES_READ_TOTAL_MAX (4 * 1024 * 1024)
 /* At most this many processes are looked at for WALinuxAgent. */
 #define HVT_PROCESSES_MAX 8192
 

@@ -131,6 +131,7 @@ START_TEST(test_udev_neighbour_yielded) {
         /* Every other disk's read-ahead went back. */
         assert_contains(err, "sdd queue/read_ahead_kb: 4096 -> 128 (restored)\n");
         unsetenv("HVTUNED_TEST_METRICS_DIR");
+        ck_assert_int_eq(rmdir(dir), 0);  /* the metrics file went at stop */
         unlink(config);
         g_object_unref(tb);
 }

@@ -5,6 +5,7 @@
  * process, WALinuxAgent by its command line, and nothing where there is nothing. */
 #include <check.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -146,6 +147,27 @@ START_TEST(test_rule_read_cap) {
 }
 END_TEST
 
+/* At most HVT_RULES_READ_TOTAL_MAX in all: files after it in udev's order are not read. */
+START_TEST(test_rule_total_cap) {
+        const size_t each = HVT_RULES_FILE_READ_MAX, fill = HVT_RULES_READ_TOTAL_MAX / HVT_RULES_FILE_READ_MAX;
+        char *big = malloc(each), name[64], path[PATH_MAX];
+
+        ck_assert_ptr_nonnull(big);
+        memset(big, '\n', each);
+        for (size_t i = 0; i < fill; i++) {
+                snprintf(name, sizeof(name), "lib/udev/rules.d/%02zu-big.rules", i);
+                put(name, big, each);
+        }
+        put_text("lib/udev/rules.d/zz-last.rules", "ATTR{queue/scheduler}=\"bfq\"\n");
+        ck_assert_str_eq(find(HVT_ATTR_SCHEDULER).rule, "");
+        /* One file fewer, and the last is read. */
+        snprintf(path, sizeof(path), "%s/lib/udev/rules.d/00-big.rules", root);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_str_eq(find(HVT_ATTR_SCHEDULER).rule, "/lib/udev/rules.d/zz-last.rules");
+        free(big);
+}
+END_TEST
+
 static const char tuned_cmdline[] = "/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0";
 static const char waagent_cmdline[] = "python3\0-u\0/usr/sbin/waagent\0-daemon\0";
 static const char handler_cmdline[] = "python3\0-u\0bin/WALinuxAgent-2.9.1.1-py3.8.egg\0-run-exthandlers\0";
@@ -215,19 +237,32 @@ START_TEST(test_bad_root) {
 }
 END_TEST
 
-/* A fresh root for each test. */
+/* A fresh root for each test, gone after it. */
 static void setup(void) {
         root[0] = '\0';
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) st;
+        (void) flag;
+        (void) ftw;
+        return remove(path);
+}
+
+static void teardown(void) {
+        if (*root)
+                (void) nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void) {
         Suite *s = suite_create("neighbours");
         TCase *tc = tcase_create("suspects");
 
-        tcase_add_checked_fixture(tc, setup, NULL);
+        tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_rule_lines);
         tcase_add_test(tc, test_rule_precedence);
         tcase_add_test(tc, test_rule_read_cap);
+        tcase_add_test(tc, test_rule_total_cap);
         tcase_add_test(tc, test_tuned);
         tcase_add_test(tc, test_waagent);
         tcase_add_test(tc, test_bad_root);

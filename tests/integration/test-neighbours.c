@@ -113,8 +113,15 @@ START_TEST(test_udev_neighbour_yielded) {
         testbed_sentinel(tb, "sdc");
         testbed_sentinel(tb, "sdd");
         ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "256");
+        /* The state dump says what is yielded, with what hvtuned wanted and the original. */
+        ck_assert_int_eq(kill(run.pid, SIGUSR1), 0);
+        hvtuned_wait_stderr(&run, "\nState: ", 1);
 
         err = hvtuned_stop(&run);
+        assert_contains(err, "queue/read_ahead_kb original=128 desired=4096 current=256 last=yielded to another "
+                             "writer\n");
+        assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; 1 setting left to another "
+                             "writer");
         assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 60 s of the last: "
                              "another program keeps writing it (suspect: udev rule "
                              "/etc/udev/rules.d/60-readahead.rules:2); hvtuned yields: it leaves the attribute to "
@@ -132,6 +139,44 @@ START_TEST(test_udev_neighbour_yielded) {
         assert_contains(err, "sdd queue/read_ahead_kb: 4096 -> 128 (restored)\n");
         unsetenv("HVTUNED_TEST_METRICS_DIR");
         ck_assert_int_eq(rmdir(dir), 0);  /* the metrics file went at stop */
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A yield lasts while the configuration says the same of it: a reload of the same file leaves
+ * it to the rule, one that asks for another value takes it back (a tune, not a repair). */
+START_TEST(test_yield_ends_on_reload) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; read_ahead_kb = 4096; };\n");
+        for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
+                neighbour_round(&run, "queue/read_ahead_kb", "256", "4096", true, i);
+        hvtuned_wait_notify(&run, "1 setting left to another writer");
+        /* hvtuned's last repair is there until the rule runs again. */
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "4096");
+        neighbour_write("queue/read_ahead_kb", "256");
+        uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
+
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        testbed_sentinel(tb, "sdc");
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "256");
+
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 8192; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        /* READY=1 ends the reload's passes, with their STATUS= in the same message. */
+        ck_assert_ptr_null(strstr(run.status, "left to another writer"));
+        testbed_wait_value("sdc", "queue/read_ahead_kb", "8192");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdc queue/read_ahead_kb: 256 -> 8192 (applied)\n");
+        ck_assert_uint_eq(hv_count(err, "sdc queue/read_ahead_kb: 256 -> 4096 (drift repaired)\n"), HVT_REPAIR_BURST + 1);
+        /* Managed again: its original goes back. */
+        assert_contains(err, "sdc queue/read_ahead_kb: 8192 -> 128 (restored)\n");
         unlink(config);
         g_object_unref(tb);
 }
@@ -262,6 +307,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_udev_neighbour_yielded);
         tcase_add_test(tc, test_udev_neighbour_insisted);
+        tcase_add_test(tc, test_yield_ends_on_reload);
         tcase_add_test(tc, test_timer_neighbour_yielded);
         /* The journal's namespace needs root (test-faults skips without it too). */
         if (geteuid() == 0)

@@ -43,6 +43,7 @@ struct hvt_host {
 struct hvt_counters {
         uint64_t repairs;           /* drift repairs */
         uint64_t busy_retries;      /* passes run again after EBUSY */
+        uint64_t contests[_HVT_ATTR_DISK_MAX][2];  /* contested attributes found, by enum hvt_contest_policy */
         uint64_t reloads, reload_failures;
         uint64_t last_reload_usec;  /* CLOCK_REALTIME; 0: none yet */
         bool last_reload_ok;

@@ -57,10 +57,15 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 for (size_t j = 0; j < t->slots.n; j++) {
                         const struct hvt_slot *s = &t->slots.slot[j];
 
-                        if (s->want_set && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
+                        if (s->yielded)
+                                m->contested[s->id][HVT_CONTEST_YIELD]++;
+                        else if (s->contested)
+                                m->contested[s->id][HVT_CONTEST_INSIST]++;
+                        if (s->want_set && !s->yielded && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
                                 m->attributes[s->last.outcome]++;
                 }
         }
+        memcpy(m->contests, d->counters.contests, sizeof(m->contests));
         hvt_host_metrics(d, ctrl);
 }
 

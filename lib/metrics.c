@@ -51,6 +51,28 @@ static uint64_t can_queue(const struct hvt_metrics_controller *c) { return c->ca
 static uint64_t bytes(const struct hvt_metrics_controller *c) { return c->bytes; }
 static uint64_t capped_bytes(const struct hvt_metrics_controller *c) { return c->capped_bytes; }
 
+/* An attribute's lines appear once it has been contested, with both decisions: a series that
+ * exists reads 0, not "no data", when the contest is over. */
+static void per_attribute(FILE *f, const struct hvt_metrics *m, const char *name, const char *type,
+                          const char *help, bool counts) {
+        static const char *const decision[2] = { "yield", "insist" };
+        bool any = false;
+
+        for (unsigned id = 0; id < _HVT_ATTR_DISK_MAX; id++) {
+                char attr[48];
+
+                if (m->contests[id][0] + m->contests[id][1] == 0)
+                        continue;
+                if (!any)
+                        header(f, name, type, help);
+                any = true;
+                (void) hvt_attr_format_path((enum hvt_attr_id) id, attr, sizeof(attr));
+                for (unsigned p = 0; p < 2; p++)
+                        fprintf(f, "%s{attribute=\"%s\",decision=\"%s\"} %" PRIu64 "\n", name, attr, decision[p],
+                                counts ? m->contests[id][p] : m->contested[id][p]);
+        }
+}
+
 static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_build_info", "gauge", "hvtuned's version, as a label; always 1.");
         fputs("hvtuned_build_info{version=\"", f);
@@ -74,6 +96,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_disks_repairs_paused", "gauge",
                "Managed disks whose settings were reverted too often: repairs wait for the window to end.");
         fprintf(f, "hvtuned_disks_repairs_paused %u\n", m->disks_paused);
+
+        per_attribute(f, m, "hvtuned_contests_total", "counter",
+                      "Attributes found contested: another program kept writing them back (a udev rule, a "
+                      "tuning daemon, an agent), by attribute and what hvtuned did (contested in hvtuned.conf).",
+                      true);
+        per_attribute(f, m, "hvtuned_attributes_contested", "gauge",
+                      "Disks whose attribute is contested now: left to the other program (yield), or still "
+                      "repaired (insist).", false);
 
         header(f, "hvtuned_attributes", "gauge",
                "Managed attributes of all managed disks, by the result of their last pass.");

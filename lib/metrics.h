@@ -39,6 +39,10 @@ struct hvt_metrics {
         bool last_reload_ok;
         unsigned cap;                           /* the hw queue cap asked of storvsc; 0: none */
         enum hvt_cap_support cap_support;
+        /* Per disk attribute (enum hvt_attr_id), by what hvtuned does (enum hvt_contest_policy):
+         * contests found since start, and disks where it is contested now. */
+        uint64_t contests[_HVT_ATTR_DISK_MAX][2];
+        unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
 };

@@ -76,6 +76,23 @@ START_TEST(test_every_size) {
 }
 END_TEST
 
+/* The testbed's Lsv3-like local disk: an Azure NVMe controller (Direct Disk) with a namespace
+ * of one hw queue per CPU. Its kernel has no NVMe BTF and is no row of the table: reported with
+ * its queues, memory unknown, and the --once summary says so on a line of its own. */
+START_TEST(test_nvme_controller) {
+        UMockdevTestbed *tb;
+        char *err;
+
+        host_files(AZURE_CMDLINE, NULL, NULL, NULL);
+        tb = testbed_load("azure-gen2");
+        ck_assert_int_eq(hvtuned_run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
+        assert_contains(err, "nvme0 (Microsoft NVMe Direct Disk, nvme-direct): 32 I/O queues x 1023 requests "
+                        "(1024 ring entries), memory unknown (unknown layout); ");
+        assert_contains(err, "\nNVMe: 1 Azure controller, memory unknown\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 /* IDE controllers have one queue and are never capped; the SCSI one of the same VM is. */
 START_TEST(test_gen1_ide) {
         UMockdevTestbed *tb;
@@ -399,6 +416,7 @@ int main(void) {
         tcase_set_timeout(cap, 60);
         tcase_add_loop_test(cap, test_every_size, 0, G_N_ELEMENTS(every_size));
         tcase_add_test(cap, test_gen1_ide);
+        tcase_add_test(cap, test_nvme_controller);
         tcase_add_test(cap, test_wsl_capped);
         tcase_add_test(cap, test_azure_capped);
         tcase_add_test(cap, test_cmdline_too_large);

@@ -103,7 +103,8 @@ const char *runtime_dir(void);
  * runtime_dir() says so: where its writes are checked against. */
 void runtime_dir_use(const char *path);
 
-/* Writes a config file with text and returns its path. */
+/* Writes a config file with text and returns its path. "platform_defaults = false;" goes
+ * last unless text names platform_defaults. */
 char *config_write(const char *text);
 /* Replaces what the config file at path says with text. */
 void config_rewrite(const char *path, const char *text);
@@ -170,7 +171,7 @@ GHashTable *snapshot_take(void);
 char *snapshot_diff_values(GHashTable *before, GHashTable *after);
 
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
- * "sda/queue/scheduler", "1:0:0:0/timeout". */
+ * "sda/queue/scheduler", "1:0:0:0/timeout", "nvme0n2/queue/io_timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);
 
 /* Writes to the Azure VM's Hyper-V disks as inotify tells of them (IN_CLOSE_WRITE), which

@@ -353,14 +353,15 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
                          "hvtuned reports it, never writes it", param);
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_NVME_CONTROLLER,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_CONTROLLER=%s", c->name),
-                                         HVT_FIELD("HVTUNED_KIND=%s", c->kind),
+                                         HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                          HVT_FIELD("HVTUNED_MODEL=%s", c->model),
                                          HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_io_queues),
                                          HVT_FIELD("HVTUNED_QUEUE_DEPTH=%u", c->q_depth),
                                          have_param ? HVT_FIELD("HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param) : NULL,
                                          /* No figure at all rather than a 0 that reads as one. */
                                          bytes > 0 ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, bytes) : NULL),
-                              "%s (%s, %s): %s, %s; %s", c->name, c->model, c->kind, figures, held, depth);
+                              "%s (%s, %s): %s, %s; %s", c->name, c->model, hvt_kind_to_string(c->kind), figures,
+                              held, depth);
 }
 
 static bool nvme_same(const struct hvt_nvme_controller *a, const struct hvt_nvme_controller *b) {

@@ -71,7 +71,7 @@ static void per_nvme(FILE *f, const struct hvt_metrics *m, const char *name, con
                         continue;
                 fprintf(f, "%s{controller=\"", name);
                 label_value(f, m->nvme[i].controller);
-                fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", m->nvme[i].kind, value(&m->nvme[i]));
+                fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", hvt_kind_to_string(m->nvme[i].kind), value(&m->nvme[i]));
         }
 }
 

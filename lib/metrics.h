@@ -21,7 +21,7 @@ struct hvt_metrics_controller {
 
 struct hvt_metrics_nvme {
         const char *controller;         /* "nvme0" */
-        const char *kind;               /* "nvme-accelerator", "nvme-direct", "nvme-direct-v2" */
+        enum hvt_kind kind;             /* one of the NVMe kinds */
         unsigned nr_io_queues, q_depth;
         uint64_t bytes;                 /* preallocated (nvme.h's estimate); 0: none */
 };

@@ -95,8 +95,7 @@ static int read_controller(int classfd, const char *name, struct hvt_nvme_contro
         _cleanup_close_ int cfd = -EBADF;
         char model[128], text[32];
         unsigned queues, tags, count, sqsize;
-        const char *kind;
-        int r;
+        int kind, r;
 
         /* The class directory's entries are links to the controllers' directories. */
         cfd = openat(classfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -105,10 +104,10 @@ static int read_controller(int classfd, const char *name, struct hvt_nvme_contro
         r = hvt_sysfs_read(cfd, "model", model, sizeof(model));
         if (r < 0)
                 return r;
-        kind = hvt_nvme_azure_kind(model);
-        if (!kind)
+        kind = hvt_nvme_model_kind(model);
+        if (kind < 0)
                 return 0;
-        *ret = (struct hvt_nvme_controller) { .kind = kind };
+        *ret = (struct hvt_nvme_controller) { .kind = (enum hvt_kind) kind };
         (void) hvt_strscpy(ret->name, sizeof(ret->name), name);
         (void) hvt_strscpy(ret->model, sizeof(ret->model), model);
         ret->model[strcspn(ret->model, "\n")] = '\0';

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "disk.h"
+
 /* sysfs's: the kernel pads the model to 40 bytes. */
 #define HVT_NVME_MODEL_MAX 48
 #define HVT_NVME_NAME_MAX 32
@@ -21,7 +23,7 @@ enum hvt_nvme_figures {
 struct hvt_nvme_controller {
         char name[HVT_NVME_NAME_MAX];       /* "nvme0" */
         char model[HVT_NVME_MODEL_MAX];     /* trimmed */
-        const char *kind;                   /* hvt_nvme_azure_kind(): never NULL in a list */
+        enum hvt_kind kind;                 /* hvt_nvme_model_kind(): one of the NVMe kinds */
         bool pcie;                          /* transport "pcie": nvme.ko's, which the estimate is of */
         bool live;                          /* state "live": its queues are all there */
         enum hvt_nvme_figures figures;

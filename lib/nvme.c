@@ -12,7 +12,6 @@
  * cmd_size sizeof(struct nvme_iod), no shared tags; the admin tag set has 1 hw queue of 30
  * tags (NVME_AQ_MQ_TAG_DEPTH) of the same cmd_size. No scheduler tags: an I/O scheduler is a
  * namespace's (a disk's), and a multi-queue disk starts with none. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,21 +182,4 @@ uint64_t hvt_nvme_estimate_bytes(unsigned request_bytes, unsigned nr_io_queues, 
                 return 0;
         return (uint64_t) nr_io_queues * (io + rings_bytes(q_depth)) +
                admin + rings_bytes(ADMIN_DEPTH) + ADMIN_HCTX_BYTES + CONTROLLER_BYTES;
-}
-
-const char *hvt_nvme_azure_kind(const char *model) {
-        static const struct { const char *model, *kind; } azure[] = {
-                { "MSFT NVMe Accelerator v1.0", "nvme-accelerator" },
-                { "Microsoft NVMe Direct Disk", "nvme-direct" },
-                { "Microsoft NVMe Direct Disk v2", "nvme-direct-v2" },
-        };
-        size_t len = strlen(model);
-
-        /* The kernel prints the identify data's 40 bytes as they are, blank-padded. */
-        while (len > 0 && isspace((unsigned char) model[len - 1]))
-                len--;
-        for (size_t i = 0; i < ELEMENTSOF(azure); i++)
-                if (strlen(azure[i].model) == len && strncmp(azure[i].model, model, len) == 0)
-                        return azure[i].kind;
-        return NULL;
 }

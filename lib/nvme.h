@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: what an NVMe controller bound to the kernel's PCI driver (nvme.ko) preallocates: the
  * request layout it takes that from (struct request and the driver's struct nvme_iod, from
- * BTF or a table of upstream-numbered kernels), the estimate, and Azure's controller models.
- * Pure functions; nvme-controllers.h reads the figures from sysfs. */
+ * BTF or a table of upstream-numbered kernels) and the estimate. Pure functions;
+ * nvme-controllers.h reads the figures from sysfs. */
 #pragma once
 
 #include <stddef.h>
@@ -57,9 +57,3 @@ void hvt_nvme_layout_describe(const struct hvt_nvme_layout *l, char *buf, size_t
  * 0 when request_bytes is 0 (an unknown layout) or more than a page, or q_depth < 2. The
  * model, its sources in the kernel and its measurement: docs/performance.md. */
 uint64_t hvt_nvme_estimate_bytes(unsigned request_bytes, unsigned nr_io_queues, unsigned q_depth);
-
-/* Azure's NVMe controller models, as Azure's own udev rule names them: the kind's name
- * ("nvme-accelerator", "nvme-direct", "nvme-direct-v2") for a model (as sysfs prints it:
- * padded with spaces to 40 bytes, maybe a newline) that is one of them once its trailing
- * blanks are trimmed; NULL for any other. */
-const char *hvt_nvme_azure_kind(const char *model);

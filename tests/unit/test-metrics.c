@@ -65,8 +65,8 @@ END_TEST
 /* Azure's NVMe controllers: queues and depth for each, bytes only where there is an estimate. */
 START_TEST(test_nvme) {
         const struct hvt_metrics_nvme nvme[] = {
-                { "nvme0", "nvme-accelerator", 8, 1024, 4559424 },
-                { "nvme1", "nvme-direct-v2", 4, 1024, 0 },
+                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424 },
+                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0 },
         };
         struct hvt_metrics m = { .version = "1", .nvme = nvme, .n_nvme = 2 };
         char *text = render(&m);

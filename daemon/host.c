@@ -46,17 +46,23 @@ static void unreadable(const char *sysname, int error, void *userdata) {
         }
 }
 
+static void nvme_read_layout(struct hvt_daemon *d);
+
+/* The layout is read with the first Azure controller found, whichever path finds it, so that
+ * every figure made from the list (report, metrics, summary) has it. */
 static void nvme_scan(struct hvt_daemon *d) {
         int r = hvt_nvme_controllers_scan(NVME_CLASS, &d->host.nvme);
 
         if (r < 0)
                 (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot enumerate NVMe controllers: %m");
+        if (d->host.nvme.n > 0)
+                nvme_read_layout(d);
 }
 
 int hvt_host_scan(struct hvt_daemon *d) {
         int r = hvt_controllers_scan(&d->host.controllers, unreadable, d);
 
-        /* NVMe first: a VM of the newest sizes has no SCSI host at all. */
+        /* Even when the SCSI hosts cannot be listed: a VM of the newest sizes has none. */
         nvme_scan(d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate SCSI hosts: %m");
@@ -380,7 +386,6 @@ static void report_nvme_all(struct hvt_daemon *d, bool all) {
                 hvt_nvme_controllers_done(&h->nvme_told);
                 return;
         }
-        nvme_read_layout(d);
         told = calloc(h->nvme.n, sizeof(*told));
         for (size_t i = 0; i < h->nvme.n; i++) {
                 const struct hvt_nvme_controller *c = &h->nvme.v[i];

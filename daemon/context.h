@@ -18,6 +18,8 @@
 #include "layout.h"
 #include "log.h"
 #include "notify.h"
+#include "nvme.h"
+#include "nvme-controllers.h"
 #include "records.h"
 
 /* The hv_storvsc driver's module parameter (driver.c). */
@@ -37,6 +39,10 @@ struct hvt_host {
         bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
         struct hvt_layout layout;        /* what a request costs on this kernel */
         bool layout_read;                /* read (and said) once: the kernel does not change */
+        struct hvt_nvme_controllers nvme;       /* Azure's NVMe controllers, as last read */
+        struct hvt_nvme_controllers nvme_told;  /* as last reported: a change is reported again */
+        struct hvt_nvme_layout nvme_layout;     /* what an NVMe request costs on this kernel */
+        bool nvme_layout_read;                  /* read once, when the first controller is seen */
 };
 
 /* What happened since start, for the metrics file. */

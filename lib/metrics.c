@@ -73,6 +73,30 @@ static void per_attribute(FILE *f, const struct hvt_metrics *m, const char *name
         }
 }
 
+static uint64_t nvme_queues(const struct hvt_metrics_nvme *c) { return c->nr_io_queues; }
+static uint64_t nvme_depth(const struct hvt_metrics_nvme *c) { return c->q_depth; }
+static uint64_t nvme_bytes(const struct hvt_metrics_nvme *c) { return c->bytes; }
+
+/* An NVMe controller's gauge, labelled by its name and kind; only_known leaves out those
+ * whose value is 0 (no estimate: no figure rather than a 0 that reads as one). */
+static void per_nvme(FILE *f, const struct hvt_metrics *m, const char *name, const char *help,
+                     uint64_t (*value)(const struct hvt_metrics_nvme *c), bool only_known) {
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_nvme; i++)
+                any = any || !only_known || value(&m->nvme[i]) > 0;
+        if (!any)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_nvme; i++) {
+                if (only_known && value(&m->nvme[i]) == 0)
+                        continue;
+                fprintf(f, "%s{controller=\"", name);
+                label_value(f, m->nvme[i].controller);
+                fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", hvt_kind_to_string(m->nvme[i].kind), value(&m->nvme[i]));
+        }
+}
+
 static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_build_info", "gauge", "hvtuned's version, as a label; always 1.");
         fputs("hvtuned_build_info{version=\"", f);
@@ -151,6 +175,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_controller(f, m, "hvtuned_controller_capped_preallocated_bytes",
                        "What they would hold once the controller is probed under the cap (hvtuned's estimate).",
                        capped_bytes);
+        per_nvme(f, m, "hvtuned_nvme_controller_io_queues", "An Azure NVMe controller's I/O queues (hw queues).",
+                 nvme_queues, false);
+        per_nvme(f, m, "hvtuned_nvme_controller_queue_depth",
+                 "An Azure NVMe controller's ring entries a queue (nvme.io_queue_depth or less; tags: one fewer).",
+                 nvme_depth, false);
+        per_nvme(f, m, "hvtuned_nvme_controller_preallocated_bytes",
+                 "Memory an Azure NVMe controller's queues and preallocated requests hold (hvtuned's estimate).",
+                 nvme_bytes, true);
 }
 
 int hvt_metrics_render(const struct hvt_metrics *m, char **ret) {

@@ -19,6 +19,13 @@ struct hvt_metrics_controller {
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
 };
 
+struct hvt_metrics_nvme {
+        const char *controller;         /* "nvme0" */
+        enum hvt_kind kind;             /* one of the NVMe kinds */
+        unsigned nr_io_queues, q_depth;
+        uint64_t bytes;                 /* preallocated (nvme.h's estimate); 0: none */
+};
+
 /* Whether storvsc has storvsc_max_hw_queues (5.13 and later). */
 enum hvt_cap_support {
         HVT_CAP_UNKNOWN,        /* no storvsc seen: not written */
@@ -45,6 +52,8 @@ struct hvt_metrics {
         unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
+        const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
+        size_t n_nvme;
 };
 
 /* The text of m, in *ret (malloc'd, NUL-terminated). */

@@ -93,6 +93,42 @@ START_TEST(test_contested_attributes) {
 }
 END_TEST
 
+/* Azure's NVMe controllers: queues and depth for each, bytes only where there is an estimate. */
+START_TEST(test_nvme) {
+        const struct hvt_metrics_nvme nvme[] = {
+                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424 },
+                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0 },
+        };
+        struct hvt_metrics m = { .version = "1", .nvme = nvme, .n_nvme = 2 };
+        char *text = render(&m);
+
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_nvme_controller_io_queues gauge\n"
+                                           "hvtuned_nvme_controller_io_queues{controller=\"nvme0\",kind=\"nvme-accelerator\"} 8\n"
+                                           "hvtuned_nvme_controller_io_queues{controller=\"nvme1\",kind=\"nvme-direct-v2\"} 4\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_queue_depth{controller=\"nvme1\",kind=\"nvme-direct-v2\"} 1024\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_preallocated_bytes{controller=\"nvme0\","
+                                           "kind=\"nvme-accelerator\"} 4559424\n"));
+        /* No estimate: no figure, rather than a 0 that reads as one. */
+        ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_bytes{"), 1);
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        free(text);
+
+        /* None with an estimate: no preallocated_bytes family at all. */
+        m.n_nvme = 1;
+        m.nvme = nvme + 1;
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_controller_preallocated_bytes"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_io_queues{"));
+        free(text);
+
+        /* No NVMe controller: no NVMe metric. */
+        m.n_nvme = 0;
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_"));
+        free(text);
+}
+END_TEST
+
 START_TEST(test_controllers_and_escaping) {
         const struct hvt_metrics_controller c[] = {
                 { .host = 0, .controller = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
@@ -120,6 +156,7 @@ int main(void) {
         tcase_add_test(tc, test_every_metric_typed);
         tcase_add_test(tc, test_controllers_and_escaping);
         tcase_add_test(tc, test_contested_attributes);
+        tcase_add_test(tc, test_nvme);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

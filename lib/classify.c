@@ -488,8 +488,9 @@ static int classify_nvme(const char *syspath, dev_t devnum, struct hvt_classify_
                 return 0;
         ancestor(a, a->nvme, parent);
         r = read_below(parent, "model", model, sizeof(model));
-        if (r == -ENOENT || r == -EFBIG || r == -EBADMSG)
-                return 0;  /* no model, or none of Azure's */
+        /* No model (nothing there, or no file), or one too long or odd for any of Azure's. */
+        if (r == -ENOENT || r == -ELOOP || r == -EISDIR || r == -ENOTDIR || r == -EFBIG || r == -EBADMSG)
+                return 0;
         if (r < 0)
                 return r;
         r = hvt_nvme_model_kind(model);

@@ -52,6 +52,8 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 else
                         m->disks_tuned++;
                 m->disks_paused += t->resume != NULL;
+                if ((unsigned) t->disk.kind < _HVT_KIND_MAX && (unsigned) t->disk.role < _HVT_ROLE_MAX)
+                        m->disks_by[t->disk.kind][t->disk.role]++;
                 for (size_t j = 0; j < t->slots.n; j++) {
                         const struct hvt_slot *s = &t->slots.slot[j];
 

@@ -15,7 +15,7 @@
 #include "report.h"
 
 /* The fields of an entry: what it is about, then the caller's. */
-#define SUBJECT_FIELDS 2
+#define SUBJECT_FIELDS 4
 #define CALLER_FIELDS_MAX 16
 
 struct entry_fields {
@@ -48,8 +48,12 @@ static int log_subject(const struct hvt_log *log, const struct hvt_subject *s, i
         if (!hvt_log_fields_wanted(log))
                 return hvt_log_structv(log, prio, error, message_id, NULL, fmt, ap);
         add_about(&f, "HVTUNED_DEVICE", s->name);
-        if (*s->controller)  /* the driver belongs to none */
+        if (*s->controller)  /* the driver belongs to none, nor an NVMe disk not under hv_pci */
                 add_about(&f, "HVTUNED_CONTROLLER", s->controller);
+        if (s->kind && *s->kind)
+                add_about(&f, "HVTUNED_KIND", s->kind);
+        if (s->role && *s->role)
+                add_about(&f, "HVTUNED_ROLE", s->role);
         return hvt_log_structv(log, prio, error, message_id, with_callers(&f, fields), fmt, ap);
 }
 
@@ -241,16 +245,54 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
                                "%s %s: %s", subject->name, attr, text);
 }
 
+/* "nsid 2 (data LUN 0), direct, via hv_pci {guid}". */
+static void nvme_place(const struct hvt_disk *disk, char *buf, size_t size) {
+        char lun[32] = "";
+
+        if (disk->lun != HVT_LUN_NONE)
+                snprintf(lun, sizeof(lun), " LUN %" PRIu64, disk->lun);
+        /* A head's controllers are not on its path: whether hv_pci leads to them is not known. */
+        if (disk->multipath_head)
+                snprintf(buf, size, "nsid %" PRIu32 " (%s%s), multipath head", disk->nsid,
+                         hvt_role_to_string(disk->role), lun);
+        else
+                snprintf(buf, size, "nsid %" PRIu32 " (%s%s), direct, %s%s", disk->nsid,
+                         hvt_role_to_string(disk->role), lun, disk->via_hv_pci ? "via hv_pci " : "not via hv_pci",
+                         disk->controller);
+}
+
 static void report_disk(const struct hvt_log *log, const struct hvt_disk *disk, int prio,
                         const char *message_id, const char *what) {
+        char place[160];
+
+        if (hvt_kind_is_nvme(disk->kind)) {
+                nvme_place(disk, place, sizeof(place));
+                (void) hvt_log_disk(log, disk, prio, 0, message_id,
+                                    HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_NSID=%" PRIu32, disk->nsid),
+                                                   HVT_FIELD("HVTUNED_NVME_LAYOUT=%s",
+                                                             disk->multipath_head ? "multipath-head" : "direct"),
+                                                   HVT_FIELD("HVTUNED_VIA_HV_PCI=%s",
+                                                             disk->multipath_head ? "unknown" :
+                                                             disk->via_hv_pci ? "yes" : "no")),
+                                    "%s: %s Azure %s disk %s", disk->sysname, what,
+                                    hvt_kind_to_string(disk->kind), place);
+                return;
+        }
         (void) hvt_log_disk(log, disk, prio, 0, message_id,
                             HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_SCSI_ADDRESS=%u:%u:%u:%" PRIu64, disk->host,
-                                                          disk->channel, disk->target, disk->lun),
-                                           HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(disk->kind))),
-                            "%s: %s Hyper-V %s disk %u:%u:%u:%" PRIu64 " on controller %s (%s %s)",
+                                                          disk->channel, disk->target, disk->lun)),
+                            "%s: %s Hyper-V %s disk %u:%u:%u:%" PRIu64 " on controller %s (%s %s), role %s",
                             disk->sysname, what, hvt_kind_to_string(disk->kind), disk->host,
-                            disk->channel, disk->target, disk->lun, disk->controller,
-                            disk->vendor, disk->model);
+                            disk->channel, disk->target, disk->lun, disk->controller, disk->vendor,
+                            disk->model, hvt_role_to_string(disk->role));
+}
+
+void hvt_report_nvme_timeout_short(const struct hvt_log *log, const struct hvt_disk *disk, const char *ms) {
+        (void) hvt_log_disk(log, disk, LOG_WARNING, 0, HVT_MESSAGE_NVME_TIMEOUT_SHORT,
+                            HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_ATTR=%s", "queue/io_timeout"),
+                                           HVT_FIELD("HVTUNED_TO=%s", ms)),
+                            "%s queue/io_timeout: back to %s ms, below the 240000 Azure's host needs "
+                            "(nvme_core.io_timeout=240 keeps it without hvtuned)", disk->sysname, ms);
 }
 
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk) {
@@ -262,7 +304,8 @@ void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *d
 }
 
 void hvt_report_disk_released(const struct hvt_log *log, const struct hvt_disk *disk) {
-        report_disk(log, disk, LOG_INFO, HVT_MESSAGE_DISK_RELEASED, "left alone, no longer a");
+        report_disk(log, disk, LOG_INFO, HVT_MESSAGE_DISK_RELEASED,
+                    hvt_kind_is_nvme(disk->kind) ? "left alone, no longer an" : "left alone, no longer a");
 }
 
 int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, int error) {

@@ -27,6 +27,8 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
                                const struct hvt_result *r, enum hvt_action action, unsigned flags,
                                const char *because);
 
+/* A restore that put an Azure NVMe disk's io_timeout back below what Azure needs. */
+void hvt_report_nvme_timeout_short(const struct hvt_log *log, const struct hvt_disk *disk, const char *ms);
 void hvt_report_disk_found(const struct hvt_log *log, const struct hvt_disk *disk);
 void hvt_report_disk_removed(const struct hvt_log *log, const struct hvt_disk *disk);
 /* A managed disk that is no longer a Hyper-V disk: forgotten, left as it is. */

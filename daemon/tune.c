@@ -91,8 +91,15 @@ static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, co
                            const struct hvt_verdict *v) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
 
-        for (size_t i = 0; i < a->n; i++)
-                hvt_report_result(&d->log, &s, &a->results[i], v[i].action, report_flags(d, &v[i]));
+        for (size_t i = 0; i < a->n; i++) {
+                const struct hvt_result *r = &a->results[i];
+
+                hvt_report_result(&d->log, &s, r, v[i].action, report_flags(d, &v[i]));
+                if (v[i].action == HVT_ACTION_RESTORE && r->attr == HVT_ATTR_IO_TIMEOUT &&
+                    hvt_kind_is_nvme(t->disk.kind) && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED) &&
+                    strtoll(r->to, NULL, 10) < HVT_PLATFORM_NVME_IO_TIMEOUT_MS)
+                        hvt_report_nvme_timeout_short(&d->log, &t->disk, r->to);
+        }
 }
 
 /* Whether a write of the pass stayed busy through its tries (apply.h). */

@@ -155,7 +155,7 @@ static void decide(struct item *item, const char *left, struct hvt_result *res) 
                 copy_value(res->to, target);
         }
 
-        if (strcmp(now, res->to) == 0) {
+        if (strcmp(now, res->to) == 0 || (want->at_most && strtoll(now, NULL, 10) <= want->num)) {
                 res->outcome = HVT_UNCHANGED;
                 return;
         }

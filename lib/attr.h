@@ -64,6 +64,9 @@ struct hvt_attr {
 /* One desired (or found) value: the text that is written, and its number for ints. */
 struct hvt_setting {
         bool set;
+        /* An integer's ceiling rather than its value: a value at or below num is left as it is
+         * (a platform default: lower what is too high, never raise what someone lowered). */
+        bool at_most;
         int64_t num;
         char text[HVT_VALUE_MAX];
 };

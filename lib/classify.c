@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: deciding whether a udev block device is a Hyper-V (storvsc) disk, and reading its
- * identity: controller, kind, H:C:T:L, vendor, model; and the same for a SCSI host: whether
- * it is a storvsc controller, with its queue figures. All of it is a walk up the syspath
- * string below a top directory, /sys/devices for udev's devices, any other for a test's tree
- * (libudev takes no syspath outside /sys).
+/* Owns: deciding whether a udev block device is an Azure or Hyper-V disk, and reading its
+ * identity: controller, kind, role, H:C:T:L or nsid, vendor, model; and the same for a SCSI
+ * host: whether it is a storvsc controller, with its queue figures. All of it is a walk up the
+ * syspath string below a top directory, /sys/devices for udev's devices, any other for a
+ * test's tree (libudev takes no syspath outside /sys).
  *
- * The test is the VMBus ancestor bound to hv_storvsc, never vendor/model strings: "Msft
- * Virtual Disk" is also what other Microsoft products report. */
+ * A storvsc disk is told by its VMBus ancestor bound to hv_storvsc, never by vendor/model
+ * strings: "Msft Virtual Disk" is also what other Microsoft products report. An Azure NVMe
+ * disk has no such ancestor to tell it by: Azure attaches the controller through Hyper-V's
+ * virtual PCI, which is not always there to see (an NVMe-oF target, a test's stand-in), so its
+ * controller's model is the test, the strings Azure's own udev rule matches. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +43,25 @@ static const char *const kind_names[_HVT_KIND_MAX] = {
         [HVT_KIND_IDE] = "ide",
         [HVT_KIND_FC] = "fc",
         [HVT_KIND_UNKNOWN] = "unknown",
+        [HVT_KIND_NVME_ACCELERATOR] = "nvme-accelerator",
+        [HVT_KIND_NVME_DIRECT] = "nvme-direct",
+        [HVT_KIND_NVME_DIRECT_V2] = "nvme-direct-v2",
+};
+
+/* The models of Azure's NVMe controllers (azure-vm-utils 80-azure-disk.rules, which matches
+ * udev's ID_MODEL: the attribute with its padding trimmed). */
+static const char *const nvme_models[_HVT_KIND_MAX] = {
+        [HVT_KIND_NVME_ACCELERATOR] = "MSFT NVMe Accelerator v1.0",
+        [HVT_KIND_NVME_DIRECT] = "Microsoft NVMe Direct Disk",
+        [HVT_KIND_NVME_DIRECT_V2] = "Microsoft NVMe Direct Disk v2",
+};
+
+static const char *const role_names[_HVT_ROLE_MAX] = {
+        [HVT_ROLE_OS] = "os",
+        [HVT_ROLE_DATA] = "data",
+        [HVT_ROLE_RESOURCE] = "resource",
+        [HVT_ROLE_LOCAL] = "local",
+        [HVT_ROLE_OTHER] = "other",
 };
 
 const char *hvt_kind_to_string(enum hvt_kind k) {
@@ -49,6 +71,30 @@ const char *hvt_kind_to_string(enum hvt_kind k) {
 int hvt_kind_from_string(const char *s) {
         for (size_t i = 0; i < _HVT_KIND_MAX; i++)
                 if (strcmp(kind_names[i], s) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
+int hvt_nvme_model_kind(const char *model) {
+        size_t n = strlen(model);
+
+        /* The kernel prints the whole 40-byte field of Identify Controller, blanks and all, and
+         * a newline. */
+        while (n > 0 && isspace((unsigned char) model[n - 1]))
+                n--;
+        for (size_t k = _HVT_KIND_NVME_FIRST; k < _HVT_KIND_MAX; k++)
+                if (strlen(nvme_models[k]) == n && strncmp(nvme_models[k], model, n) == 0)
+                        return (int) k;
+        return -ENODEV;
+}
+
+const char *hvt_role_to_string(enum hvt_role r) {
+        return (unsigned) r < _HVT_ROLE_MAX ? role_names[r] : NULL;
+}
+
+int hvt_role_from_string(const char *s) {
+        for (size_t i = 0; i < _HVT_ROLE_MAX; i++)
+                if (strcmp(role_names[i], s) == 0)
                         return (int) i;
         return -EINVAL;
 }
@@ -144,6 +190,10 @@ static int link_name(const char *dir, const char *name, char *buf, size_t size) 
 struct ancestors {
         char path[PATH_MAX];
         size_t sdev, vmbus;
+        /* An NVMe namespace's parent: its controller (class nvme) or, under native multipath,
+         * its subsystem (class nvme-subsystem, nvme_head true). */
+        size_t nvme;
+        bool nvme_head;
 };
 
 /* The ancestor of length len, in buf. */
@@ -209,8 +259,10 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
         const size_t top_len = strlen(top);
         size_t len = strlen(syspath);
         const char *slash;
+        bool seen = false;  /* a device below this level: the disk's parent is behind us */
 
-        a->sdev = a->vmbus = 0;
+        a->sdev = a->vmbus = a->nvme = 0;
+        a->nvme_head = false;
         if (!below(top, syspath))
                 return 0;  /* no device of top's: none of its ancestors either */
         if (len >= sizeof(a->path))
@@ -232,15 +284,26 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
                 }
                 if (!a->sdev && strcmp(subsystem, "scsi") == 0 && is_lun_name(strrchr(dir, '/') + 1))
                         a->sdev = len;
+                /* Only a namespace's own parent: a disk further down (nvme over something) is
+                 * not the namespace. */
+                else if (!seen && (strcmp(subsystem, "nvme") == 0 || strcmp(subsystem, "nvme-subsystem") == 0)) {
+                        a->nvme = len;
+                        a->nvme_head = subsystem[4] == '-';
+                }
+                seen = true;
         }
         return 0;
 }
 
-/* Whether the VMBus device at path is bound to hv_storvsc. */
-static bool storvsc_bound(const char *vmbus) {
-        char driver[64];
+/* Whether the VMBus device at path is bound to driver. */
+static bool bound_to(const char *vmbus, const char *driver) {
+        char name[64];
 
-        return link_name(vmbus, "driver", driver, sizeof(driver)) >= 0 && strcmp(driver, "hv_storvsc") == 0;
+        return link_name(vmbus, "driver", name, sizeof(name)) >= 0 && strcmp(name, driver) == 0;
+}
+
+static bool storvsc_bound(const char *vmbus) {
+        return bound_to(vmbus, "hv_storvsc");
 }
 
 /* The VMBus device_id, or the device name (the kernel names VMBus devices after their
@@ -343,7 +406,8 @@ static const struct hvt_vmbus_seen *vmbus_facts(const char *path, struct hvt_cla
         if (buf->storvsc) {
                 buf->error = read_controller(path, buf->controller);
                 buf->kind = read_kind(path);
-        }
+        } else if ((buf->hv_pci = bound_to(path, "hv_pci")))
+                buf->error = read_controller(path, buf->controller);
         if (!cache || !(buf->path = strdup(path)))
                 return buf;
         more = reallocarray(cache->v, cache->n + 1, sizeof(*more));
@@ -358,6 +422,109 @@ static const struct hvt_vmbus_seen *vmbus_facts(const char *path, struct hvt_cla
         return &cache->v[cache->n++];
 }
 
+/* Azure's rule: on storvsc, the first SCSI controller's LUN 0 is the OS disk and LUN 1 the
+ * resource disk, the next three hold data disks; on Gen1's IDE, controller 0 is the OS disk's
+ * and controller 1 the resource disk's. */
+static enum hvt_role storvsc_role(const char *controller, uint64_t lun) {
+        static const char azure_tail[] = "-1e82-4818-a1c3-63d806ec15bb}";
+
+        if (strncmp(controller, "{00000000-0000-", 15) == 0)
+                return HVT_ROLE_OS;
+        if (strncmp(controller, "{00000000-0001-", 15) == 0)
+                return HVT_ROLE_RESOURCE;
+        if (strncmp(controller, "{f8b3781", 8) != 0 || strcmp(controller + 9, azure_tail) != 0)
+                return HVT_ROLE_OTHER;
+        switch (controller[8]) {
+        case 'a':
+                return lun == 0 ? HVT_ROLE_OS : lun == 1 ? HVT_ROLE_RESOURCE : HVT_ROLE_OTHER;
+        case 'b':
+        case 'c':
+        case 'd':
+                return HVT_ROLE_DATA;
+        default:
+                return HVT_ROLE_OTHER;
+        }
+}
+
+/* Fills ret with what every classified disk has: its paths and which instance it is. */
+static int finish_disk(const char *syspath, const char *parent, dev_t devnum, struct hvt_disk *d,
+                       struct hvt_disk *ret) {
+        read_instance(syspath, devnum, d);
+        d->syspath = strdup(syspath);
+        d->device_syspath = strdup(parent);
+        if (!d->syspath || !d->device_syspath) {
+                hvt_disk_done(d);
+                return -ENOMEM;
+        }
+        d->sysname = strrchr(d->syspath, '/') + 1;
+        *ret = *d;
+        return 1;
+}
+
+/* The hidden device of one path of a multipath namespace: "nvme%dc%dn%d"
+ * (nvme_mpath_set_disk_name()). Its queue is the one the head sends to; hvtuned leaves it to
+ * the kernel, which makes and drops such devices as paths come and go. */
+static bool is_nvme_path_device(const char *name) {
+        unsigned a, b, c;
+        int consumed = 0;
+
+        return sscanf(name, "nvme%uc%un%u%n", &a, &b, &c, &consumed) == 3 && name[consumed] == '\0';
+}
+
+/* The walk reads only what is on the disk's syspath: a direct namespace's controller is its
+ * parent, and a VMBus device above it bound to hv_pci is Azure's way in. A multipath head's
+ * controllers are elsewhere (links in its subsystem's directory): whether one of them is under
+ * hv_pci is not looked up. */
+static int classify_nvme(const char *syspath, dev_t devnum, struct hvt_classify_cache *cache,
+                         const struct ancestors *a, struct hvt_disk *ret) {
+        char parent[PATH_MAX], model[64], nsid[32], vmbus[PATH_MAX];
+        struct hvt_disk d = { .lun = HVT_LUN_NONE };
+        unsigned long n;
+        int consumed = 0, r;
+
+        if (is_nvme_path_device(strrchr(syspath, '/') + 1))
+                return 0;
+        ancestor(a, a->nvme, parent);
+        r = read_below(parent, "model", model, sizeof(model));
+        if (r == -ENOENT || r == -EFBIG || r == -EBADMSG)
+                return 0;  /* no model, or none of Azure's */
+        if (r < 0)
+                return r;
+        r = hvt_nvme_model_kind(model);
+        if (r < 0)
+                return 0;
+        d.kind = (enum hvt_kind) r;
+        d.multipath_head = a->nvme_head;
+
+        r = read_below(syspath, "nsid", nsid, sizeof(nsid));
+        if (r < 0)
+                return r;
+        if (sscanf(nsid, "%lu%n", &n, &consumed) != 1 || nsid[consumed] != '\0' || n == 0 || n > UINT32_MAX)
+                return -EBADMSG;
+        d.nsid = (uint32_t) n;
+        /* Azure's rule: the accelerator's namespace 1 is the OS disk, namespace n the data disk
+         * at LUN n - 2; a Direct Disk is a local disk. */
+        if (d.kind != HVT_KIND_NVME_ACCELERATOR)
+                d.role = HVT_ROLE_LOCAL;
+        else if (d.nsid == 1)
+                d.role = HVT_ROLE_OS;
+        else {
+                d.role = HVT_ROLE_DATA;
+                d.lun = d.nsid - 2;
+        }
+
+        if (a->vmbus) {
+                struct hvt_vmbus_seen buf;
+                const struct hvt_vmbus_seen *v = vmbus_facts(ancestor(a, a->vmbus, vmbus), cache, &buf);
+
+                if (v->hv_pci && v->error >= 0) {
+                        d.via_hv_pci = true;
+                        memcpy(d.controller, v->controller, sizeof(d.controller));
+                }
+        }
+        return finish_disk(syspath, parent, devnum, &d, ret);
+}
+
 int hvt_classify_syspath_cached(const char *top, const char *syspath, dev_t devnum, struct hvt_classify_cache *cache,
                                 struct hvt_disk *ret) {
         char vmbus[PATH_MAX], sdev[PATH_MAX];
@@ -370,13 +537,10 @@ int hvt_classify_syspath_cached(const char *top, const char *syspath, dev_t devn
         r = find_ancestors(top, syspath, cache, &a);
         if (r < 0)
                 return r;
-        if (!a.vmbus)
-                return 0;
-        v = vmbus_facts(ancestor(&a, a.vmbus, vmbus), cache, &buf);
-        if (!v->storvsc)
-                return 0;
-        if (!a.sdev)
-                return 0;  /* storvsc only ever exposes disks through the SCSI midlayer */
+        v = a.vmbus ? vmbus_facts(ancestor(&a, a.vmbus, vmbus), cache, &buf) : NULL;
+        /* storvsc only ever exposes disks through the SCSI midlayer */
+        if (!v || !v->storvsc || !a.sdev)
+                return a.nvme ? classify_nvme(syspath, devnum, cache, &a, ret) : 0;
         ancestor(&a, a.sdev, sdev);
 
         if (v->error < 0)
@@ -386,19 +550,10 @@ int hvt_classify_syspath_cached(const char *top, const char *syspath, dev_t devn
         if (r < 0)
                 return r;
         d.kind = v->kind;
+        d.role = storvsc_role(d.controller, d.lun);
         read_stripped(sdev, "vendor", d.vendor, sizeof(d.vendor));
         read_stripped(sdev, "model", d.model, sizeof(d.model));
-        read_instance(syspath, devnum, &d);
-
-        d.syspath = strdup(syspath);
-        d.device_syspath = strdup(sdev);
-        if (!d.syspath || !d.device_syspath) {
-                hvt_disk_done(&d);
-                return -ENOMEM;
-        }
-        d.sysname = strrchr(d.syspath, '/') + 1;
-        *ret = d;
-        return 1;
+        return finish_disk(syspath, sdev, devnum, &d, ret);
 }
 
 int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, struct hvt_disk *ret) {

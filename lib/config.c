@@ -236,10 +236,20 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                         return r;
                 r = hvt_kind_from_string(config_setting_get_string(s));
                 if (r < 0 || r == HVT_KIND_UNKNOWN)
-                        return fail(l, s, key, "%s is not a controller kind (scsi, ide or fc)",
-                                    quote(config_setting_get_string(s), q));
+                        return fail(l, s, key, "%s is not a controller kind (scsi, ide, fc, nvme-accelerator, "
+                                    "nvme-direct or nvme-direct-v2)", quote(config_setting_get_string(s), q));
                 m->kind = (enum hvt_kind) r;
                 m->fields |= HVT_MATCH_KIND;
+        } else if (strcmp(name, "role") == 0) {
+                r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+                if (r < 0)
+                        return r;
+                r = hvt_role_from_string(config_setting_get_string(s));
+                if (r < 0)
+                        return fail(l, s, key, "%s is not a role (os, data, resource, local or other)",
+                                    quote(config_setting_get_string(s), q));
+                m->role = (enum hvt_role) r;
+                m->fields |= HVT_MATCH_ROLE;
         } else if (strcmp(name, "controller") == 0) {
                 r = expect_type(l, s, key, CONFIG_TYPE_STRING);
                 if (r < 0)
@@ -272,7 +282,7 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                         return r;
                 m->fields |= HVT_MATCH_MODEL;
         } else
-                return fail(l, s, key, "unknown match key (kind, controller, lun, host, vendor, model)");
+                return fail(l, s, key, "unknown match key (kind, role, controller, lun, host, vendor, model)");
         return 0;
 }
 
@@ -358,12 +368,12 @@ static int parse_verify_interval(struct loader *l, const config_setting_t *s, st
         return 0;
 }
 
-static int parse_restore_on_stop(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
-        int r = expect_type(l, s, "restore_on_stop", CONFIG_TYPE_BOOL);
+static int parse_bool(struct loader *l, const config_setting_t *s, const char *key, bool *ret) {
+        int r = expect_type(l, s, key, CONFIG_TYPE_BOOL);
 
         if (r < 0)
                 return r;
-        c->restore_on_stop = config_setting_get_bool(s);
+        *ret = config_setting_get_bool(s);
         return 0;
 }
 
@@ -435,12 +445,14 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                 else if (strcmp(name, "verify_interval") == 0)
                         r = parse_verify_interval(l, s, c);
                 else if (strcmp(name, "restore_on_stop") == 0)
-                        r = parse_restore_on_stop(l, s, c);
+                        r = parse_bool(l, s, name, &c->restore_on_stop);
+                else if (strcmp(name, "platform_defaults") == 0)
+                        r = parse_bool(l, s, name, &c->platform_defaults);
                 else if (strcmp(name, "metrics_file") == 0)
                         r = parse_metrics_file(l, s, c);
                 else
                         r = fail(l, s, name, "unknown key (queue, device, host, override, "
-                                 "verify_interval, restore_on_stop, metrics_file)");
+                                 "verify_interval, restore_on_stop, platform_defaults, metrics_file)");
                 if (r < 0)
                         return r;
         }
@@ -454,6 +466,7 @@ static int config_new_default(struct hvt_config **ret) {
         if (!c)
                 return -ENOMEM;
         c->restore_on_stop = true;
+        c->platform_defaults = true;
         (void) hvt_setting_set_sched(&c->settings[HVT_ATTR_SCHEDULER], "none");
         *ret = c;
         return 0;
@@ -502,6 +515,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (!c)
                 return -ENOMEM;
         c->restore_on_stop = true;
+        c->platform_defaults = true;
         c->path = strdup(path);
         dir = strdup(path);
         if (!c->path || !dir)

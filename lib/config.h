@@ -18,12 +18,14 @@ enum {
         HVT_MATCH_HOST       = 1 << 3,
         HVT_MATCH_VENDOR     = 1 << 4,
         HVT_MATCH_MODEL      = 1 << 5,
+        HVT_MATCH_ROLE       = 1 << 6,
 };
 
 /* Every field present must match (AND); an empty match selects every disk. */
 struct hvt_match {
         unsigned fields;
         enum hvt_kind kind;
+        enum hvt_role role;
         char controller[HVT_GUID_STR_MAX];
         uint64_t lun;
         unsigned host;
@@ -50,6 +52,9 @@ struct hvt_config {
         char *path;  /* NULL for the built-in policy */
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
+        /* Azure's disks' defaults (hvt_policy_plan()), under every file's settings (default
+         * true): with or without a file, as the queue cap. */
+        bool platform_defaults;
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
         struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the device model: what hvtuned knows about one Hyper-V disk, and how a udev device
- * is recognised as one (classify.c). */
+/* Owns: the device model: what hvtuned knows about one Azure or Hyper-V disk (a storvsc LUN or
+ * an Azure NVMe namespace), and how a udev device is recognised as one (classify.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -14,24 +14,51 @@
 #define HVT_VENDOR_MAX 9
 #define HVT_MODEL_MAX 17
 
-/* The storvsc controller flavour, from the VMBus class_id. */
+/* The controller flavour: storvsc's from the VMBus class_id, Azure NVMe's from the controller's
+ * model (the strings azure-vm-utils' 80-azure-disk.rules matches). */
 enum hvt_kind {
         HVT_KIND_SCSI,
         HVT_KIND_IDE,
         HVT_KIND_FC,
-        HVT_KIND_UNKNOWN,
+        HVT_KIND_UNKNOWN,            /* bound to hv_storvsc, a class id it does not list */
+        HVT_KIND_NVME_ACCELERATOR,   /* "MSFT NVMe Accelerator v1.0": remote OS and data disks */
+        HVT_KIND_NVME_DIRECT,        /* "Microsoft NVMe Direct Disk": local (Lsv2, Lsv3) */
+        HVT_KIND_NVME_DIRECT_V2,     /* "Microsoft NVMe Direct Disk v2": local (v6 and later) */
         _HVT_KIND_MAX,
+        _HVT_KIND_NVME_FIRST = HVT_KIND_NVME_ACCELERATOR,
 };
+
+/* What the disk is for, as Azure's own rule names it (azure-vm-utils 80-azure-disk.rules). */
+enum hvt_role {
+        HVT_ROLE_OS,
+        HVT_ROLE_DATA,
+        HVT_ROLE_RESOURCE,  /* storvsc's temporary disk */
+        HVT_ROLE_LOCAL,     /* an NVMe Direct Disk */
+        HVT_ROLE_OTHER,     /* none of these: a controller Azure's rule does not name */
+        _HVT_ROLE_MAX,
+};
+
+/* An NVMe disk that is not an Azure data disk has no LUN. */
+#define HVT_LUN_NONE UINT64_MAX
 
 struct hvt_disk {
         char *syspath;         /* the block disk, e.g. /sys/devices/.../block/sda */
         const char *sysname;   /* points into syspath: "sda" */
-        char *device_syspath;  /* its SCSI LUN, e.g. /sys/devices/.../0:0:0:0 */
+        /* Its parent device: the SCSI LUN (/sys/devices/.../0:0:0:0), the NVMe controller
+         * (.../nvme/nvme0) or, for a native-multipath head, the NVMe subsystem
+         * (/sys/devices/virtual/nvme-subsystem/nvme-subsys0). */
+        char *device_syspath;
+        /* storvsc's VMBus device id; for NVMe, that of the VMBus device bound to hv_pci that
+         * leads to the controller, "" when none does (via_hv_pci false). */
         char controller[HVT_GUID_STR_MAX];
         enum hvt_kind kind;
-        unsigned host, channel, target;
-        uint64_t lun;
-        char vendor[HVT_VENDOR_MAX];  /* trailing blanks stripped */
+        enum hvt_role role;
+        bool via_hv_pci;       /* NVMe: a VMBus device bound to hv_pci is an ancestor */
+        bool multipath_head;   /* NVMe: the head of the kernel's native multipath */
+        unsigned host, channel, target;  /* SCSI only */
+        uint64_t lun;          /* SCSI's LUN; NVMe: an accelerator's data LUN (nsid - 2), else HVT_LUN_NONE */
+        uint32_t nsid;         /* NVMe only */
+        char vendor[HVT_VENDOR_MAX];  /* SCSI only, trailing blanks stripped */
         char model[HVT_MODEL_MAX];
         /* Which instance of the disk this is: a disk removed and added again under the same
          * name is a new one (diskseq is 0 on kernels before 5.15, which lack it). A hot-remove
@@ -45,10 +72,21 @@ struct hvt_disk {
 
 const char *hvt_kind_to_string(enum hvt_kind k);
 int hvt_kind_from_string(const char *s);
+static inline bool hvt_kind_is_nvme(enum hvt_kind k) {
+        return k >= _HVT_KIND_NVME_FIRST;
+}
+/* The Azure NVMe kind of a controller's model as the kernel shows it (padded with blanks), or
+ * -ENODEV for any other model. */
+int hvt_nvme_model_kind(const char *model);
+const char *hvt_role_to_string(enum hvt_role r);
+int hvt_role_from_string(const char *s);
 
-/* 1 and fills ret when dev is a whole disk below a VMBus device bound to hv_storvsc; 0 when
- * it is anything else (partition, loop, virtio, NVMe, USB, dm, md, ...); -errno when it is a
- * Hyper-V disk whose description cannot be read. */
+/* 1 and fills ret when dev is a whole disk that is either
+ *  (a) below a VMBus device bound to hv_storvsc, through a SCSI LUN, or
+ *  (b) an NVMe namespace (direct, or a native-multipath head; never a hidden per-path device)
+ *      whose controller's or subsystem's model is one of Azure's (hvt_nvme_model_kind());
+ * 0 when it is anything else (partition, loop, virtio, other NVMe, USB, dm, md, ...); -errno
+ * when it is one whose description cannot be read. */
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret);
 
 /* What hvt_classify() does once udev has said that dev is a whole disk: the walk up its
@@ -64,7 +102,8 @@ int hvt_classify_syspath(const char *top, const char *syspath, dev_t devnum, str
 struct hvt_vmbus_seen {
         char *path;
         bool storvsc;                        /* bound to hv_storvsc */
-        int error;                           /* < 0: its id could not be read */
+        bool hv_pci;                         /* bound to hv_pci: an NVMe controller's way in */
+        int error;                           /* < 0: its id could not be read (either driver) */
         char controller[HVT_GUID_STR_MAX];
         enum hvt_kind kind;
 };

@@ -58,10 +58,19 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         fputs("\"} 1\n", f);
 
         header(f, "hvtuned_disks", "gauge",
-               "Hyper-V disks hvtuned manages, by result: tuned (every managed attribute has its value "
+               "Azure and Hyper-V disks hvtuned manages, by result: tuned (every managed attribute has its value "
                "or is unsupported) or failed.");
         fprintf(f, "hvtuned_disks{result=\"tuned\"} %u\n", m->disks_tuned);
         fprintf(f, "hvtuned_disks{result=\"failed\"} %u\n", m->disks_failed);
+        header(f, "hvtuned_disks_managed", "gauge",
+               "Disks hvtuned manages, by kind (storvsc's scsi, ide, fc; Azure's nvme-accelerator, nvme-direct, "
+               "nvme-direct-v2) and role (os, data, resource, local, other); only the pairs present.");
+        for (size_t k = 0; k < _HVT_KIND_MAX; k++)
+                for (size_t r = 0; r < _HVT_ROLE_MAX; r++)
+                        if (m->disks_by[k][r] > 0)
+                                fprintf(f, "hvtuned_disks_managed{kind=\"%s\",role=\"%s\"} %u\n",
+                                        hvt_kind_to_string((enum hvt_kind) k), hvt_role_to_string((enum hvt_role) r),
+                                        m->disks_by[k][r]);
         header(f, "hvtuned_disks_repairs_paused", "gauge",
                "Managed disks whose settings were reverted too often: repairs wait for the window to end.");
         fprintf(f, "hvtuned_disks_repairs_paused %u\n", m->disks_paused);

@@ -30,6 +30,7 @@ enum hvt_cap_support {
 struct hvt_metrics {
         const char *version;
         unsigned disks_tuned, disks_failed, disks_paused;
+        unsigned disks_by[_HVT_KIND_MAX][_HVT_ROLE_MAX];  /* managed disks by kind and role */
         unsigned attributes[_HVT_OUTCOME_MAX];  /* managed attributes by their last result */
         uint64_t repairs;                       /* drift repairs since start */
         uint64_t busy_retries;                  /* passes run again after EBUSY, since start */

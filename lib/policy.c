@@ -7,6 +7,8 @@
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d) {
         if ((m->fields & HVT_MATCH_KIND) && m->kind != d->kind)
                 return false;
+        if ((m->fields & HVT_MATCH_ROLE) && m->role != d->role)
+                return false;
         if ((m->fields & HVT_MATCH_CONTROLLER) && strcmp(m->controller, d->controller) != 0)
                 return false;
         if ((m->fields & HVT_MATCH_LUN) && m->lun != d->lun)
@@ -28,12 +30,51 @@ static void overlay(struct hvt_setting dst[static _HVT_ATTR_DISK_MAX],
                         dst[i] = src[i];
 }
 
+void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[static _HVT_ATTR_DISK_MAX]) {
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                ret[i] = (struct hvt_setting) {};
+        (void) hvt_setting_set_int(&ret[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, HVT_PLATFORM_READ_AHEAD_KB);
+        ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;
+        if (hvt_kind_is_nvme(d->kind))
+                (void) hvt_setting_set_int(&ret[HVT_ATTR_IO_TIMEOUT], HVT_ATTR_IO_TIMEOUT, HVT_PLATFORM_NVME_IO_TIMEOUT_MS);
+}
+
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret) {
         *ret = (struct hvt_plan) {};
+        if (c->platform_defaults)
+                hvt_platform_defaults(d, ret->want);
         overlay(ret->want, c->settings);
         for (size_t i = 0; i < c->n_overrides; i++)
                 if (hvt_match_disk(&c->overrides[i].match, d))
                         overlay(ret->want, c->overrides[i].settings);
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                if (!hvt_policy_applies(d, i))
+                        ret->want[i] = (struct hvt_setting) {};
+}
+
+bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id) {
+        /* An NVMe namespace's device/ is its controller or subsystem: SCSI's attributes there
+         * (timeout, queue_depth, eh_timeout) do not exist, and a file's top-level group meant
+         * the SCSI disks. */
+        if (hvt_kind_is_nvme(d->kind) && hvt_attr_get(id)->group == HVT_GROUP_DEVICE)
+                return false;
+        /* A multipath head's queue is bio-based: requests, and with them the scheduler, their
+         * number, their completion CPU, writeback throttling and the timeout, are its hidden
+         * paths' (5.10 and 6.1 show a scheduler and nr_requests that do nothing, and a
+         * wbt_lat_usec that cannot be read; 6.12 on has none of them). Those paths raise no
+         * uevent and come and go with the fabric: the kernel's parameters set them. */
+        if (d->multipath_head)
+                switch (id) {
+                case HVT_ATTR_SCHEDULER:
+                case HVT_ATTR_NR_REQUESTS:
+                case HVT_ATTR_RQ_AFFINITY:
+                case HVT_ATTR_WBT_LAT_USEC:
+                case HVT_ATTR_IO_TIMEOUT:
+                        return false;
+                default:
+                        break;
+                }
+        return true;
 }
 
 size_t hvt_plan_count(const struct hvt_plan *p) {

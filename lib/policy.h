@@ -22,10 +22,27 @@ struct hvt_plan {
         char left[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
 };
 
+/* The platform defaults, for every Azure disk unless the file sets the attribute or says
+ * platform_defaults = false:
+ * - read_ahead_kb at most 128 (KiB): the kernel's own default (VM_READAHEAD_PAGES) for a disk
+ *   that random I/O reads. The Azure NVMe accelerator comes up with 65536, and kernels with
+ *   commit 459779d04ae8 give a rotational disk without io_opt its max_sectors, 4096 on
+ *   storvsc's Standard HDD and SSD disks. A ceiling, so that whoever lowered it keeps theirs.
+ * - io_timeout 240000 (ms) on Azure's NVMe disks, as Azure's own rule sets it: the host
+ *   retries remote I/O for 120 s before it gives up, and a guest that times out first fails
+ *   I/O that would have completed. */
+#define HVT_PLATFORM_READ_AHEAD_KB 128
+#define HVT_PLATFORM_NVME_IO_TIMEOUT_MS 240000
+void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[static _HVT_ATTR_DISK_MAX]);
+
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
 
-/* The top-level groups, then every matching override in order: a later one wins per
- * attribute, and an attribute no layer sets is not managed. */
+/* Whether attribute id is one of d's at all: not SCSI's device/ on NVMe, not a request
+ * queue's on an NVMe multipath head. A plan never manages the others. */
+bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
+
+/* The platform defaults, the top-level groups, then every matching override in order: a
+ * later one wins per attribute, and an attribute no layer sets is not managed. */
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret);
 
 size_t hvt_plan_count(const struct hvt_plan *p);

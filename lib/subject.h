@@ -17,6 +17,7 @@ struct hvt_subject {
         const char *name;        /* the disk's sysname, or HVT_DRIVER_NAME: a record's file name */
         const char *syspath;     /* the disk's, or HVT_DRIVER_SYSPATH */
         const char *controller;  /* the disk's "{guid}"; "" for the driver */
+        const char *kind, *role; /* the disk's, as hvt_kind_to_string() and hvt_role_to_string() */
         const char *dev;         /* which instance of the disk: "8:32"; "" for the driver */
         uint64_t diskseq;        /* 0 on kernels without it, and for the driver */
         uint64_t ino;            /* its sysfs directory's inode; 0 when unknown, and for the driver */
@@ -27,6 +28,8 @@ static inline struct hvt_subject hvt_subject_disk(const struct hvt_disk *d) {
                 .name = d->sysname,
                 .syspath = d->syspath,
                 .controller = d->controller,
+                .kind = hvt_kind_to_string(d->kind),
+                .role = hvt_role_to_string(d->role),
                 .dev = d->dev,
                 .diskseq = d->diskseq,
                 .ino = d->ino,
@@ -39,6 +42,8 @@ static inline struct hvt_subject hvt_subject_driver(void) {
                 .name = HVT_DRIVER_NAME,
                 .syspath = HVT_DRIVER_SYSPATH,
                 .controller = "",
+                .kind = "",
+                .role = "",
                 .dev = "",
         };
 }

@@ -408,11 +408,16 @@ struct model {
         size_t levels;   /* directories strictly between top and the syspath */
         size_t vmbus;    /* length of the nearest VMBus device's path; 0: none */
         bool bound;      /* that device's driver is hv_storvsc */
+        bool hv_pci;     /* that device's driver is hv_pci */
         size_t sdev;     /* the nearest SCSI LUN between them; 0: none */
+        size_t nvme;     /* the nearest device, when its subsystem is nvme or nvme-subsystem; 0: not */
+        bool head;       /* that subsystem is nvme-subsystem */
 };
 
 static void model_walk(const char *syspath, struct model *m) {
         size_t top_len = strlen(top);
+
+        bool device_below = false;
 
         *m = (struct model) {};
         for (size_t len = strlen(syspath); len > top_len; len--) {
@@ -430,8 +435,14 @@ static void model_walk(const char *syspath, struct model *m) {
                         m->vmbus = len;
                         link_last(syspath, len, "driver", driver, sizeof(driver));
                         m->bound = strcmp(driver, "hv_storvsc") == 0;
+                        m->hv_pci = strcmp(driver, "hv_pci") == 0;
                 } else if (!m->sdev && strcmp(subsystem, "scsi") == 0 && is_lun_name(syspath, len))
                         m->sdev = len;
+                else if (!device_below && (strcmp(subsystem, "nvme") == 0 || strcmp(subsystem, "nvme-subsystem") == 0)) {
+                        m->nvme = len;
+                        m->head = subsystem[4] == '-';
+                }
+                device_below = true;
         }
 }
 
@@ -577,6 +588,64 @@ static void check_disk_common(const char *syspath, const struct model *m, const 
         }
 }
 
+/* An NVMe namespace: Azure's when its parent's model is one of Azure's, the hidden per-path
+ * devices excepted; then with its nsid, the role Azure's rule gives it, and the hv_pci device
+ * above a direct namespace's controller. */
+static void check_nvme(const char *syspath, const struct model *m, int r, struct hvt_disk *d) {
+        char buf[SMALL_MAX + 64], name[PATH_MAX], guid[HVT_GUID_STR_MAX];
+        unsigned x, y, z;
+        int consumed = 0, kind, ctrl;
+        uint64_t nsid;
+
+        last_of(syspath, strlen(syspath), name, sizeof(name));
+        if (sscanf(name, "nvme%uc%un%u%n", &x, &y, &z, &consumed) == 3 && name[consumed] == '\0') {
+                fuzz_check(r == 0, "a per-path device %s, classified: %d", name, r);
+                return;
+        }
+        switch (attr(syspath, m->nvme, "model", 63, buf, sizeof(buf))) {
+        case ATTR_ABSENT:
+                fuzz_check(r == 0, "no model, yet classified: %d", r);
+                return;
+        case ATTR_ODD:
+                fuzz_check(r <= 0, "an odd model, classified");
+                return;
+        case ATTR_TEXT:
+                break;
+        }
+        kind = hvt_nvme_model_kind(buf);
+        if (kind < 0) {
+                fuzz_check(r == 0, "model \"%s\" is not Azure's, yet classified: %d", buf, r);
+                return;
+        }
+        if (attr(syspath, strlen(syspath), "nsid", SMALL_MAX, buf, sizeof(buf)) != ATTR_TEXT ||
+            !canonical_decimal(buf, UINT32_MAX, &nsid) || nsid == 0) {
+                if (r > 0)
+                        hvt_disk_done(d);
+                return;  /* unsure, or refused with an error: either may be right */
+        }
+        fuzz_check(r == 1, "an Azure namespace refused with %d", r);
+        if (r != 1)
+                return;
+        fuzz_check(d->kind == (enum hvt_kind) kind && d->nsid == nsid && d->multipath_head == m->head, "kind, nsid or layout");
+        fuzz_check(strcmp(d->syspath, syspath) == 0 && strlen(d->device_syspath) == m->nvme &&
+                   strncmp(d->device_syspath, syspath, m->nvme) == 0, "parent %s", d->device_syspath);
+        if (kind != HVT_KIND_NVME_ACCELERATOR)
+                fuzz_check(d->role == HVT_ROLE_LOCAL && d->lun == HVT_LUN_NONE, "a Direct Disk's role");
+        else if (nsid == 1)
+                fuzz_check(d->role == HVT_ROLE_OS && d->lun == HVT_LUN_NONE, "namespace 1's role");
+        else
+                fuzz_check(d->role == HVT_ROLE_DATA && d->lun == nsid - 2, "a data disk's LUN");
+        ctrl = m->vmbus && m->hv_pci ? model_controller(syspath, m->vmbus, guid) : -1;
+        if (ctrl >= 0)
+                fuzz_check(d->via_hv_pci == (ctrl > 0 || d->via_hv_pci), "hv_pci");
+        else
+                fuzz_check(!d->via_hv_pci && !*d->controller, "via hv_pci without one");
+        if (ctrl > 0)
+                fuzz_check(d->via_hv_pci && strcmp(d->controller, guid) == 0, "controller %s, the tree says %s",
+                           d->controller, guid);
+        hvt_disk_done(d);
+}
+
 static void check_disk(const char *syspath) {
         char guid[HVT_GUID_STR_MAX], name[PATH_MAX];
         uint64_t h, c, t, l;
@@ -596,6 +665,8 @@ static void check_disk(const char *syspath) {
                 return;
         }
         if (!m.vmbus || !m.bound || !m.sdev) {
+                if (m.nvme)
+                        return check_nvme(syspath, &m, r, &d);
                 fuzz_check(r == 0, "no Hyper-V disk, yet classified: %d", r);
                 return;
         }

@@ -194,7 +194,16 @@ void testbed_wait_value_for(const char *sysname, const char *rel, const char *wa
         g_free(sys);
 }
 
+/* A test's file manages exactly what it names: the platform defaults (lib/policy.h) are off
+ * unless the text speaks of them, as the tests of those defaults do. Said last, so that the
+ * lines a test expects in a message stay the text's. */
+static char *with_defaults_said(const char *text) {
+        return strstr(text, "platform_defaults") ? g_strdup(text) :
+                g_strconcat(text, "\nplatform_defaults = false;\n", NULL);
+}
+
 char *config_write(const char *text) {
+        g_autofree char *full = with_defaults_said(text);
         char path[] = "/tmp/hvtuned-conf.XXXXXX";
         int fd;
 
@@ -204,13 +213,15 @@ char *config_write(const char *text) {
         fd = mkstemp(path);
 
         ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        ck_assert_int_eq(write(fd, full, strlen(full)), (ssize_t) strlen(full));
         close(fd);
         return hv_keep(g_strdup(path));
 }
 
 void config_rewrite(const char *path, const char *text) {
-        ck_assert(g_file_set_contents(path, text, -1, NULL));
+        g_autofree char *full = with_defaults_said(text);
+
+        ck_assert(g_file_set_contents(path, full, -1, NULL));
 }
 
 bool record_exists(const char *sysname) {

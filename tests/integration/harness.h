@@ -103,7 +103,8 @@ const char *runtime_dir(void);
  * runtime_dir() says so: where its writes are checked against. */
 void runtime_dir_use(const char *path);
 
-/* Writes a config file with text and returns its path. */
+/* Writes a config file with text and returns its path. "platform_defaults = false;" goes
+ * last unless text names platform_defaults. */
 char *config_write(const char *text);
 /* Replaces what the config file at path says with text. */
 void config_rewrite(const char *path, const char *text);

@@ -219,7 +219,7 @@ START_TEST(test_reload) {
         hvtuned_start(&run, args);
 
         /* A bad file keeps the running configuration and says where the error is. */
-        ck_assert(g_file_set_contents(config, "queue = {\n  read_ahead_kb = \"big\";\n};\n", -1, NULL));
+        config_rewrite(config, "queue = {\n  read_ahead_kb = \"big\";\n};\n");
         before = snapshot_take();
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
@@ -229,7 +229,7 @@ START_TEST(test_reload) {
         assert_contains(run.status, ":2, keeping previous");
 
         /* A good one is applied. */
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
@@ -256,14 +256,13 @@ START_TEST(test_reload_waits) {
         {
                 const char *reload[] = { "--reload", pid, NULL };
 
-                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n",
-                                              -1, NULL));
+                config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n");
                 ck_assert_int_eq(hvtuned_run(reload, &err), 0);
                 /* No waiting for a notification: when it returned, the values were written. */
                 ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "2048");
                 ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "2048");
 
-                ck_assert(g_file_set_contents(config, "queue = { read_ahead_kb = -1; };\n", -1, NULL));
+                config_rewrite(config, "queue = { read_ahead_kb = -1; };\n");
                 ck_assert_int_eq(hvtuned_run(reload, &err), 1);
                 assert_contains(err, "The new configuration was refused (error at ");
                 ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "2048");
@@ -313,8 +312,7 @@ START_TEST(test_reload_without_record) {
         {
                 const char *reload[] = { "--reload", pid, NULL };
 
-                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n",
-                                              -1, NULL));
+                config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 2048; };\n");
                 ck_assert_int_eq(hvtuned_run(reload, &err), 1);
                 want = g_strdup_printf("hvtuned (PID %d) was signalled to reload, but whether it took the file "
                                        "cannot be told: %s is refused for hvtuned's records (it is writable by "
@@ -331,8 +329,7 @@ START_TEST(test_reload_without_record) {
                 g_free(forged);
                 forged = g_strdup_printf("%d 0 0 ok\n", (int) run.pid + 1);
                 ck_assert(g_file_set_contents(record, forged, -1, NULL));
-                ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n",
-                                              -1, NULL));
+                config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
                 ck_assert_int_eq(hvtuned_run(reload, &err), 1);
                 want = g_strdup_printf("cannot be told: %s/.reload is another process's, not PID %d's", dir,
                                        (int) run.pid);

@@ -533,7 +533,7 @@ START_TEST(test_hostile_identity_escaped) {
 
         ck_assert_int_eq(hvtuned_run((const char *const[]) { "--once", "-c", config, NULL }, &err), 0);
         assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller "
-                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} " HOSTILE_SHOWN "\n");
+                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} " HOSTILE_SHOWN ", role os\n");
         lines = g_strsplit(err, "\n", -1);
         for (char **l = lines; *l; l++)
                 assert_no_control("a line on stderr", *l);
@@ -595,7 +595,7 @@ START_TEST(test_journal_unreachable) {
         err = hvtuned_stop(&run);
 
         assert_contains(err, "<6>sda: found Hyper-V scsi disk 0:0:0:0 on controller "
-                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+                        "{f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role os\n");
         assert_contains(err, "<6>sda queue/scheduler: mq-deadline -> none (applied)\n");
         assert_contains(err, "<3>sdb device/queue_depth: 2048 -> 254 (failed: Device or resource busy)\n");
         assert_contains(err, "<6>Started: " STATUS_FAILED "\n");

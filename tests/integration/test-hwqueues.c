@@ -372,14 +372,13 @@ START_TEST(test_daemon_status_reload_stop) {
                          "hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot");
         ck_assert_str_eq(testbed_sys_read(PARAM), "4");
 
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; };\nhost = { max_hw_queues = 0; };\n",
-                                      -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; };\nhost = { max_hw_queues = 0; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         ck_assert_str_eq(testbed_sys_read(PARAM), "0");
         ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
 
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; };\n", -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         ck_assert_str_eq(testbed_sys_read(PARAM), "4");

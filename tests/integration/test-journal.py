@@ -154,7 +154,8 @@ def inside(hvtuned, testbed, emulator, manager, faults):
         f.write("deep\n")  # sdd's LUN: this one attribute must fail, and say so
     with open("/run/hvtuned.conf", "w") as f:
         # verify_interval: the drift below is found without a uevent.
-        f.write('queue = { scheduler = "none"; };\ndevice = { queue_depth = 254; };\nverify_interval = 1;\n')
+        f.write('platform_defaults = false;\nqueue = { scheduler = "none"; };\ndevice = { queue_depth = 254; };\n'
+                'verify_interval = 1;\n')
 
     stream = open("/run/hvtuned.stderr", "w")
     st = os.fstat(stream.fileno())

@@ -88,7 +88,7 @@ START_TEST(test_knock_on_restored_on_reload) {
 
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "512");
-        ck_assert(g_file_set_contents(config, "queue = { rq_affinity = 1; };\n", -1, NULL));
+        config_rewrite(config, "queue = { rq_affinity = 1; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "1280");
@@ -264,7 +264,7 @@ START_TEST(test_managed_knock_on_dropped) {
 
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1024");
-        ck_assert(g_file_set_contents(config, MAX_SECTORS, -1, NULL));
+        config_rewrite(config, MAX_SECTORS);
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         ck_assert_str_eq(testbed_value("sda", "queue/max_sectors_kb"), "256");

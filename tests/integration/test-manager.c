@@ -38,7 +38,7 @@ START_TEST(test_notify_send_fails) {
         hvtuned_start(&run, args);
         ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
 
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
@@ -122,7 +122,7 @@ START_TEST(test_manager_not_reading) {
         uevent_send_blocking(sdb, "change", 1);
         testbed_wait_value_for("sdb", "queue/scheduler", "none", timeout_ms);
 
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n", -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_int_eq(kill(stray, SIGHUP), 0);
         testbed_wait_value_for("sdb", "queue/read_ahead_kb", "1024", timeout_ms);
         ck_assert_msg(drain_until(fd, "RELOADING=1", "READY=1", timeout_ms),

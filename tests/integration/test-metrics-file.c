@@ -197,7 +197,7 @@ START_TEST(test_metrics_dir_swapped) {
         renamed = g_build_filename(textfile, "renamed.prom", NULL);
         g_free(text);
         text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", renamed);
-        ck_assert(g_file_set_contents(config, text, -1, NULL));
+        config_rewrite(config, text);
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         testbed_sentinel(tb, "sdc");
@@ -269,7 +269,7 @@ START_TEST(test_metrics_file_not_ours) {
         if (_i == 1) {
                 g_free(text);
                 text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", other_prom);
-                ck_assert(g_file_set_contents(config, text, -1, NULL));
+                config_rewrite(config, text);
                 ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
                 hvtuned_wait_metrics(other_prom, "hvtuned_config_reloads_total 1\n");
                 assert_planted(prom, theirs, &planted, "at the reload");

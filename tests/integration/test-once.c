@@ -229,7 +229,7 @@ START_TEST(test_azure_scheduler_only) {
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
         assert_contains(err, "sdb queue/scheduler: none (unchanged)\n");
-        assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+        assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role os\n");
         assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         ck_assert_ptr_null(strstr(err, "sde"));
         ck_assert_ptr_null(strstr(err, "vda"));

@@ -220,11 +220,11 @@ START_TEST(test_sighup_storm) {
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         for (unsigned i = 0; i < scaled(1000); i++) {
                 if (i % 50 == 0)
-                        ck_assert(g_file_set_contents(config, versions[(i / 50) % 3], -1, NULL));
+                        config_rewrite(config, versions[(i / 50) % 3]);
                 ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
                 usleep(1000);
         }
-        ck_assert(g_file_set_contents(config, versions[2], -1, NULL));
+        config_rewrite(config, versions[2]);
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
                 testbed_wait_value(azure_disks[i], "queue/nr_requests", "64");
@@ -286,7 +286,7 @@ START_TEST(test_sigusr1_during_reload) {
         struct hv_run run;
 
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
-        ck_assert(g_file_set_contents(config, "queue = { scheduler = \"none\"; nr_requests = 64; };\n", -1, NULL));
+        config_rewrite(config, "queue = { scheduler = \"none\"; nr_requests = 64; };\n");
         setenv("HVTUNED_TEST_SLOW_OPEN", config, 1);
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");

@@ -451,10 +451,12 @@ def other_devices(p):
                        vcpus, "none", vq, 256, p["wbt"], rot="0", pbs="512", max_hw_kb=2147483647,
                        device_link="../../../virtio1", props=[("ID_PATH", "pci-0000:00:04.0")])
     nv = f"{pci}/0000:00:05.0/nvme/nvme0"
-    devs += [pcidev("0000:00:05.0", "1414", "B111", "0x010802", "nvme"),
+    # Another vendor's NVMe (QEMU's): no Azure model, left alone. The kernel pads the model to
+    # the 40 bytes of Identify Controller.
+    devs += [pcidev("0000:00:05.0", "1B36", "0010", "0x010802", "nvme"),
              Dev(nv, "nvme", [("DEVNAME", "/dev/nvme0"), ("MAJOR", "242"), ("MINOR", "0")],
-                 [("dev", "242:0"), ("model", "Microsoft NVMe Direct Disk"), ("state", "live"),
-                  ("transport", "pcie"), ("firmware_rev", "NVMDV001")],
+                 [("dev", "242:0"), ("model", "QEMU NVMe Ctrl".ljust(40)), ("state", "live"),
+                  ("transport", "pcie"), ("firmware_rev", "8.0.0")],
                  [("device", "../../../0000:00:05.0")], node="nvme0")]
     devs += block_devs(f"{nv}/nvme0n1", "nvme0n1", (259, 0), 440 * GIB, kern, vcpus, "none",
                        vcpus, 1023, p["wbt"], part_prefix="nvme0n1p", rot="0", max_hw_kb=128,

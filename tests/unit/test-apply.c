@@ -492,6 +492,33 @@ START_TEST(test_values_compared_canonical) {
 }
 END_TEST
 
+/* A ceiling (the platform's read-ahead default): what is at or below it stays, what is above
+ * comes down to it. */
+START_TEST(test_at_most) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 128);
+        p.want[HVT_ATTR_READ_AHEAD_KB].at_most = true;
+        put(&f, "sda/queue/read_ahead_kb", "64\n");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(get(&f, "sda/queue/read_ahead_kb"), "64\n");
+        ck_assert_uint_eq(count_writes(&f), 0);
+
+        put(&f, "sda/queue/read_ahead_kb", "65536\n");
+        count_writes(&f);
+        hvt_apply_disk(&f.d, &p, 0, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->outcome, HVT_APPLIED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_READ_AHEAD_KB)->from, "65536");
+        ck_assert_str_eq(get(&f, "sda/queue/read_ahead_kb"), "128");
+        ck_assert_uint_eq(count_writes(&f), 1);
+}
+END_TEST
+
 /* Reads of each file of the queue/ and LUN directories since the last call (IN_ACCESS: one a
  * read(2) or pread(2) that returned bytes), and its opens for reading (IN_CLOSE_NOWRITE).
  * Opens and writes are watched too, only so that two reads in a row are two events: inotify
@@ -710,6 +737,7 @@ int main(void) {
         tcase_add_test(tc, test_unreadable_nr_requests_holds_scheduler);
         tcase_add_test(tc, test_unreadable_knock_on_holds_its_cause);
         tcase_add_test(tc, test_values_compared_canonical);
+        tcase_add_test(tc, test_at_most);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         tcase_add_test(tc, test_watched_read_only_when_reached);
         tcase_add_test(tc, test_knock_on_told_and_recorded);

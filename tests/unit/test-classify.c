@@ -4,6 +4,9 @@
  * USB, loop, dm, md) is not, and a VMBus parent not bound to hv_storvsc never counts. */
 #include <check.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <umockdev.h>
 
 #include "disk.h"
@@ -176,6 +179,173 @@ START_TEST(test_vmbus_not_storvsc) {
 }
 END_TEST
 
+/* ---- Azure's NVMe namespaces, on a plain tree laid out as the kernel lays out sysfs ---- */
+
+static char tree[64];
+
+/* Makes every directory of path (relative to tree) and, with target, a link at it. */
+static void make(const char *path, const char *target, const char *text) {
+        char full[PATH_MAX], *p;
+
+        snprintf(full, sizeof(full), "%s/%s", tree, path);
+        for (p = full + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                ck_assert(mkdir(full, 0755) == 0 || errno == EEXIST);
+                *p = '/';
+        }
+        if (target)
+                ck_assert_int_eq(symlink(target, full), 0);
+        else if (text) {
+                FILE *f = fopen(full, "w");
+
+                ck_assert_ptr_nonnull(f);
+                fputs(text, f);
+                fclose(f);
+        } else
+                ck_assert(mkdir(full, 0755) == 0 || errno == EEXIST);
+}
+
+#define VMBUS "devices/LNXSYSTM:00/VMBUS:00/7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b"
+#define PCI VMBUS "/pci7870:00/7870:00:00.0"
+#define CTRL PCI "/nvme/nvme0"
+#define SUBSYS "devices/virtual/nvme-subsystem/nvme-subsys1"
+
+/* A controller and one namespace of it, with the kernel's 40-byte padded model. */
+static void make_direct(const char *model, const char *vmbus_driver) {
+        char padded[64];
+
+        snprintf(padded, sizeof(padded), "%-40s\n", model);
+        make(VMBUS "/subsystem", "../../../bus/vmbus", NULL);
+        make(VMBUS "/driver", vmbus_driver, NULL);
+        make(VMBUS "/device_id", NULL, "{7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b}\n");
+        make(PCI "/subsystem", "../../../../../bus/pci", NULL);
+        make(CTRL "/subsystem", "../../../../../../../class/nvme", NULL);
+        make(CTRL "/model", NULL, padded);
+        for (unsigned n = 1; n <= 3; n++) {
+                char path[PATH_MAX], nsid[16];
+
+                snprintf(path, sizeof(path), CTRL "/nvme0n%u/subsystem", n);
+                make(path, "../../../../../../../../class/block", NULL);
+                snprintf(path, sizeof(path), CTRL "/nvme0n%u/nsid", n);
+                snprintf(nsid, sizeof(nsid), "%u\n", n);
+                make(path, NULL, nsid);
+        }
+}
+
+static int classify_at(const char *rel, struct hvt_disk *d) {
+        char top[PATH_MAX], syspath[PATH_MAX];
+
+        snprintf(top, sizeof(top), "%s/devices", tree);
+        snprintf(syspath, sizeof(syspath), "%s/%s", tree, rel);
+        return hvt_classify_syspath(top, syspath, makedev(259, 1), d);
+}
+
+static void tree_new(void) {
+        snprintf(tree, sizeof(tree), "/tmp/hvtuned-classify.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tree));
+}
+
+static void tree_done(void) {
+        char cmd[PATH_MAX + 16];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_nvme_accelerator) {
+        struct hvt_disk d;
+
+        tree_new();
+        make_direct("MSFT NVMe Accelerator v1.0", "../../../bus/vmbus/drivers/hv_pci");
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n1", &d), 1);
+        ck_assert_int_eq(d.kind, HVT_KIND_NVME_ACCELERATOR);
+        ck_assert_int_eq(d.role, HVT_ROLE_OS);
+        ck_assert(d.lun == HVT_LUN_NONE);
+        ck_assert(d.via_hv_pci && !d.multipath_head);
+        ck_assert_str_eq(d.controller, "{7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b}");
+        ck_assert_str_eq(d.sysname, "nvme0n1");
+        ck_assert(strstr(d.device_syspath, "/nvme/nvme0") && !strstr(d.device_syspath, "nvme0n1"));
+        hvt_disk_done(&d);
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n3", &d), 1);
+        ck_assert_int_eq(d.role, HVT_ROLE_DATA);
+        ck_assert_uint_eq(d.lun, 1);
+        ck_assert_uint_eq(d.nsid, 3);
+        hvt_disk_done(&d);
+        tree_done();
+}
+END_TEST
+
+/* hv_pci is reported, not required: a stand-in's controller is on no VMBus. */
+START_TEST(test_nvme_direct_disk_without_hv_pci) {
+        struct hvt_disk d;
+
+        tree_new();
+        make_direct("Microsoft NVMe Direct Disk v2", "../../../bus/vmbus/drivers/hv_netvsc");
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n2", &d), 1);
+        ck_assert_int_eq(d.kind, HVT_KIND_NVME_DIRECT_V2);
+        ck_assert_int_eq(d.role, HVT_ROLE_LOCAL);
+        ck_assert(!d.via_hv_pci && !*d.controller);
+        hvt_disk_done(&d);
+        tree_done();
+}
+END_TEST
+
+/* Another vendor's controller, a model that only starts like Azure's, and a partition-like
+ * or per-path name are never Azure's disks. */
+START_TEST(test_nvme_decoys) {
+        struct hvt_disk d;
+
+        tree_new();
+        make_direct("QEMU NVMe Ctrl", "../../../bus/vmbus/drivers/hv_pci");
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n1", &d), 0);
+        tree_done();
+
+        tree_new();
+        make_direct("Microsoft NVMe Direct Disk v3", "../../../bus/vmbus/drivers/hv_pci");
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n1", &d), 0);
+        tree_done();
+
+        tree_new();
+        make_direct("Microsoft NVMe Direct Disk", "../../../bus/vmbus/drivers/hv_pci");
+        make(CTRL "/nvme0c0n1/subsystem", "../../../../../../../../class/block", NULL);
+        make(CTRL "/nvme0c0n1/nsid", NULL, "1\n");
+        ck_assert_int_eq(classify_at(CTRL "/nvme0c0n1", &d), 0);
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n1", &d), 1);
+        ck_assert_int_eq(d.kind, HVT_KIND_NVME_DIRECT);
+        hvt_disk_done(&d);
+        tree_done();
+}
+END_TEST
+
+/* Native multipath: the head's parent is the subsystem, which has the model. */
+START_TEST(test_nvme_multipath_head) {
+        struct hvt_disk d;
+
+        tree_new();
+        make(SUBSYS "/subsystem", "../../../../class/nvme-subsystem", NULL);
+        make(SUBSYS "/model", NULL, "MSFT NVMe Accelerator v1.0              \n");
+        make(SUBSYS "/nvme1n2/subsystem", "../../../../../class/block", NULL);
+        make(SUBSYS "/nvme1n2/nsid", NULL, "2\n");
+        ck_assert_int_eq(classify_at(SUBSYS "/nvme1n2", &d), 1);
+        ck_assert(d.multipath_head && !d.via_hv_pci);
+        ck_assert_int_eq(d.role, HVT_ROLE_DATA);
+        ck_assert_uint_eq(d.lun, 0);
+        ck_assert(strstr(d.device_syspath, "nvme-subsys1") && !strstr(d.device_syspath, "nvme1n2"));
+        hvt_disk_done(&d);
+        tree_done();
+}
+END_TEST
+
+START_TEST(test_nvme_model_kind) {
+        ck_assert_int_eq(hvt_nvme_model_kind("MSFT NVMe Accelerator v1.0"), HVT_KIND_NVME_ACCELERATOR);
+        ck_assert_int_eq(hvt_nvme_model_kind("Microsoft NVMe Direct Disk                \n"), HVT_KIND_NVME_DIRECT);
+        ck_assert_int_eq(hvt_nvme_model_kind("Microsoft NVMe Direct Disk v2"), HVT_KIND_NVME_DIRECT_V2);
+        ck_assert_int_eq(hvt_nvme_model_kind("Microsoft NVMe Direct"), -ENODEV);
+        ck_assert_int_eq(hvt_nvme_model_kind(" MSFT NVMe Accelerator v1.0"), -ENODEV);
+        ck_assert_int_eq(hvt_nvme_model_kind(""), -ENODEV);
+}
+END_TEST
+
 START_TEST(test_guid_normalize) {
         char out[HVT_GUID_STR_MAX];
 
@@ -200,6 +370,11 @@ int main(void) {
         tcase_add_test(tc, test_wsl2);
         tcase_add_test(tc, test_vmbus_not_storvsc);
         tcase_add_test(tc, test_guid_normalize);
+        tcase_add_test(tc, test_nvme_accelerator);
+        tcase_add_test(tc, test_nvme_direct_disk_without_hv_pci);
+        tcase_add_test(tc, test_nvme_decoys);
+        tcase_add_test(tc, test_nvme_multipath_head);
+        tcase_add_test(tc, test_nvme_model_kind);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

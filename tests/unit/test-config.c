@@ -175,7 +175,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, metrics_file)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, metrics_file)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");

@@ -34,7 +34,12 @@ START_TEST(test_every_metric_typed) {
 
         m.attributes[HVT_APPLIED] = 5;
         m.attributes[HVT_WOULD_APPLY] = 9;
+        m.disks_by[HVT_KIND_SCSI][HVT_ROLE_DATA] = 2;
+        m.disks_by[HVT_KIND_NVME_ACCELERATOR][HVT_ROLE_OS] = 1;
         text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_disks_managed{kind=\"scsi\",role=\"data\"} 2\n"
+                                           "hvtuned_disks_managed{kind=\"nvme-accelerator\",role=\"os\"} 1\n"));
+        ck_assert_ptr_null(strstr(text, "role=\"local\""));  /* only the pairs present */
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_build_info{version=\"1.2.3\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_disks{result=\"tuned\"} 3\nhvtuned_disks{result=\"failed\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_attributes{result=\"applied\"} 5\n"));
@@ -47,7 +52,7 @@ START_TEST(test_every_metric_typed) {
         ck_assert_ptr_null(strstr(text, "hvtuned_controller_"));
         /* One HELP and one TYPE per metric name. */
         ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
-        ck_assert_uint_eq(count(text, "# TYPE "), 11);
+        ck_assert_uint_eq(count(text, "# TYPE "), 12);
         free(text);
 
         m.last_reload_usec = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Override matching and the merge: base, then every matching override in order, later
- * ones winning per attribute; unset attributes stay unmanaged. */
+/* Override matching and the merge: the platform defaults, base, then every matching override
+ * in order, later ones winning per attribute; unset attributes stay unmanaged. */
 #include <check.h>
 #include <limits.h>
 
@@ -9,7 +9,9 @@
 
 static char dir[PATH_MAX];
 
+/* The merge of the file's layers, without the platform defaults (tested on their own). */
 static const char conf[] =
+        "platform_defaults = false;\n"
         "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
         "device = { timeout = 300; };\n"
         "override = (\n"
@@ -21,14 +23,18 @@ static const char conf[] =
         "  { match = { vendor = \"Msft\"; model = \"Virtual CD/ROM\"; }; queue = { read_ahead_kb = 0; }; }\n"
         ");\n";
 
-static struct hvt_config *load(void) {
+static struct hvt_config *load_text(const char *text) {
         struct hvt_config_error err;
         struct hvt_config *c;
-        char *path = test_write_file(dir, "policy.conf", conf);
+        char *path = test_write_file(dir, "policy.conf", text);
 
         ck_assert_int_eq(hvt_config_load(path, false, &c, &err), 0);
         free(path);
         return c;
+}
+
+static struct hvt_config *load(void) {
+        return load_text(conf);
 }
 
 static struct hvt_disk disk(enum hvt_kind kind, const char *controller, unsigned host, uint64_t lun,
@@ -140,6 +146,107 @@ START_TEST(test_driver_settings_left_out) {
 }
 END_TEST
 
+static struct hvt_disk nvme_disk(enum hvt_kind kind, enum hvt_role role, uint32_t nsid) {
+        return (struct hvt_disk) { .kind = kind, .role = role, .nsid = nsid,
+                                   .lun = role == HVT_ROLE_DATA ? nsid - 2 : HVT_LUN_NONE };
+}
+
+/* Without a file: the scheduler, and the Azure defaults: a read-ahead ceiling on every disk,
+ * io_timeout on NVMe only. */
+START_TEST(test_platform_defaults) {
+        struct hvt_config_error err;
+        struct hvt_config *c;
+        struct hvt_disk scsi = disk(HVT_KIND_SCSI, CTRL_B, 1, 0, "Virtual Disk");
+        struct hvt_disk nvme = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_OS, 1);
+        struct hvt_plan p;
+
+        ck_assert_int_eq(hvt_config_load("/nonexistent/hvtuned.conf", true, &c, &err), 0);
+        hvt_policy_plan(c, &scsi, &p);
+        ck_assert_uint_eq(hvt_plan_count(&p), 2);
+        ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "none");
+        ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 128);
+        ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].set);
+
+        hvt_policy_plan(c, &nvme, &p);
+        ck_assert_uint_eq(hvt_plan_count(&p), 3);
+        ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].at_most);
+        ck_assert_str_eq(p.want[HVT_ATTR_IO_TIMEOUT].text, "240000");
+        ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 128);
+        hvt_config_free(c);
+}
+END_TEST
+
+/* A file's value wins over a default, as a value (no ceiling), and platform_defaults = false
+ * leaves exactly what the file names. */
+START_TEST(test_platform_defaults_yield_to_file) {
+        struct hvt_config *c = load_text("override = ({ match = { role = \"data\"; }; queue = { read_ahead_kb = 4096; }; });\n");
+        struct hvt_disk data = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_DATA, 3);
+        struct hvt_disk os = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_OS, 1);
+        struct hvt_plan p;
+
+        hvt_policy_plan(c, &data, &p);
+        ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 4096);
+        ck_assert(!p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_int_eq(p.want[HVT_ATTR_IO_TIMEOUT].num, 240000);
+        ck_assert(!p.want[HVT_ATTR_SCHEDULER].set);  /* a file exists: no scheduler default */
+        hvt_policy_plan(c, &os, &p);
+        ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        hvt_config_free(c);
+
+        c = load_text("platform_defaults = false;\nqueue = { nomerges = 2; };\n");
+        hvt_policy_plan(c, &os, &p);
+        ck_assert_uint_eq(hvt_plan_count(&p), 1);
+        ck_assert(p.want[HVT_ATTR_NOMERGES].set);
+        hvt_config_free(c);
+}
+END_TEST
+
+/* device/ of an NVMe namespace is its controller: SCSI's timeout never goes there. */
+START_TEST(test_nvme_no_device_group) {
+        struct hvt_config *c = load();
+        struct hvt_disk nvme = nvme_disk(HVT_KIND_NVME_DIRECT_V2, HVT_ROLE_LOCAL, 1);
+        struct hvt_plan p;
+
+        hvt_policy_plan(c, &nvme, &p);
+        ck_assert(!p.want[HVT_ATTR_TIMEOUT].set);
+        ck_assert_int_eq(p.want[HVT_ATTR_NR_REQUESTS].num, 128);
+        ck_assert_uint_eq(hvt_plan_count(&p), 2);
+        hvt_config_free(c);
+}
+END_TEST
+
+/* A head's queue has no requests: only what stays a head's own is planned. */
+START_TEST(test_nvme_head_plan) {
+        struct hvt_config *c = load_text("queue = { scheduler = \"none\"; nr_requests = 64; rq_affinity = 2; "
+                                         "wbt_lat_usec = 0; nomerges = 1; };\n");
+        struct hvt_disk head = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_DATA, 2);
+        struct hvt_plan p;
+
+        head.multipath_head = true;
+        hvt_policy_plan(c, &head, &p);
+        ck_assert(!p.want[HVT_ATTR_SCHEDULER].set && !p.want[HVT_ATTR_NR_REQUESTS].set);
+        ck_assert(!p.want[HVT_ATTR_RQ_AFFINITY].set && !p.want[HVT_ATTR_WBT_LAT_USEC].set);
+        ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].set);  /* the platform's 240000 too */
+        ck_assert(p.want[HVT_ATTR_NOMERGES].set && p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_uint_eq(hvt_plan_count(&p), 2);
+        hvt_config_free(c);
+}
+END_TEST
+
+START_TEST(test_match_role) {
+        struct hvt_disk os = disk(HVT_KIND_SCSI, CTRL_A, 0, 0, "Virtual Disk");
+        struct hvt_disk local = nvme_disk(HVT_KIND_NVME_DIRECT, HVT_ROLE_LOCAL, 1);
+        struct hvt_match m = { .fields = HVT_MATCH_ROLE, .role = HVT_ROLE_LOCAL };
+
+        os.role = HVT_ROLE_OS;
+        ck_assert(!hvt_match_disk(&m, &os));
+        ck_assert(hvt_match_disk(&m, &local));
+        m = (struct hvt_match) { .fields = HVT_MATCH_KIND | HVT_MATCH_LUN, .kind = HVT_KIND_NVME_DIRECT, .lun = 0 };
+        ck_assert(!hvt_match_disk(&m, &local));  /* a local disk has no LUN */
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("merge");
@@ -149,6 +256,11 @@ int main(void) {
         tcase_add_test(tc, test_later_wins_per_attribute);
         tcase_add_test(tc, test_match_fields);
         tcase_add_test(tc, test_driver_settings_left_out);
+        tcase_add_test(tc, test_platform_defaults);
+        tcase_add_test(tc, test_platform_defaults_yield_to_file);
+        tcase_add_test(tc, test_nvme_no_device_group);
+        tcase_add_test(tc, test_match_role);
+        tcase_add_test(tc, test_nvme_head_plan);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

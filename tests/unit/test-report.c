@@ -10,8 +10,21 @@
 static struct hvt_disk disk = {
         .sysname = "sdc",
         .controller = "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}",
-        .kind = HVT_KIND_SCSI, .host = 1, .channel = 0, .target = 0, .lun = 2,
+        .kind = HVT_KIND_SCSI, .role = HVT_ROLE_DATA, .host = 1, .channel = 0, .target = 0, .lun = 2,
         .vendor = "Msft", .model = "Virtual Disk",
+};
+
+static struct hvt_disk nvme = {
+        .sysname = "nvme1n3",
+        .controller = "{7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b}",
+        .kind = HVT_KIND_NVME_ACCELERATOR, .role = HVT_ROLE_DATA, .nsid = 3, .lun = 1, .via_hv_pci = true,
+};
+
+static struct hvt_disk local = {
+        .sysname = "nvme0n1",
+        .controller = "",
+        .kind = HVT_KIND_NVME_DIRECT_V2, .role = HVT_ROLE_LOCAL, .nsid = 1, .lun = HVT_LUN_NONE,
+        .multipath_head = true,
 };
 
 /* Runs report on stderr redirected into a file and returns what was printed. */
@@ -145,6 +158,14 @@ static void released(const struct hvt_log *log, const void *arg) {
         hvt_report_disk_released(log, &disk);
 }
 
+static void nvme_found(const struct hvt_log *log, const void *arg) {
+        hvt_report_disk_found(log, arg);
+}
+
+static void nvme_released(const struct hvt_log *log, const void *arg) {
+        hvt_report_disk_released(log, arg);
+}
+
 static void unreadable(const struct hvt_log *log, const void *arg) {
         (void) arg;
         ck_assert_int_eq(hvt_report_disk_unreadable(log, "sdq", EBADMSG), -EBADMSG);
@@ -152,12 +173,18 @@ static void unreadable(const struct hvt_log *log, const void *arg) {
 
 START_TEST(test_disk_lines) {
         ck_assert_str_eq(capture(found, NULL, LOG_INFO),
-                         "sdc: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+                         "sdc: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role data\n");
         ck_assert_str_eq(capture(removed, NULL, LOG_INFO),
-                         "sdc: removed Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+                         "sdc: removed Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role data\n");
         ck_assert_str_eq(capture(released, NULL, LOG_INFO),
-                         "sdc: left alone, no longer a Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk)\n");
+                         "sdc: left alone, no longer a Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role data\n");
         ck_assert_str_eq(capture(unreadable, NULL, LOG_INFO), "sdq: cannot read its Hyper-V identity: Bad message\n");
+        ck_assert_str_eq(capture(nvme_found, &nvme, LOG_INFO),
+                         "nvme1n3: found Azure nvme-accelerator disk nsid 3 (data LUN 1), direct, "
+                         "via hv_pci {7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b}\n");
+        ck_assert_str_eq(capture(nvme_released, &local, LOG_INFO),
+                         "nvme0n1: left alone, no longer an Azure nvme-direct-v2 disk nsid 1 (local), "
+                         "multipath head\n");
 }
 END_TEST
 

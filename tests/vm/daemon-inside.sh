@@ -669,5 +669,12 @@ done
 . /vmtest-files/nvme-stage.sh
 nvme_stage
 
-dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
+# 5.10's nvmet-tcp, the stand-in's target side (not the host driver under test), flushes a
+# workqueue from its own reclaim workqueue at each connect (nvmet_tcp_install_queue), and the
+# workqueue code warns (check_flush_dependency): that one warning is 5.10's, expected.
+known='^$'
+if [ "$VMTEST_KERNEL" = 5.10 ] && dmesg | grep -q 'nvmet_tcp_install_queue'; then
+        known='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/workqueue.c:[0-9]+ check_flush_dependency'
+fi
+dmesg | grep -E 'Oops:|BUG:|WARNING:' | grep -vE "$known" && fail "the kernel complained"
 echo "vmtest: all stages passed"

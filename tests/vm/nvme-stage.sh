@@ -269,6 +269,17 @@ nvme_stage() {
         nvme_tuned
 }
 
+# nvme_fields FIELD...: of journalctl -o export on stdin, each entry's FIELDs on a line (awk:
+# a python is a second under TCG). The fields read here are text, never export's binary form.
+nvme_fields() {
+        awk -v fields="$*" '
+                BEGIN { n = split(fields, f, " ") }
+                $0 == "" { if (v[f[1]] != "") { line = v[f[1]]; for (i = 2; i <= n; i++) line = line " " v[f[i]]; print line }
+                           delete v; next }
+                { k = substr($0, 1, index($0, "=") - 1); v[k] = substr($0, index($0, "=") + 1) }
+                END { if (v[f[1]] != "") { line = v[f[1]]; for (i = 2; i <= n; i++) line = line " " v[f[i]]; print line } }'
+}
+
 # nvme_untouched WHEN: the decoy and the hidden path devices exactly as recorded before
 # hvtuned: every queue/ file.
 nvme_untouched() {
@@ -332,10 +343,7 @@ nvme_tuned() {
         # The journal: one disk-found entry each, with its kind and role (Azure's rule: nsid 1
         # of the accelerator is the OS disk, nsid n >= 2 data, a Direct Disk local); none for
         # the decoy or a path device. One read: journalctl is seconds under TCG.
-        journal -o json MESSAGE_ID=$FOUND | /usr/bin/python3 -c 'import json, sys
-for line in sys.stdin:
-    e = json.loads(line)
-    print(e.get("HVTUNED_DEVICE"), e.get("HVTUNED_KIND"), e.get("HVTUNED_ROLE"))' > /tmp/nvme.found
+        journal -o export MESSAGE_ID="$FOUND" | nvme_fields HVTUNED_DEVICE HVTUNED_KIND HVTUNED_ROLE > /tmp/nvme.found
         for d in "$nvme_os nvme-accelerator os" "$nvme_data nvme-accelerator data" "$nvme_local nvme-direct-v2 local"; do
                 [ "$(grep -c "^${d%% *} " /tmp/nvme.found)" = 1 ] && grep -qx "$d" /tmp/nvme.found ||
                         fail "no one disk-found entry '$d': $(grep "^${d%% *} " /tmp/nvme.found)"
@@ -350,7 +358,7 @@ for line in sys.stdin:
         # Restoring an io_timeout below 240000 on an Azure disk warns, once a disk, with how to
         # keep it; a head has none to restore.
         message_id TIMEOUT_SHORT NVME_TIMEOUT_SHORT
-        got=$(jfield HVTUNED_DEVICE MESSAGE_ID="$TIMEOUT_SHORT" | LC_ALL=C sort | tr '\n' ' ')
+        got=$(journal -o export MESSAGE_ID="$TIMEOUT_SHORT" | nvme_fields HVTUNED_DEVICE | LC_ALL=C sort | tr '\n' ' ')
         want=""
         [ -z "$io" ] || want=$(printf '%s\n' $nvme_os $nvme_data $nvme_local | LC_ALL=C sort | tr '\n' ' ')
         [ "$got" = "$want" ] || fail "warnings of an io_timeout put back below 240000 for '$got', want '$want'"

@@ -2,7 +2,8 @@
 # bench/vm's guest side (docs/performance.md, "The payoff on a real kernel"): runs as /init's
 # test script in a busybox initramfs on one of Debian's kernels, with the storvsc stand-in at
 # /vmtest/hv_storvsc.ko and its settings in /vmtest/bench.conf (QUEUES: the hw queue counts of
-# the controller figures; REPS: runs of each; CAP: the cap of the re-probe figure; SCHED_REPS).
+# the controller figures; REPS: runs of each; CAP: the cap of the re-probe figure; SCHED_REPS;
+# NVME_DEPTHS: the nvme.io_queue_depth values of the NVMe figures, none when empty).
 # It measures free memory and prints raw readings, one "kind field..." line each, in KiB; the
 # host (bench/vm) makes the differences, the estimates and the table:
 #   env PRESENT ONLINE CAP             CAP: 1 when the kernel has storvsc_max_hw_queues (5.13)
@@ -12,6 +13,10 @@
 #   reprobe REP CAN_QUEUE Q_BEFORE Q_AFTER BEFORE_CAP CAPPED UNCAPPED_AGAIN
 #   disk REP NR_HW_QUEUES CTL_ONLY WITH_LUN LUN_GONE LUN_MIB   a LUN added to a controller
 #   sched REP NR_HW_QUEUES DEFAULT NR_REQ_DEADLINE NR_REQ_NONE NONE DEADLINE NONE_AGAIN
+#   nvmens MQ_DIRS NR_TAGS QUEUE_COUNT SQSIZE IO_QUEUE_DEPTH   an NVMe namespace's and its
+#                                      controller's figures (with NVME_DEPTHS)
+#   nvme DEPTH REP QUEUE_COUNT SQSIZE BEFORE BOUND UNBOUND     an NVMe controller (no
+#                                      namespace) bound to the PCI driver, then unbound
 # Every change is measured both ways (made, then undone), so that the host can average the two
 # differences: a slow drift of free memory (the kernel's deferred frees of the shell's own
 # processes, slabs filling per CPU) then cancels out.
@@ -150,6 +155,67 @@ while [ $rep -le "$SCHED_REPS" ]; do
 	rep=$((rep + 1))
 done
 stage disk
+
+# 4. An NVMe controller on the real PCI driver (QEMU's nvme, no namespace: the controller's
+#    own preallocation, as the storvsc controller above has no LUN), at each depth of
+#    NVME_DEPTHS (nvme.io_queue_depth, read when a controller is enabled): bound, then
+#    unbound. A second controller, with a namespace, stays bound: its sysfs figures (the
+#    namespace's mq/ directories and nr_tags) against its controller's (queue_count, sqsize),
+#    which hvtuned reads.
+if [ -n "${NVME_DEPTHS:-}" ]; then
+	NP=/sys/module/nvme/parameters/io_queue_depth
+	ND=/sys/bus/pci/drivers/nvme
+	modprobe nvme || die "modprobe nvme"
+	ctrl_of() {	# ctrl_of SERIAL: the class device of the controller with that serial
+		for c in /sys/class/nvme/nvme*; do
+			# The kernel prints the 20-byte field blank-padded.
+			[ "$(tr -d ' ' < "$c/serial" 2>/dev/null)" = "$1" ] && { echo "$c"; return 0; }
+		done
+		return 1
+	}
+	live() {	# live SERIAL: waits up to 20 s for that controller to be live
+		i=0
+		while [ $i -lt 400 ]; do
+			c=$(ctrl_of "$1") && [ "$(cat "$c/state")" = live ] && return 0
+			sleep 0.05
+			i=$((i + 1))
+		done
+		die "NVMe controller $1 never went live"
+	}
+	live hvtbench
+	live hvtns
+	c=$(ctrl_of hvtns)
+	ns=$(ls -d "$c"/nvme*n1 2>/dev/null | head -n 1)
+	i=0
+	while [ -z "$ns" ] && [ $i -lt 200 ]; do sleep 0.05; ns=$(ls -d "$c"/nvme*n1 2>/dev/null | head -n 1); i=$((i + 1)); done
+	[ -n "$ns" ] || die "no namespace on the second NVMe controller"
+	echo "nvmens $(ls -d "$ns"/mq/* | wc -l) $(cat "$ns"/mq/0/nr_tags) $(cat "$c"/queue_count) $(cat "$c"/sqsize) $(cat $NP)"
+	pci=$(basename "$(readlink -f "$(ctrl_of hvtbench)/device")")
+	orig=$(cat $NP)
+	# Warm-up: a first unbind and bind.
+	echo "$pci" > $ND/unbind
+	echo "$pci" > $ND/bind
+	live hvtbench
+	echo "$pci" > $ND/unbind
+	for depth in $NVME_DEPTHS; do
+		echo "$depth" > $NP || die "nvme.io_queue_depth=$depth"
+		rep=1
+		while [ $rep -le "$REPS" ]; do
+			before=$(free_kib)
+			echo "$pci" > $ND/bind
+			live hvtbench
+			c=$(ctrl_of hvtbench)
+			qc=$(cat "$c"/queue_count) sq=$(cat "$c"/sqsize)
+			added=$(free_kib)
+			echo "$pci" > $ND/unbind
+			deleted=$(free_kib)
+			echo "nvme $depth $rep $qc $sq $before $added $deleted"
+			rep=$((rep + 1))
+		done
+	done
+	echo "$orig" > $NP
+	stage nvme
+fi
 
 n=$(dmesg | grep -cE 'WARNING|Oops:|BUG:|Call Trace')
 [ "$n" = 0 ] || { echo "warn dmesg has $n WARNING/Oops/BUG lines:"; dmesg | tail -n 40; }

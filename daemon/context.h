@@ -18,6 +18,8 @@
 #include "layout.h"
 #include "log.h"
 #include "notify.h"
+#include "nvme.h"
+#include "nvme-controllers.h"
 #include "records.h"
 
 /* The hv_storvsc driver's module parameter (driver.c). */
@@ -37,12 +39,17 @@ struct hvt_host {
         bool no_figures_told;            /* a kernel without nr_hw_queues: said once */
         struct hvt_layout layout;        /* what a request costs on this kernel */
         bool layout_read;                /* read (and said) once: the kernel does not change */
+        struct hvt_nvme_controllers nvme;       /* Azure's NVMe controllers, as last read */
+        struct hvt_nvme_controllers nvme_told;  /* as last reported: a change is reported again */
+        struct hvt_nvme_layout nvme_layout;     /* what an NVMe request costs on this kernel */
+        bool nvme_layout_read;                  /* read once, when the first controller is seen */
 };
 
 /* What happened since start, for the metrics file. */
 struct hvt_counters {
         uint64_t repairs;           /* drift repairs */
         uint64_t busy_retries;      /* passes run again after EBUSY */
+        uint64_t contests[_HVT_ATTR_DISK_MAX][2];  /* contested attributes found, by enum hvt_contest_policy */
         uint64_t reloads, reload_failures;
         uint64_t last_reload_usec;  /* CLOCK_REALTIME; 0: none yet */
         bool last_reload_ok;

@@ -25,6 +25,7 @@ struct hvt_tracked {
         struct hvt_event_source *resume; /* set while repairs are paused */
         struct hvt_event_source *busy_retry; /* set while a pass waits out an EBUSY */
         unsigned busy_passes;           /* passes run again for EBUSY in a row */
+        unsigned n_yielded;             /* attributes left to a neighbour (track.h) */
 };
 
 struct hvt_disks {

@@ -47,7 +47,8 @@ static void dump_disk(struct hvt_daemon *d, const struct hvt_tracked *t) {
                 /* What hvtuned last did to it; "unchanged" if it never had to. An original
                  * that only a scheduler switch touched goes back with the scheduler's, and
                  * any other unmanaged one (a knock-on) with the write that can change it. */
-                const char *last = s->acted ? hvt_outcome_to_string(s->last_action) :
+                const char *last = s->yielded ? "yielded to another writer" :
+                                   s->acted ? hvt_outcome_to_string(s->last_action) :
                                    s->last.to_set ? "unchanged" :
                                    !s->want_set && hvt_attr_reset_by_scheduler(id) ? "reset by the scheduler" :
                                    !s->want_set ? "watched, goes back with its cause" : "none yet";

@@ -24,9 +24,13 @@
 #define CMDLINE "/proc/cmdline"
 #define BTF_DIR "/sys/kernel/btf"
 #define OSRELEASE "/proc/sys/kernel/osrelease"
+#define NVME_CLASS "/sys/class/nvme"
+#define NVME_DEPTH_PARAM "/sys/module/nvme/parameters/io_queue_depth"
 
 void hvt_host_done(struct hvt_host *h) {
         hvt_controllers_done(&h->controllers);
+        hvt_nvme_controllers_done(&h->nvme);
+        hvt_nvme_controllers_done(&h->nvme_told);
 }
 
 static void unreadable(const char *sysname, int error, void *userdata) {
@@ -42,9 +46,24 @@ static void unreadable(const char *sysname, int error, void *userdata) {
         }
 }
 
+static void nvme_read_layout(struct hvt_daemon *d);
+
+/* The layout is read with the first Azure controller found, whichever path finds it, so that
+ * every figure made from the list (report, metrics, summary) has it. */
+static void nvme_scan(struct hvt_daemon *d) {
+        int r = hvt_nvme_controllers_scan(NVME_CLASS, &d->host.nvme);
+
+        if (r < 0)
+                (void) hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot enumerate NVMe controllers: %m");
+        if (d->host.nvme.n > 0)
+                nvme_read_layout(d);
+}
+
 int hvt_host_scan(struct hvt_daemon *d) {
         int r = hvt_controllers_scan(&d->host.controllers, unreadable, d);
 
+        /* Even when the SCSI hosts cannot be listed: a VM of the newest sizes has none. */
+        nvme_scan(d);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot enumerate SCSI hosts: %m");
         return 0;
@@ -274,10 +293,171 @@ static void report_advice(struct hvt_daemon *d) {
                               s_bytes, now, fix);
 }
 
+/* Once, when the first Azure NVMe controller is seen: the NVMe request layout, said. */
+static void nvme_read_layout(struct hvt_daemon *d) {
+        struct hvt_nvme_layout *l = &d->host.nvme_layout;
+        char from[32];
+
+        if (d->host.nvme_layout_read)
+                return;
+        d->host.nvme_layout_read = true;
+        hvt_nvme_layout_read(BTF_DIR, OSRELEASE, l);
+        hvt_nvme_layout_describe(l, from, sizeof(from));
+        if (l->source == HVT_LAYOUT_UNKNOWN)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_LAYOUT=%s", "unknown")),
+                                      "Unknown NVMe request layout: no BTF in " BTF_DIR " has struct request and "
+                                      "nvme_iod, and this kernel is no upstream-numbered one of hvtuned's table: "
+                                      "no NVMe memory estimates");
+        else
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_LAYOUT=%s",
+                                                           l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes)),
+                                      "NVMe request layout (%s): struct request %u + nvme_iod %u, %u bytes a "
+                                      "preallocated request",
+                                      from, l->sizes.request, l->sizes.nvme_iod, l->request_bytes);
+}
+
+/* The estimate for an NVMe controller: 0 when it has none (a transport other than the PCI
+ * driver's, figures that could not be read, an unknown layout). */
+static uint64_t nvme_estimate(const struct hvt_host *h, const struct hvt_nvme_controller *c) {
+        if (!c->pcie || c->figures == HVT_NVME_FIGURES_NONE)
+                return 0;
+        return hvt_nvme_estimate_bytes(h->nvme_layout.request_bytes, c->nr_io_queues, c->q_depth);
+}
+
+static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *c) {
+        uint64_t bytes = nvme_estimate(&d->host, c);
+        unsigned param = 0;
+        bool have_param = hvt_nvme_io_queue_depth_read(NVME_DEPTH_PARAM, &param) >= 0;
+        char held[64], figures[96], depth[192];
+
+        if (c->figures == HVT_NVME_FIGURES_NONE)
+                (void) hvt_strscpy(figures, sizeof(figures), "queue figures unreadable");
+        else
+                snprintf(figures, sizeof(figures), "%u I/O queue%s x %u requests (%u ring entries)", c->nr_io_queues,
+                         c->nr_io_queues == 1 ? "" : "s", c->q_depth - 1, c->q_depth);
+        if (bytes > 0) {
+                held[0] = '~';
+                hvt_format_bytes(bytes, held + 1, sizeof(held) - 1);
+                (void) strncat(held, " preallocated", sizeof(held) - strlen(held) - 1);
+        } else if (!c->pcie)
+                (void) hvt_strscpy(held, sizeof(held), "no estimate (not on the PCI driver)");
+        else
+                (void) hvt_strscpy(held, sizeof(held), c->figures == HVT_NVME_FIGURES_NONE ? "memory unknown" :
+                                                      "memory unknown (unknown layout)");
+        /* Named, never written: it is read when a controller is enabled, limits only the depth
+         * (the controller's CAP.MQES may limit it more), and the queue count has no cap. */
+        if (!have_param)
+                snprintf(depth, sizeof(depth), "nvme.io_queue_depth unreadable");
+        else if (c->figures != HVT_NVME_FIGURES_NONE && c->pcie && c->q_depth < param)
+                snprintf(depth, sizeof(depth), "nvme.io_queue_depth is %u, the controller allows %u; "
+                         "hvtuned reports the parameter, never writes it", param, c->q_depth);
+        else
+                snprintf(depth, sizeof(depth), "nvme.io_queue_depth is %u (read when a controller is enabled); "
+                         "hvtuned reports it, never writes it", param);
+        (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_NVME_CONTROLLER,
+                              HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_CONTROLLER=%s", c->name),
+                                         HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
+                                         HVT_FIELD("HVTUNED_MODEL=%s", c->model),
+                                         HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_io_queues),
+                                         HVT_FIELD("HVTUNED_QUEUE_DEPTH=%u", c->q_depth),
+                                         have_param ? HVT_FIELD("HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param) : NULL,
+                                         /* No figure at all rather than a 0 that reads as one. */
+                                         bytes > 0 ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, bytes) : NULL),
+                              "%s (%s, %s): %s, %s; %s", c->name, c->model, hvt_kind_to_string(c->kind), figures,
+                              held, depth);
+}
+
+static bool nvme_same(const struct hvt_nvme_controller *a, const struct hvt_nvme_controller *b) {
+        return strcmp(a->name, b->name) == 0 && a->figures == b->figures && a->nr_io_queues == b->nr_io_queues &&
+               a->q_depth == b->q_depth && a->pcie == b->pcie;
+}
+
+/* Every live controller (all), or those not reported as they are now. A controller that is
+ * not live yet (being enabled: its I/O queues come last) is reported once it is. */
+static void report_nvme_all(struct hvt_daemon *d, bool all) {
+        struct hvt_host *h = &d->host;
+        struct hvt_nvme_controller *told;
+        size_t n = 0;
+
+        if (h->nvme.n == 0) {
+                hvt_nvme_controllers_done(&h->nvme_told);
+                return;
+        }
+        told = calloc(h->nvme.n, sizeof(*told));
+        for (size_t i = 0; i < h->nvme.n; i++) {
+                const struct hvt_nvme_controller *c = &h->nvme.v[i];
+                bool seen = false;
+
+                if (!c->live)
+                        continue;
+                for (size_t j = 0; j < h->nvme_told.n && !seen; j++)
+                        seen = nvme_same(c, &h->nvme_told.v[j]);
+                if (all || !seen)
+                        report_nvme(d, c);
+                if (told)
+                        told[n++] = *c;
+        }
+        hvt_nvme_controllers_done(&h->nvme_told);
+        /* Out of memory, nothing is remembered: the next change reports every controller. */
+        h->nvme_told = (struct hvt_nvme_controllers) { told, n };
+}
+
 void hvt_host_report(struct hvt_daemon *d) {
         for (size_t i = 0; i < d->host.controllers.n; i++)
                 report_controller(d, &d->host.controllers.v[i]);
         report_advice(d);
+        report_nvme_all(d, true);
+}
+
+void hvt_host_handle_nvme(struct hvt_daemon *d) {
+        nvme_scan(d);
+        report_nvme_all(d, false);
+}
+
+void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t size) {
+        const struct hvt_host *h = &d->host;
+        uint64_t bytes = 0;
+        bool unknown = false;
+        char s[48];
+
+        buf[0] = '\0';
+        if (h->nvme.n == 0)
+                return;
+        for (size_t i = 0; i < h->nvme.n; i++) {
+                uint64_t b = nvme_estimate(h, &h->nvme.v[i]);
+
+                bytes += b;
+                unknown = unknown || b == 0;
+        }
+        hvt_format_bytes(bytes, s, sizeof(s));
+        if (bytes == 0)
+                snprintf(buf, size, "NVMe: %zu Azure controller%s, memory unknown", h->nvme.n, h->nvme.n == 1 ? "" : "s");
+        else
+                snprintf(buf, size, "NVMe: %zu Azure controller%s, ~%s preallocated%s", h->nvme.n,
+                         h->nvme.n == 1 ? "" : "s", s, unknown ? " (and some unknown)" : "");
+}
+
+size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme *ret) {
+        const struct hvt_host *h = &d->host;
+        size_t n = 0;
+
+        for (size_t i = 0; i < h->nvme.n; i++) {
+                const struct hvt_nvme_controller *c = &h->nvme.v[i];
+
+                if (c->figures == HVT_NVME_FIGURES_NONE)
+                        continue;
+                ret[n++] = (struct hvt_metrics_nvme) {
+                        .controller = c->name,
+                        .kind = c->kind,
+                        .nr_io_queues = c->nr_io_queues,
+                        .q_depth = c->q_depth,
+                        .bytes = nvme_estimate(h, c),
+                };
+        }
+        return n;
 }
 
 void hvt_host_handle_device(struct hvt_daemon *d, const char *syspath, const char *action) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the storvsc controllers as a whole: their queues, what they hold on this kernel (its
  * request layout), how much the cap (driver.h) would give back, the report of each, and the
- * boot-time setting that would cap them. */
+ * boot-time setting that would cap them; and the report of Azure's NVMe controllers, with what
+ * their queues hold (nvme.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -37,3 +38,14 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size);
 /* The figures of every controller (d->host.controllers.n of them) for the metrics file; the
  * strings point into d->host.controllers. */
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret);
+
+/* An NVMe controller came, went or changed (class nvme): the NVMe controllers are read again
+ * and each that is live and was not reported as it is now, is. */
+void hvt_host_handle_nvme(struct hvt_daemon *d);
+
+/* "NVMe: 2 Azure controllers, ~8.7 MiB preallocated", or "" when there is none. */
+void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t size);
+
+/* The figures of the Azure NVMe controllers whose queues could be read, at most
+ * d->host.nvme.n of them, into ret; their count. The strings point into d->host.nvme. */
+size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme *ret);

@@ -191,6 +191,9 @@ static int setup_monitor(struct hvt_daemon *d) {
         /* Controllers: hot-added ones, and re-probed ones coming back. */
         if (r >= 0)
                 r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "scsi_host", NULL);
+        /* NVMe controllers, for their report. */
+        if (r >= 0)
+                r = udev_monitor_filter_add_match_subsystem_devtype(d->monitor, "nvme", NULL);
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot filter the udev monitor: %m");
         /* Needs CAP_NET_ADMIN beyond rmem_max; without it the default buffer still works. */

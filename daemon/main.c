@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "enumerate.h"
 #include "escape.h"
+#include "host.h"
 #include "hvtuned-config.h"
 #include "load.h"
 #include "loop.h"
@@ -119,7 +120,7 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
 }
 
 static int run_once(struct hvt_daemon *d) {
-        char status[sizeof(d->status_sent)];
+        char status[sizeof(d->status_sent)], nvme[128];
         int r;
 
         r = hvt_enumerate(d, NULL, NULL);
@@ -128,6 +129,11 @@ static int run_once(struct hvt_daemon *d) {
         hvt_pass_driver(d);
         hvt_status_format(d, status, sizeof(status));
         hvt_log_info(&d->log, "%s%s", status, d->apply_flags & HVT_APPLY_DRY_RUN ? " (dry run, nothing written)" : "");
+        /* A line of the summary's, not a part of STATUS=: what the controllers hold does not
+         * change while hvtuned runs, and each controller has its journal entry. */
+        hvt_host_format_nvme_status(d, nvme, sizeof(nvme));
+        if (*nvme)
+                hvt_log_info(&d->log, "%s", nvme);
         return 0;
 }
 

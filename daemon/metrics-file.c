@@ -28,7 +28,8 @@
 #include "metrics.h"
 #include "metrics-file.h"
 
-static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt_metrics_controller *ctrl) {
+static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt_metrics_controller *ctrl,
+                   struct hvt_metrics_nvme *nvme) {
         *m = (struct hvt_metrics) {
                 .version = HVTUNED_VERSION,
                 .repairs = d->counters.repairs,
@@ -57,11 +58,18 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
                 for (size_t j = 0; j < t->slots.n; j++) {
                         const struct hvt_slot *s = &t->slots.slot[j];
 
-                        if (s->want_set && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
+                        if (s->yielded)
+                                m->contested[s->id][HVT_CONTEST_YIELD]++;
+                        else if (s->contested)
+                                m->contested[s->id][HVT_CONTEST_INSIST]++;
+                        if (s->want_set && !s->yielded && (unsigned) s->last.outcome < _HVT_OUTCOME_MAX)
                                 m->attributes[s->last.outcome]++;
                 }
         }
+        memcpy(m->contests, d->counters.contests, sizeof(m->contests));
         hvt_host_metrics(d, ctrl);
+        m->nvme = nvme;
+        m->n_nvme = hvt_host_nvme_metrics(d, nvme);
 }
 
 /* The directory of path, walked a name at a time from the root without following a symlink:
@@ -163,6 +171,7 @@ static int write_file(struct hvt_daemon *d, const char *text, char *why, size_t 
 void hvt_metrics_update(struct hvt_daemon *d) {
         const char *path = d->config ? d->config->metrics_file : NULL;
         _cleanup_free_ struct hvt_metrics_controller *ctrl = NULL;
+        _cleanup_free_ struct hvt_metrics_nvme *nvme = NULL;
         _cleanup_free_ char *text = NULL;
         struct hvt_metrics m;
         char why[PATH_MAX + 128] = "";
@@ -182,9 +191,10 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         }
 
         ctrl = calloc(d->host.controllers.n + 1, sizeof(*ctrl));
-        if (!ctrl)
+        nvme = calloc(d->host.nvme.n + 1, sizeof(*nvme));
+        if (!ctrl || !nvme)
                 return;
-        gather(d, &m, ctrl);
+        gather(d, &m, ctrl, nvme);
         if (hvt_metrics_render(&m, &text) < 0)
                 return;
         if (d->metrics.written && strcmp(text, d->metrics.written) == 0)

@@ -322,6 +322,34 @@ void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *d
                             "not repairing it for %u s", disk->sysname, repairs, window_s, pause_s);
 }
 
+void hvt_report_contested(const struct hvt_log *log, const struct hvt_disk *disk, enum hvt_attr_id id,
+                          const char *theirs, const char *ours, unsigned repairs, unsigned horizon_s,
+                          enum hvt_contest_policy policy, const char *suspects) {
+        bool yield = policy == HVT_CONTEST_YIELD;
+        char attr[48], key[64], suspect_field[HVT_FIELD_MAX];
+        const char *optional = NULL;
+
+        (void) hvt_attr_format_path(id, attr, sizeof(attr));
+        /* contested.queue.io_timeout: the key that decides it. */
+        snprintf(key, sizeof(key), "contested.%s", attr);
+        key[strcspn(key, "/")] = '.';
+        if (*suspects && hvt_log_fields_wanted(log))
+                optional = hvt_field_format(suspect_field, sizeof(suspect_field), "HVTUNED_SUSPECT=%s", suspects);
+        (void) hvt_log_disk(log, disk, LOG_WARNING, 0, HVT_MESSAGE_CONTESTED,
+                            HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_ATTR=%s", attr),
+                                           HVT_FIELD("HVTUNED_FROM=%s", theirs), HVT_FIELD("HVTUNED_TO=%s", ours),
+                                           HVT_FIELD("HVTUNED_REPAIRS=%u", repairs),
+                                           HVT_FIELD("HVTUNED_DECISION=%s", yield ? "yield" : "insist"), optional),
+                            "%s %s: set back to %s %u times, each within %u s of the last: another program keeps "
+                            "writing it (%s%s); %s (%s%s = \"insist\"%s)", disk->sysname, attr, theirs, repairs, horizon_s,
+                            *suspects ? "suspect: " : "no suspect found", suspects,
+                            yield ? "hvtuned yields: it leaves the attribute to that program on this disk, and at "
+                                    "stop puts the original back only where its own value is still found" :
+                                    "hvtuned insists: it goes on repairing, pausing while the disk is past its "
+                                    "repair budget",
+                            yield ? "the default; " : "", key, yield ? " keeps it" : "");
+}
+
 /* The first try is told at notice level, the others at debug: a busy that clears within a
  * try or two is one line in the journal, and one that does not ends in the warning below. */
 void hvt_report_busy_retry(const struct hvt_log *log, const struct hvt_disk *disk, unsigned delay_ms,

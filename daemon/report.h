@@ -38,6 +38,12 @@ int hvt_report_disk_unreadable(const struct hvt_log *log, const char *sysname, i
 /* A disk reverted so often that repairs pause for seconds. */
 void hvt_report_drift_paused(const struct hvt_log *log, const struct hvt_disk *disk, unsigned repairs,
                              unsigned window_s, unsigned pause_s);
+/* Something else keeps writing attribute id of disk (track.h): set back to theirs (hvtuned
+ * wanted ours) repairs times in a row, each within horizon_s of the last; suspects names who
+ * is likely writing ("" when none is found); hvtuned yields or insists, per policy. */
+void hvt_report_contested(const struct hvt_log *log, const struct hvt_disk *disk, enum hvt_attr_id id,
+                          const char *theirs, const char *ours, unsigned repairs, unsigned horizon_s,
+                          enum hvt_contest_policy policy, const char *suspects);
 /* A pass that met EBUSY (7.3's trylock: another change of the controller's queues under way)
  * runs again in delay_ms: try of tries. */
 void hvt_report_busy_retry(const struct hvt_log *log, const struct hvt_disk *disk, unsigned delay_ms,

@@ -157,5 +157,14 @@ int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *
                 hvt_host_handle_device(d, udev_device_get_syspath(dev), action);
                 return 0;
         }
+        /* An NVMe controller: reported once it is live, as the storvsc ones are once probed. */
+        if (subsystem && strcmp(subsystem, "nvme") == 0) {
+                hvt_host_handle_nvme(d);
+                return 0;
+        }
+        /* A controller's add comes before it is live; its namespaces come after, and with them
+         * its queues (not every kernel tells when a controller goes live). */
+        if (action && strcmp(action, "add") == 0 && strncmp(udev_device_get_sysname(dev) ?: "", "nvme", 4) == 0)
+                hvt_host_handle_nvme(d);
         return route_disk(d, dev, action);
 }

@@ -35,7 +35,7 @@ static size_t count_controllers(const struct hvt_disks *x) {
 void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
         const struct hvt_disks *x = &d->disks;
         size_t n_controllers = count_controllers(x), n_failed = 0, n_unsupported = 0, n_would = 0,
-               n_paused = 0, full = size;
+               n_paused = 0, n_yielded = 0, full = size;
         char notice[sizeof(d->config_error) + 48] = "";
         int off;
 
@@ -53,6 +53,7 @@ void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
                 n_unsupported += t->n_unsupported;
                 n_would += t->n_would_apply > 0;
                 n_paused += t->resume != NULL;
+                n_yielded += t->n_yielded;
         }
 
         /* "tuned": every managed attribute has its value, or this kernel lacks it (counted
@@ -71,6 +72,9 @@ void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
         if (n_paused > 0 && off > 0 && (size_t) off < size)
                 off += snprintf(buf + off, size - (size_t) off, "; %zu disk%s reverted too often, repairs paused",
                                 n_paused, n_paused == 1 ? "" : "s");
+        if (n_yielded > 0 && off > 0 && (size_t) off < size)
+                off += snprintf(buf + off, size - (size_t) off, "; %zu setting%s left to another writer",
+                                n_yielded, n_yielded == 1 ? "" : "s");
         if (off > 0 && (size_t) off < size) {
                 char hwq[160];
 

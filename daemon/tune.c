@@ -10,6 +10,7 @@
 
 #include "macro.h"
 #include "messages.h"
+#include "neighbours.h"
 #include "originals.h"
 #include "report.h"
 #include "tune.h"
@@ -147,16 +148,54 @@ static int on_resume(struct hvt_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
-/* Past the repair budget, pauses the disk until the window ends. */
-static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, unsigned repairs) {
-        uint64_t now, end;
+/* What hvtuned wanted of id in this pass, and what it found there: the neighbour's value. */
+static void contest_values(const struct hvt_apply *a, enum hvt_attr_id id, const char **theirs, const char **ours) {
+        const struct hvt_result *r = hvt_apply_find(a, id);
+
+        *theirs = r ? r->from : "?";
+        *ours = r ? r->to : "?";
+}
+
+/* Each attribute this pass found contested: who is likely writing it (only now, never on a
+ * pass's path: it reads the rules directories and /proc), the entry, the count. */
+static void tell_contests(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_apply *a,
+                          const struct hvt_contest *c, uint64_t horizon) {
+        for (unsigned id = 0; id < _HVT_ATTR_DISK_MAX; id++) {
+                enum hvt_contest_policy policy = c->yielded & (UINT32_C(1) << id) ? HVT_CONTEST_YIELD :
+                                                 HVT_CONTEST_INSIST;
+                const struct hvt_slot *slot = hvt_slot_get(&t->slots, (enum hvt_attr_id) id);
+                struct hvt_suspects suspects;
+                const char *theirs, *ours;
+                char text[512] = "";
+
+                if (!(c->contested & (UINT32_C(1) << id)) || !slot)
+                        continue;
+                if (hvt_suspects_find("/", (enum hvt_attr_id) id, &suspects) >= 0)
+                        hvt_suspects_format(&suspects, text, sizeof(text));
+                contest_values(a, (enum hvt_attr_id) id, &theirs, &ours);
+                hvt_report_contested(&d->log, &t->disk, (enum hvt_attr_id) id, theirs, ours, slot->repairs,
+                                     (unsigned) (horizon / 1000000), policy, text);
+                d->counters.contests[id][policy]++;
+        }
+}
+
+/* The repairs into the disk's window and each attribute's run (track.h): a contest is told,
+ * and past the repair budget, for what hvtuned still repairs, the disk pauses until the window
+ * ends. */
+static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_tally *tally,
+                          const struct hvt_apply *a) {
+        uint64_t horizon = hvt_contest_horizon(d->config->verify_interval), now, end;
+        struct hvt_contest c;
         int r;
 
-        d->counters.repairs += repairs;
+        d->counters.repairs += tally->repairs;
         if (!d->event)
                 return;
         now = hvt_event_now(d->event);
-        if (!hvt_repair_window_add(&t->window, repairs, now) || t->resume)
+        hvt_track_repairs(&t->slots, &t->window, tally, now, horizon, d->config->contest_insist, &c);
+        if (c.contested)
+                tell_contests(d, t, a, &c, horizon);
+        if (!c.pause || t->resume)
                 return;
 
         end = hvt_repair_window_end(&t->window);
@@ -234,6 +273,12 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
                 return;
 
         hvt_policy_plan(d->config, &t->disk, &plan);
+        /* An insisted contest whose neighbour stopped is over; what is yielded stays out of the
+         * plan while it says the same (track.h). */
+        if (d->event)
+                (void) hvt_track_contest_over(&t->slots, hvt_event_now(d->event),
+                                              hvt_contest_horizon(d->config->verify_interval));
+        hvt_track_yields(&t->slots, &plan, d->config->contest_insist);
         if (hvt_track_plan(&t->slots, &plan, &back) < 0) {
                 (void) hvt_log_errno(&d->log, LOG_ERR, -ENOMEM, "%s: out of memory, not tuned", t->disk.sysname);
                 t->n_failed = 1;
@@ -253,7 +298,10 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
         if (t->n_failed > 0)
                 d->any_failed = true;
         if (tally.repairs > 0)
-                count_repairs(d, t, tally.repairs);
+                count_repairs(d, t, &tally, &a);
+        t->n_yielded = 0;
+        for (size_t i = 0; i < t->slots.n; i++)
+                t->n_yielded += t->slots.slot[i].yielded;
         retry_busy(d, t, busy || any_busy(&a));
 }
 

@@ -286,9 +286,11 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
                         a->sdev = len;
                 /* Only a namespace's own parent: a disk further down (nvme over something) is
                  * not the namespace. */
-                else if (!seen && (strcmp(subsystem, "nvme") == 0 || strcmp(subsystem, "nvme-subsystem") == 0)) {
+                else if (!seen && strcmp(subsystem, "nvme") == 0)
                         a->nvme = len;
-                        a->nvme_head = subsystem[4] == '-';
+                else if (!seen && strcmp(subsystem, "nvme-subsystem") == 0) {
+                        a->nvme = len;
+                        a->nvme_head = true;
                 }
                 seen = true;
         }

@@ -427,6 +427,44 @@ static int parse_host(struct loader *l, const config_setting_t *g, struct hvt_ho
         return r;
 }
 
+/* contested = { queue = { read_ahead_kb = "insist"; }; device = { timeout = "yield"; }; };
+ * what hvtuned does when another program keeps rewriting an attribute (track.h). */
+static int parse_contested(struct loader *l, const config_setting_t *g, struct hvt_config *c) {
+        int r = expect_type(l, g, "contested", CONFIG_TYPE_GROUP);
+
+        for (int i = 0; r >= 0 && i < config_setting_length(g); i++) {
+                const config_setting_t *grp = config_setting_get_elem(g, (unsigned) i);
+                const char *gname = config_setting_name(grp);
+                bool queue = strcmp(gname, "queue") == 0;
+                char key[64], q[QUOTE_MAX];
+
+                key_join(key, sizeof(key), "contested", gname);
+                if (!queue && strcmp(gname, "device") != 0)
+                        return fail(l, grp, key, "unknown key (queue, device)");
+                r = expect_type(l, grp, key, CONFIG_TYPE_GROUP);
+                for (int j = 0; r >= 0 && j < config_setting_length(grp); j++) {
+                        const config_setting_t *s = config_setting_get_elem(grp, (unsigned) j);
+                        int id = hvt_attr_lookup(queue ? HVT_GROUP_QUEUE : HVT_GROUP_DEVICE, config_setting_name(s));
+                        const char *v;
+
+                        snprintf(key, sizeof(key), "contested.%s.%s", gname, config_setting_name(s));
+                        if (id < 0)
+                                return fail(l, s, key, "unknown key");
+                        r = expect_type(l, s, key, CONFIG_TYPE_STRING);
+                        if (r < 0)
+                                return r;
+                        v = config_setting_get_string(s);
+                        if (strcmp(v, "insist") == 0)
+                                c->contest_insist |= UINT32_C(1) << id;
+                        else if (strcmp(v, "yield") == 0)
+                                c->contest_insist &= ~(UINT32_C(1) << id);
+                        else
+                                return fail(l, s, key, "%s is neither \"yield\" nor \"insist\"", quote(v, q));
+                }
+        }
+        return r;
+}
+
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
         int r;
 
@@ -450,9 +488,11 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_bool(l, s, name, &c->platform_defaults);
                 else if (strcmp(name, "metrics_file") == 0)
                         r = parse_metrics_file(l, s, c);
+                else if (strcmp(name, "contested") == 0)
+                        r = parse_contested(l, s, c);
                 else
                         r = fail(l, s, name, "unknown key (queue, device, host, override, "
-                                 "verify_interval, restore_on_stop, platform_defaults, metrics_file)");
+                                 "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)");
                 if (r < 0)
                         return r;
         }

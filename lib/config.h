@@ -56,6 +56,7 @@ struct hvt_config {
          * true): with or without a file, as the queue cap. */
         bool platform_defaults;
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
+        uint32_t contest_insist;   /* contested: the attributes insisted on (1 << id); the rest yield */
         struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];
         struct hvt_override *overrides;

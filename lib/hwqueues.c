@@ -119,19 +119,21 @@ static uint64_t request_blocks_bytes(unsigned rq, unsigned depth) {
         return bytes;
 }
 
-uint64_t hvt_hwq_estimate_bytes(unsigned request_bytes, unsigned nr_hw_queues, unsigned can_queue) {
-        uint64_t per_queue;
-
+uint64_t hvt_tags_bytes(unsigned request_bytes, unsigned depth) {
         /* Every block must hold a request, or the packing below never moves on. */
         if (request_bytes == 0 || request_bytes > PAGE_BYTES)
                 return 0;
-        per_queue = request_blocks_bytes(request_bytes, can_queue) +
-                    (uint64_t) can_queue * HVT_SENSE_BYTES +
-                    2 * kmalloc_bytes((uint64_t) can_queue * sizeof(void *)) +
-                    ((uint64_t) can_queue + 63) / 64 * 64 +  /* sbitmap: a cache line a word */
-                    HCTX_BYTES;
+        return request_blocks_bytes(request_bytes, depth) +
+               2 * kmalloc_bytes((uint64_t) depth * sizeof(void *)) +
+               ((uint64_t) depth + 63) / 64 * 64;  /* sbitmap: a cache line a word */
+}
 
-        return nr_hw_queues * per_queue;
+uint64_t hvt_hwq_estimate_bytes(unsigned request_bytes, unsigned nr_hw_queues, unsigned can_queue) {
+        uint64_t tags = hvt_tags_bytes(request_bytes, can_queue);
+
+        if (tags == 0)
+                return 0;
+        return nr_hw_queues * (tags + (uint64_t) can_queue * HVT_SENSE_BYTES + HCTX_BYTES);
 }
 
 /* parameq(): '-' and '_' are the same in parameter names. */

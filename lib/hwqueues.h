@@ -43,6 +43,12 @@ unsigned hvt_hwq_effective(unsigned param, unsigned present);
  * request_bytes each; 0 when request_bytes is 0 (an unknown layout) or more than a page. */
 uint64_t hvt_hwq_estimate_bytes(unsigned request_bytes, unsigned nr_hw_queues, unsigned can_queue);
 
+/* What one hw queue's tags hold, for any blk-mq driver whose requests are request_bytes
+ * (struct request and the driver's cmd_size, rounded up to a cache line) and that shares no
+ * tags between hw queues: the requests as blk_mq_alloc_rqs() packs them, the rqs and
+ * static_rqs pointer arrays and the sbitmap. 0 when request_bytes is 0 or more than a page. */
+uint64_t hvt_tags_bytes(unsigned request_bytes, unsigned depth);
+
 /* Those bytes as an operator reads them: "96.6 MiB", "1.2 GiB". */
 void hvt_format_bytes(uint64_t bytes, char *buf, size_t size);
 

@@ -180,9 +180,8 @@ void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, 
         snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
 }
 
-/* The whole file, up to BTF_MAX bytes: NULL when absent, unreadable or larger. sysfs gives
- * no size for a BTF file that can be trusted, so it is read until EOF. */
-static void *read_all(const char *dir, const char *name, size_t *ret_size) {
+/* sysfs gives no size for a BTF file that can be trusted, so it is read until EOF. */
+void *hvt_layout_read_btf(const char *dir, const char *name, size_t *ret_size) {
         char path[4096];
         _cleanup_close_ int fd = -EBADF;
         size_t size = 0, alloc = 0;
@@ -222,9 +221,9 @@ fail:
 
 void hvt_layout_read(const char *dir, const char *osrelease, struct hvt_layout *ret) {
         size_t n_vmlinux = 0, n_scsi = 0, n_storvsc = 0;
-        _cleanup_free_ void *vmlinux = read_all(dir, "vmlinux", &n_vmlinux);
-        _cleanup_free_ void *scsi = vmlinux ? read_all(dir, "scsi_mod", &n_scsi) : NULL;
-        _cleanup_free_ void *storvsc = vmlinux ? read_all(dir, "hv_storvsc", &n_storvsc) : NULL;
+        _cleanup_free_ void *vmlinux = hvt_layout_read_btf(dir, "vmlinux", &n_vmlinux);
+        _cleanup_free_ void *scsi = vmlinux ? hvt_layout_read_btf(dir, "scsi_mod", &n_scsi) : NULL;
+        _cleanup_free_ void *storvsc = vmlinux ? hvt_layout_read_btf(dir, "hv_storvsc", &n_storvsc) : NULL;
         struct hvt_layout_sizes sizes = {};
         char release[128] = "";
         bool have_btf = false;

@@ -59,5 +59,9 @@ void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, 
  * What cannot be read counts as absent. */
 void hvt_layout_read(const char *dir, const char *osrelease, struct hvt_layout *ret);
 
+/* The file dir/name ("/sys/kernel/btf", "vmlinux"), whole, up to 64 MiB, malloc'd, its
+ * length in *ret_size: NULL when absent, unreadable or larger. */
+void *hvt_layout_read_btf(const char *dir, const char *name, size_t *ret_size);
+
 /* "BTF", "table 5.10", "unknown layout": for the journal. */
 void hvt_layout_describe(const struct hvt_layout *l, char *buf, size_t size);

@@ -51,6 +51,52 @@ static uint64_t can_queue(const struct hvt_metrics_controller *c) { return c->ca
 static uint64_t bytes(const struct hvt_metrics_controller *c) { return c->bytes; }
 static uint64_t capped_bytes(const struct hvt_metrics_controller *c) { return c->capped_bytes; }
 
+/* An attribute's lines appear once it has been contested, with both decisions: a series that
+ * exists reads 0, not "no data", when the contest is over. */
+static void per_attribute(FILE *f, const struct hvt_metrics *m, const char *name, const char *type,
+                          const char *help, bool counts) {
+        static const char *const decision[2] = { "yield", "insist" };
+        bool any = false;
+
+        for (unsigned id = 0; id < _HVT_ATTR_DISK_MAX; id++) {
+                char attr[48];
+
+                if (m->contests[id][0] + m->contests[id][1] == 0)
+                        continue;
+                if (!any)
+                        header(f, name, type, help);
+                any = true;
+                (void) hvt_attr_format_path((enum hvt_attr_id) id, attr, sizeof(attr));
+                for (unsigned p = 0; p < 2; p++)
+                        fprintf(f, "%s{attribute=\"%s\",decision=\"%s\"} %" PRIu64 "\n", name, attr, decision[p],
+                                counts ? m->contests[id][p] : m->contested[id][p]);
+        }
+}
+
+static uint64_t nvme_queues(const struct hvt_metrics_nvme *c) { return c->nr_io_queues; }
+static uint64_t nvme_depth(const struct hvt_metrics_nvme *c) { return c->q_depth; }
+static uint64_t nvme_bytes(const struct hvt_metrics_nvme *c) { return c->bytes; }
+
+/* An NVMe controller's gauge, labelled by its name and kind; only_known leaves out those
+ * whose value is 0 (no estimate: no figure rather than a 0 that reads as one). */
+static void per_nvme(FILE *f, const struct hvt_metrics *m, const char *name, const char *help,
+                     uint64_t (*value)(const struct hvt_metrics_nvme *c), bool only_known) {
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_nvme; i++)
+                any = any || !only_known || value(&m->nvme[i]) > 0;
+        if (!any)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_nvme; i++) {
+                if (only_known && value(&m->nvme[i]) == 0)
+                        continue;
+                fprintf(f, "%s{controller=\"", name);
+                label_value(f, m->nvme[i].controller);
+                fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", hvt_kind_to_string(m->nvme[i].kind), value(&m->nvme[i]));
+        }
+}
+
 static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_build_info", "gauge", "hvtuned's version, as a label; always 1.");
         fputs("hvtuned_build_info{version=\"", f);
@@ -74,6 +120,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_disks_repairs_paused", "gauge",
                "Managed disks whose settings were reverted too often: repairs wait for the window to end.");
         fprintf(f, "hvtuned_disks_repairs_paused %u\n", m->disks_paused);
+
+        per_attribute(f, m, "hvtuned_contests_total", "counter",
+                      "Attributes found contested: another program kept writing them back (a udev rule, a "
+                      "tuning daemon, an agent), by attribute and what hvtuned did (contested in hvtuned.conf).",
+                      true);
+        per_attribute(f, m, "hvtuned_attributes_contested", "gauge",
+                      "Disks whose attribute is contested now: left to the other program (yield), or still "
+                      "repaired (insist).", false);
 
         header(f, "hvtuned_attributes", "gauge",
                "Managed attributes of all managed disks, by the result of their last pass.");
@@ -121,6 +175,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_controller(f, m, "hvtuned_controller_capped_preallocated_bytes",
                        "What they would hold once the controller is probed under the cap (hvtuned's estimate).",
                        capped_bytes);
+        per_nvme(f, m, "hvtuned_nvme_controller_io_queues", "An Azure NVMe controller's I/O queues (hw queues).",
+                 nvme_queues, false);
+        per_nvme(f, m, "hvtuned_nvme_controller_queue_depth",
+                 "An Azure NVMe controller's ring entries a queue (nvme.io_queue_depth or less; tags: one fewer).",
+                 nvme_depth, false);
+        per_nvme(f, m, "hvtuned_nvme_controller_preallocated_bytes",
+                 "Memory an Azure NVMe controller's queues and preallocated requests hold (hvtuned's estimate).",
+                 nvme_bytes, true);
 }
 
 int hvt_metrics_render(const struct hvt_metrics *m, char **ret) {

@@ -19,6 +19,13 @@ struct hvt_metrics_controller {
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
 };
 
+struct hvt_metrics_nvme {
+        const char *controller;         /* "nvme0" */
+        enum hvt_kind kind;             /* one of the NVMe kinds */
+        unsigned nr_io_queues, q_depth;
+        uint64_t bytes;                 /* preallocated (nvme.h's estimate); 0: none */
+};
+
 /* Whether storvsc has storvsc_max_hw_queues (5.13 and later). */
 enum hvt_cap_support {
         HVT_CAP_UNKNOWN,        /* no storvsc seen: not written */
@@ -39,8 +46,14 @@ struct hvt_metrics {
         bool last_reload_ok;
         unsigned cap;                           /* the hw queue cap asked of storvsc; 0: none */
         enum hvt_cap_support cap_support;
+        /* Per disk attribute (enum hvt_attr_id), by what hvtuned does (enum hvt_contest_policy):
+         * contests found since start, and disks where it is contested now. */
+        uint64_t contests[_HVT_ATTR_DISK_MAX][2];
+        unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
+        const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
+        size_t n_nvme;
 };
 
 /* The text of m, in *ret (malloc'd, NUL-terminated). */

@@ -131,6 +131,9 @@ static int set_all(struct hvt_slots *s, const struct hvt_setting values[static _
                                 return -ENOMEM;
                         continue;
                 }
+                /* Out of the plan while yielded: what hvtuned wanted stays, for its restore. */
+                if (!orig && slot->yielded)
+                        continue;
                 if (orig)
                         hvt_slot_set_orig(slot, &values[i]);
                 else
@@ -203,7 +206,9 @@ static bool waits_for_cause(const struct hvt_slots *s, const struct hvt_plan *pl
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 const struct hvt_slot *cause = hvt_slot_get(s, (enum hvt_attr_id) i);
 
-                if (plan->want[i].set && cause && cause->orig_set &&
+                /* A yielded cause still holds hvtuned's value until stop (or its neighbour's,
+                 * which a restore of this one would undo: timeout and io_timeout). */
+                if (cause && (plan->want[i].set || cause->yielded) && cause->orig_set &&
                     hvt_attr_write_may_change((enum hvt_attr_id) i, slot->id))
                         return true;
         }
@@ -219,8 +224,13 @@ int hvt_track_plan(struct hvt_slots *s, struct hvt_plan *plan, struct hvt_plan *
                 enum hvt_attr_id id = (enum hvt_attr_id) i;
                 const struct hvt_setting *now = &plan->want[i];
                 struct hvt_slot *slot = hvt_slot_get(s, id);
-                bool was = slot && slot->want_set;
-                bool unmanaged = !now->set && slot && slot->orig_set && !waits_for_cause(s, plan, slot);
+                bool was, unmanaged;
+
+                /* Yielded (hvt_track_yields()): nothing to plan, nothing to restore until stop. */
+                if (slot && slot->yielded)
+                        continue;
+                was = slot && slot->want_set;
+                unmanaged = !now->set && slot && slot->orig_set && !waits_for_cause(s, plan, slot);
 
                 /* Managed now: its original is put back as any managed one's. */
                 if (now->set && slot) {
@@ -247,7 +257,8 @@ void hvt_track_restore_all(const struct hvt_slots *s, struct hvt_plan *ret) {
 
                 if (slot->orig_set && (unsigned) slot->id < _HVT_ATTR_DISK_MAX) {
                         hvt_slot_orig(slot, &ret->want[slot->id]);
-                        (void) hvt_strscpy(ret->left[slot->id], HVT_VALUE_MAX, hvt_slot_left(slot));
+                        (void) hvt_strscpy(ret->left[slot->id], HVT_VALUE_MAX,
+                                           slot->yielded ? hvt_slot_yield_left(slot) : hvt_slot_left(slot));
                 }
         }
 }
@@ -348,6 +359,7 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 else if (wrote(r) && slot && slot->settled) {
                         action = HVT_ACTION_REPAIR;
                         ret_tally->repairs++;
+                        ret_tally->repaired |= UINT32_C(1) << r->attr;
                 }
                 if (r->attr == HVT_ATTR_SCHEDULER)
                         sched_action = action;
@@ -356,7 +368,9 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 ret_tally->failed += r->outcome == HVT_FAILED;
                 ret_tally->unsupported += r->outcome == HVT_UNSUPPORTED;
                 ret_tally->would_apply += r->outcome == HVT_WOULD_APPLY;
-                if (!slot)
+                /* Yielded, read only as a scheduler switch's knock-on: its want and history
+                 * are for its restore at stop. */
+                if (!slot || slot->yielded)
                         continue;
                 /* Changed by a write of hvtuned's, not managed: only its original and what
                  * the write left, for its restore. */
@@ -399,4 +413,112 @@ uint64_t hvt_repair_window_end(const struct hvt_repair_window *w) {
 
 void hvt_repair_window_restart(struct hvt_repair_window *w, uint64_t now) {
         *w = (struct hvt_repair_window) { .start = now };
+}
+
+/* Neighbours (track.h): a run of repairs per attribute, the contest it amounts to, and the
+ * yield. */
+
+uint64_t hvt_contest_horizon(unsigned verify_interval) {
+        uint64_t s = 2 * (uint64_t) verify_interval;
+
+        return (s > HVT_REPAIR_WINDOW_S ? s : HVT_REPAIR_WINDOW_S) * 1000000;
+}
+
+static uint32_t seconds(uint64_t usec) {
+        return (uint32_t) (usec / 1000000);
+}
+
+/* Whether the last repair of slot was within horizon of now. */
+static bool run_alive(const struct hvt_slot *slot, uint64_t now, uint64_t horizon) {
+        return slot->repaired_s != 0 && now / 1000000 - (slot->repaired_s - 1) <= horizon / 1000000;
+}
+
+void hvt_track_repairs(struct hvt_slots *s, struct hvt_repair_window *w, const struct hvt_tally *t,
+                       uint64_t now, uint64_t horizon, uint32_t insist, struct hvt_contest *ret) {
+        bool over = hvt_repair_window_add(w, t->repairs, now);
+
+        *ret = (struct hvt_contest) {};
+        for (size_t i = 0; i < s->n; i++) {
+                struct hvt_slot *slot = &s->slot[i];
+                uint32_t bit = UINT32_C(1) << slot->id;
+
+                if (!(t->repaired & bit))
+                        continue;
+                if (run_alive(slot, now, horizon))
+                        slot->repairs += slot->repairs < UINT8_MAX;
+                else {
+                        slot->repairs = 1;
+                        slot->contested = false;  /* a new run: a new contest, told anew */
+                }
+                slot->repaired_s = seconds(now) + 1;
+                if (!slot->want_set ||
+                    !(slot->contested || slot->repairs > HVT_REPAIR_BURST || (over && slot->repairs >= HVT_CONTEST_MIN)))
+                        continue;
+                /* Insisted on and told already: the fight goes on. One insisted on before a
+                 * reload that says yield is yielded at its next repair, and told so. */
+                if ((insist & bit) && slot->contested)
+                        continue;
+                slot->contested = true;
+                ret->contested |= bit;
+                if (insist & bit)
+                        continue;
+                slot->yielded = true;
+                ret->yielded |= bit;
+        }
+        /* Past the budget, the disk pauses for what it still repairs; a pass whose every
+         * repair was of an attribute now yielded ends the fight instead, and with it the
+         * window it filled: another attribute's repair next is no part of it. */
+        ret->pause = over && (t->repaired & ~ret->yielded) != 0;
+        if (ret->yielded && !ret->pause)
+                hvt_repair_window_restart(w, now);
+}
+
+bool hvt_track_contest_over(struct hvt_slots *s, uint64_t now, uint64_t horizon) {
+        bool any = false;
+
+        for (size_t i = 0; i < s->n; i++) {
+                struct hvt_slot *slot = &s->slot[i];
+
+                if (slot->contested && !slot->yielded && !run_alive(slot, now, horizon)) {
+                        slot->contested = false;
+                        slot->repairs = 0;
+                        any = true;
+                }
+        }
+        return any;
+}
+
+const char *hvt_slot_yield_left(const struct hvt_slot *slot) {
+        return *slot->last.kept ? slot->last.kept : slot->want;
+}
+
+static void end_yield(struct hvt_slot *slot) {
+        slot->yielded = slot->contested = false;
+        slot->repairs = 0;
+        slot->repaired_s = 0;
+}
+
+void hvt_track_yields(struct hvt_slots *s, struct hvt_plan *plan, uint32_t insist) {
+        for (size_t i = 0; i < s->n; i++) {
+                struct hvt_slot *slot = &s->slot[i];
+                const struct hvt_setting *now;
+                char left[HVT_VALUE_MAX];
+
+                if (!slot->yielded || (unsigned) slot->id >= _HVT_ATTR_DISK_MAX)
+                        continue;
+                now = &plan->want[slot->id];
+                if (now->set && !(insist & (UINT32_C(1) << slot->id)) && strcmp(now->text, slot->want) == 0) {
+                        plan->want[slot->id] = (struct hvt_setting) {};
+                        continue;
+                }
+                end_yield(slot);
+                if (now->set)
+                        continue;
+                /* No longer wanted at all: an unmanaged slot with what hvtuned left in it, so
+                 * that its restore leaves the neighbour's value where it finds one. want and
+                 * left share their room. */
+                memcpy(left, hvt_slot_yield_left(slot), HVT_VALUE_MAX);
+                slot->want_set = false;
+                memcpy(slot->left, left, HVT_VALUE_MAX);
+        }
 }

@@ -65,14 +65,26 @@ struct hvt_slot {
         bool watch_only : 1;
         bool settled : 1;          /* has had its desired value: a later write repairs drift */
         bool acted : 1;            /* a pass wrote it or failed: last_action says how */
+        /* Something else keeps writing it (hvt_track_repairs()): told once, until its run of
+         * repairs ends. */
+        bool contested : 1;
+        /* Left to that writer: not managed while the plan wants the same of it under "yield";
+         * want keeps what hvtuned wanted, for its restore at stop (hvt_slot_yield_left()). */
+        bool yielded : 1;
         uint8_t id;                /* enum hvt_attr_id */
         uint8_t last_action;       /* enum hvt_outcome */
+        /* Its repairs in a row, each within the horizon of hvt_track_repairs() of the one
+         * before (saturates), and when the last was: whole seconds of the repair window's
+         * clock, plus one (0: none). In the four bytes the slot had left. */
+        uint8_t repairs;
+        uint32_t repaired_s;
 };
 
 /* Why a byte here counts: at 1,000 disks the service holds 5,000 slots, a part of its peak
  * RSS measured (docs/performance.md). Two whole struct hvt_setting, enums, an int and padding
  * made a slot 200 bytes, 184 narrowed; with the settings as text and left in the want's room,
- * 128; with the last values hashed, 96. */
+ * 128; with the last values hashed, 96; a neighbour's contest (repairs, repaired_s and two bits)
+ * fitted in its padding. */
 _Static_assert(sizeof(struct hvt_slot) <= 96, "a slot is a disk's memory, times each attribute it keeps");
 
 /* Sorted by id, which is apply order. */
@@ -134,6 +146,7 @@ struct hvt_verdict {
 struct hvt_tally {
         unsigned failed, unsupported, would_apply;
         unsigned repairs;  /* writes that repaired drift, for the repair window */
+        uint32_t repaired; /* which: bit 1 << id */
         unsigned forgotten;  /* watched originals no write changed, dropped: the record to save again */
 };
 
@@ -189,3 +202,61 @@ uint64_t hvt_repair_window_end(const struct hvt_repair_window *w);
 
 /* A pause is over at now: a new window begins, with no repairs in it. */
 void hvt_repair_window_restart(struct hvt_repair_window *w, uint64_t now);
+
+/* Neighbours: another program that writes an attribute hvtuned manages (a udev rule on every
+ * change event, a daemon on a timer). Each undoes the other: the same attribute of the same
+ * disk repaired again and again. The repair window above is per disk; a slot also counts its
+ * own repairs in a row, so that the pause can name what is fought over, and so that a slow
+ * neighbour (one write in 30 s, seen by the periodic check) that never fills the window is
+ * found too.
+ *
+ * An attribute is contested when its run of repairs, each within the horizon of the one
+ * before, goes past HVT_REPAIR_BURST, or when the disk goes past its budget with at least
+ * HVT_CONTEST_MIN repairs of it in its run. The horizon is the window, or twice the periodic
+ * check's interval when that is longer: a rewrite found only by the check is seen that far
+ * apart. A repair further from the one before begins a new run: drift now and then is not a
+ * contest. */
+#define HVT_CONTEST_MIN 3
+_Static_assert(_HVT_ATTR_DISK_MAX <= 32, "an attribute is a bit of a uint32_t mask");
+
+/* What hvtuned does about a contested attribute (hvtuned.conf: contested). */
+enum hvt_contest_policy {
+        HVT_CONTEST_YIELD,   /* the default: leave it to the neighbour, on that disk */
+        HVT_CONTEST_INSIST,  /* go on repairing it, pausing as the window says */
+};
+
+/* The horizon of a run of repairs, in µs, for a periodic check every verify_interval s (0:
+ * none). */
+uint64_t hvt_contest_horizon(unsigned verify_interval);
+
+/* What the repairs of a pass amount to. */
+struct hvt_contest {
+        bool pause;          /* the disk is past its budget for an attribute still managed */
+        uint32_t contested;  /* attributes found contested by this pass (bit 1 << id): to tell */
+        uint32_t yielded;    /* of those, the ones left to the neighbour from now on */
+};
+
+/* Counts the repairs of t (made at now) in the disk's window and in each repaired slot's run,
+ * and decides: insist (bit 1 << id) names the attributes hvtuned goes on repairing when
+ * contested, the others are yielded. A yielded slot stays, with what hvtuned wanted; the
+ * plan leaves it alone from then on (hvt_track_plan()). The disk pauses only for what it
+ * still repairs: once everything fought over is yielded, the fight is over, and a new window
+ * begins. */
+void hvt_track_repairs(struct hvt_slots *s, struct hvt_repair_window *w, const struct hvt_tally *t,
+                       uint64_t now, uint64_t horizon, uint32_t insist, struct hvt_contest *ret);
+
+/* A contested attribute hvtuned insists on that has not been repaired within the horizon:
+ * its neighbour has stopped, and it is no longer contested. Returns whether any changed. */
+bool hvt_track_contest_over(struct hvt_slots *s, uint64_t now, uint64_t horizon);
+
+/* The plan as the yields leave it: an attribute yielded stays yielded (out of the plan) while
+ * the plan wants the same value of it and insist does not name it; otherwise the yield ends
+ * and the slot is an ordinary one again (a new value or insist: managed, its first write a
+ * tune; no longer in the plan: its original goes back as hvt_track_plan() says). Call before
+ * hvt_track_plan(). */
+void hvt_track_yields(struct hvt_slots *s, struct hvt_plan *plan, uint32_t insist);
+
+/* What a yielded slot's restore expects to find: hvtuned's value as the kernel kept it. Found
+ * so, the neighbour has not written since, and the original goes back; found otherwise, the
+ * neighbour's value stays (HVT_LEFT), as a value put back over it would be written again. */
+const char *hvt_slot_yield_left(const struct hvt_slot *slot);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The udev rule, run by the real udev rules engine (udevadm test) on umockdev VMs: every
-# Hyper-V disk, and nothing else, is tagged for systemd and wants hvtuned.service. udevadm of
+# storvsc disk and Azure NVMe namespace, and nothing else (QEMU's and a Linux target's NVMe,
+# partitions, a hidden per-path device), is tagged for systemd and wants hvtuned.service. udevadm of
 # systemd 252 has no "verify"; a rule it cannot parse is logged by name, and fails here.
 # Needs root (a private mount namespace puts the rule in /etc/udev/rules.d); exits 77 without.
 # usage: test-rules.sh RULES_FILE TESTBEDS_DIR
@@ -36,4 +37,6 @@ check() {  # check TESTBED "hyper-v disks" "other devices"
 check azure-gen2 "sda sdb sdc sdd" "sda1 sdb1 sde vda nvme0n1 loop0 dm-0 md0"
 check gen1 "sda sdb sdc sdd" "sda1 sde"
 check wsl2 "sda sdb sdc sdd" "loop0"
+check azure-v6 "nvme0n1 nvme0n2 nvme0n3 nvme1n1" "nvme0n1p1 nvme1n1p1 nvme2n1 nvme3n1 nvme3c3n1 loop0"
+check lsv3 "sda sdb sdc sdd nvme0n1 nvme1n1" "sda1 sdb1"
 ' bash "$rules" "$testbeds"

@@ -6,7 +6,8 @@
  * opens DIR/cmdline, DIR/mountinfo or DIR/swaps when the test wrote one, and an O_EXCL open
  * of /dev/NAME fails with EBUSY, as the kernel's bd_prepare_to_claim() answers, when NAME is a
  * line of DIR/busy (a disk someone else has claimed: mounted in another namespace, a mkfs
- * under way); the files the boot advice looks at are DIR's (boot_files below) or absent.
+ * under way); the files the boot advice looks at are DIR's (boot_files below) or absent, and so are
+ * the places a contest's suspects are looked for (neighbour_files).
  * Without it, or for any other path, nothing changes. Covers open(2) and
  * openat(2) and their 64-bit names, which is how hvtuned opens them; not fopen(). Test code
  * only, preloaded into the daemon under test before umockdev's preload. */
@@ -44,6 +45,18 @@ static const char *const boot_files[][2] = {
         { "/usr/bin/dracut", "dracut" },
 };
 
+/* Where the neighbours of a contest are looked for (lib/neighbours.c): under
+ * HVTUNED_TEST_HOST the rules directories, tuned's run directory and /proc are DIR's when the
+ * test made them, absent otherwise, whatever this machine has. */
+static const char *const neighbour_files[][2] = {
+        { "/etc/udev/rules.d", "rules-etc" },
+        { "/run/udev/rules.d", "rules-run" },
+        { "/usr/lib/udev/rules.d", "rules-usr-lib" },
+        { "/lib/udev/rules.d", "rules-lib" },
+        { "/run/tuned", "run-tuned" },
+        { "/proc", "proc" },
+};
+
 static bool busy(const char *dir, const char *name) {
         char path[4096], line[256];
         bool found = false;
@@ -75,6 +88,14 @@ static int redirect(const char *path, int flags, char out[static 4096]) {
         for (size_t i = 0; i < sizeof(boot_files) / sizeof(boot_files[0]); i++)
                 if (strcmp(path, boot_files[i][0]) == 0) {
                         snprintf(out, 4096, "%s/%s", dir, boot_files[i][1]);
+                        if (access(out, F_OK) == 0)
+                                return 1;
+                        errno = ENOENT;
+                        return -1;
+                }
+        for (size_t i = 0; i < sizeof(neighbour_files) / sizeof(neighbour_files[0]); i++)
+                if (strcmp(path, neighbour_files[i][0]) == 0) {
+                        snprintf(out, 4096, "%s/%s", dir, neighbour_files[i][1]);
                         if (access(out, F_OK) == 0)
                                 return 1;
                         errno = ENOENT;

@@ -7,14 +7,18 @@
  * with "none" as none, "deadline" as mq-deadline) and refuses one it does not offer (EINVAL),
  * takes numbers as kstrtoul() does up to UINT_MAX, keeps read_ahead_kb in whole pages, raises
  * nr_requests to at least 4 and refuses it beyond MAX_SCHED_RQ under an elevator or beyond the
- * host's can_queue under none (block/elevator.c, block/blk-sysfs.c; tests/kernel/kernel-answers.h
+ * tag depth under none (a SCSI host's can_queue, any other disk's mq/0/nr_tags: an NVMe
+ * controller's tag set), refuses nr_requests on a bio-based queue (a multipath head, where the
+ * kernel still shows the attributes: its scheduler reads "none" unbracketed and takes any name
+ * without a change) (block/elevator.c, block/blk-sysfs.c; tests/kernel/kernel-answers.h
  * holds what a real kernel answered, and both are tested against it), and resets nr_requests on
  * every scheduler switch, as blk_mq_init_sched() does (block/blk-mq-sched.c; seen on 6.1 and
  * 6.18): to the tag depth for none, to 2 x min(tag depth, BLKDEV_DEFAULT_RQ) for an elevator;
  * a store of max_sectors_kb, add_random or iostats commits the limits, and what that does to
  * read-ahead, "none" while none is active, and EBUSY from a trylock follow the kernel that
  * $HVTUNED_TEST_KERNEL names (kernel_version() below; tests/kernel/kernel-answers.h's couplings);
- * a LUN's timeout and its disk's io_timeout show one rq_timeout, in jiffies of HZ 250;
+ * a LUN's timeout and its disk's io_timeout show one rq_timeout, in jiffies of HZ 250 (an NVMe
+ * namespace's io_timeout is its queue's alone, with no LUN beside it; 0 is EINVAL everywhere);
  * a uint module parameter takes what kstrtouint() takes, ERANGE beyond UINT_MAX
  * (kernel/params.c). An attribute without
  * write permission cannot be opened for writing, not even by root (kernfs_fop_open(): EACCES);
@@ -318,6 +322,13 @@ static void active_of(const char *list, char out[static CONTENT_MAX]) {
         snprintf(out, CONTENT_MAX, "%.*s", open ? (int) strcspn(open + 1, "]") : 0, open ? open + 1 : "");
 }
 
+/* Whether a scheduler attribute reads as a bio-based queue's: "none" and no brackets. */
+static bool bio_based(const char *list) {
+        size_t n = strspn(list, " ");
+
+        return strncmp(list + n, "none", 4) == 0 && list[n + 4 + strspn(list + n + 4, " \n")] == '\0';
+}
+
 /* elv_iosched_store(): the name is what fits in ELV_NAME_MAX, blanks stripped (strscpy(),
  * strstrip()). A multi-queue kernel (its list offers none) takes any name that starts with
  * "none" as none, since elevator_change() compares four characters, and "deadline" as
@@ -325,6 +336,14 @@ static void active_of(const char *list, char out[static CONTENT_MAX]) {
 static int store_scheduler(const char *old, const char *buf, size_t len, char shown[static CONTENT_MAX]) {
         char name[ELV_NAME_MAX], *p, *e;
         bool mq = offers(old, "none");
+
+        /* A bio-based queue (a multipath head) on a kernel that still shows it the attribute
+         * reads "none", unbracketed (elv_iosched_show()), and takes any write without a
+         * change: elv_iosched_store() returns at once when !elv_support_iosched(). */
+        if (bio_based(old)) {
+                snprintf(shown, CONTENT_MAX, "%s", old);
+                return 0;
+        }
 
         snprintf(name, sizeof(name), "%.*s", (int) (len < sizeof(name) ? len : sizeof(name) - 1), buf);
         for (p = name; isspace((unsigned char) *p); p++)
@@ -393,11 +412,11 @@ static long long read_number(const char *path) {
         return end == buf ? -1 : v;
 }
 
-/* The tag depths read so far, by their host's path (FNV-1a): the kernel sizes a host's tags
- * once, as it adds the host, so a depth read once holds until a driver bind or unbind (a
+/* The tag depths read so far, by their SCSI host's path or their disk's (FNV-1a): the kernel
+ * sizes a host's (a controller's) tags once, as it adds it, so a depth read once holds until a driver bind or unbind (a
  * re-probe, which a test plays by putting a host back at the same path). Each disk of a host
  * would read it again otherwise. */
-#define DEPTHS_MAX 16
+#define DEPTHS_MAX 64
 static struct depth {
         uint64_t host_hash;
         long long depth;
@@ -412,28 +431,16 @@ static uint64_t fnv1a(const char *s, size_t n) {
         return h;
 }
 
-/* The tag depth of the disk's SCSI host: its can_queue (scsi_mq_setup_tags()), from
- * ".../hostN/target.../block/sdX/queue/nr_requests"; -1 when there is none to read. */
-static long long tag_depth(const char *path) {
-        char host[4096], can_queue[4200];
-        const char *p, *h = NULL;
-        uint64_t hash;
+/* The depth read before for the key (the first n bytes of path), or for the file at
+ * depth_path, read now and remembered; -1 when there is none to read. */
+static long long remembered_depth(const char *path, size_t n, const char *depth_path) {
+        uint64_t hash = fnv1a(path, n);
         long long depth;
-        size_t n;
 
-        for (p = strstr(path, "/host"); p; p = strstr(p + 1, "/host"))
-                if (p[5] >= '0' && p[5] <= '9')
-                        h = p + 1;
-        if (!h)
-                return -1;
-        n = strcspn(h, "/");
-        hash = fnv1a(path, (size_t) (h - path) + n);
         for (size_t i = 0; i < n_depths; i++)
                 if (depths[i].host_hash == hash)
                         return depths[i].depth;
-        snprintf(host, sizeof(host), "%.*s", (int) n, h);
-        snprintf(can_queue, sizeof(can_queue), "%.*s/scsi_host/%s/can_queue", (int) (h - path + n), path, host);
-        depth = read_number(can_queue);
+        depth = read_number(depth_path);
         if (depth > 0) {
                 depths[next_depth] = (struct depth) { hash, depth };
                 next_depth = (next_depth + 1) % DEPTHS_MAX;
@@ -443,6 +450,31 @@ static long long tag_depth(const char *path) {
         return depth;
 }
 
+/* The tag depth of a disk, from ".../block/sdX/queue/nr_requests" or ".../nvme0n1/queue/...":
+ * a SCSI disk's is its host's can_queue (scsi_mq_setup_tags()); any other disk's (an NVMe
+ * namespace's: its controller's tag set, min(CAP.MQES + 1, io_queue_depth) - 1 in
+ * drivers/nvme/host/pci.c) is what its hw queues show, mq/0/nr_tags. -1 when there is none
+ * to read. */
+static long long tag_depth(const char *path) {
+        char file[4200];
+        const char *p, *h = NULL, *queue;
+        size_t n;
+
+        for (p = strstr(path, "/host"); p; p = strstr(p + 1, "/host"))
+                if (p[5] >= '0' && p[5] <= '9')
+                        h = p + 1;
+        if (h) {
+                n = strcspn(h, "/");
+                snprintf(file, sizeof(file), "%.*s/scsi_host/%.*s/can_queue", (int) (h - path + n), path, (int) n, h);
+                return remembered_depth(path, (size_t) (h - path) + n, file);
+        }
+        queue = strstr(path, "/queue/");
+        if (!queue)
+                return -1;
+        snprintf(file, sizeof(file), "%.*s/mq/0/nr_tags", (int) (queue - path), path);
+        return remembered_depth(path, (size_t) (queue - path), file);
+}
+
 /* queue_requests_store(): the same value is nothing to do; below BLKDEV_MIN_RQ is raised to
  * it; on a multi-queue kernel beyond MAX_SCHED_RQ with an elevator, or beyond the tag depth
  * without one, EINVAL. */
@@ -450,14 +482,19 @@ static int store_nr_requests(const struct tracked *t, unsigned long long v, char
         char sched_path[4200], sched[CONTENT_MAX], active[CONTENT_MAX];
         long long depth;
 
+        sched[0] = '\0';
+        snprintf(sched_path, sizeof(sched_path), "%.*s/scheduler", (int) (strrchr(t->path, '/') - t->path), t->path);
+        /* queue_requests_store() refuses a bio-based queue first (where the kernel still shows
+         * it the attribute). */
+        if (read_file(sched_path, sched) && bio_based(sched))
+                return EINVAL;
         if (*t->old && (long long) v == strtoll(t->old, NULL, 10)) {
                 snprintf(shown, CONTENT_MAX, "%s", t->old);
                 return 0;
         }
         if (v < BLKDEV_MIN_RQ)
                 v = BLKDEV_MIN_RQ;
-        snprintf(sched_path, sizeof(sched_path), "%.*s/scheduler", (int) (strrchr(t->path, '/') - t->path), t->path);
-        if (read_file(sched_path, sched) && offers(sched, "none")) {
+        if (*sched && offers(sched, "none")) {
                 active_of(sched, active);
                 if (strcmp(active, "none") != 0 && *active) {
                         if (v > MAX_SCHED_RQ)
@@ -588,8 +625,15 @@ static void couple_timeouts(const struct tracked *t, unsigned long long jiffies)
 
         snprintf(path, sizeof(path), "%s", t->path);
         if (t->kind == IO_TIMEOUT_MS) {
-                for (int i = 0; i < 4 && (cut = strrchr(path, '/')); i++)
+                /* ".../H:C:T:L/block/sdX/queue/io_timeout": a SCSI disk's LUN is its parent's
+                 * parent. Any other disk (an NVMe namespace, below its controller) has no LUN
+                 * timeout: its io_timeout is its queue's alone. */
+                for (int i = 0; i < 3 && (cut = strrchr(path, '/')); i++)
                         *cut = '\0';
+                cut = strrchr(path, '/');
+                if (!cut || strcmp(cut, "/block") != 0)
+                        return;
+                *cut = '\0';
                 if (!strchr(strrchr(path, '/') ? strrchr(path, '/') : path, ':'))
                         return;   /* not a SCSI disk: no LUN timeout */
                 snprintf(path + strlen(path), sizeof(path) - strlen(path), "/timeout");

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Every system call and allocation hvtuned makes may fail at any point of its life.
 
-    sweep.py BUILD_DIR [--sample N] [--seed S] [--jobs J] [--table FILE] [--only FUNC]
+    sweep.py BUILD_DIR [--sample N] [--seed S] [--jobs J] [--table FILE] [--only FUNC] [--testbed NAME]
 
 One life of the daemon on the Azure Gen2 testbed: start and READY=1, a drift repaired (a
 distro rule's bfq on sdc, found by the periodic check), a knock-on put back (device/timeout
-moves queue/io_timeout), a reload that changes values, SIGUSR1, SIGTERM. A first life, with
+moves queue/io_timeout), a reload that changes values, SIGUSR1, SIGTERM. With --testbed
+azure-v6, the same life on Azure's NVMe disks: the platform defaults (io_timeout 240000, the
+read-ahead ceiling) applied and put back, and the drift is the accelerator's read-ahead of
+65536 come back on nvme0n2. A first life, with
 nothing failing, lists its points (tests/faults/inject.c: a function, its call site, the path
 it was about). Then, for each point, a life where it fails (at its first occurrence, at its
 last, and from its first on, each with an errno that call meets for real), followed by a
@@ -39,8 +42,18 @@ SKIP = 77
 CONFIG = ('queue = { scheduler = "none"; nr_requests = 128; };\ndevice = { timeout = 300; };\n'
           'verify_interval = 1;\nmetrics_file = "%s/metrics/hvtuned.prom";\n')
 RELOADED = CONFIG.replace("nr_requests = 128;", "nr_requests = 128; read_ahead_kb = 1024;")
-SDC = ("sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/f8b3781b-1e82-4818-a1c3-63d806ec15bb/"
-       "host1/target1:0:0/1:0:0:0/block/sdc")
+# Per testbed: the disk whose drift the periodic check repairs, the attribute, what a neighbour
+# writes there and what hvtuned's repair shows.
+DRIFT = {"azure-gen2": ("sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n", "[none]"),
+         "azure-v6": ("nvme0n2", "queue/read_ahead_kb", "65536\n", "128")}
+
+
+def disk_dir(root, name):
+    """The syspath of the block disk name below root's sys/devices (relative to root)."""
+    for d, dirs, _ in os.walk(os.path.join(root, "sys/devices")):
+        if os.path.basename(d) == name and "queue" in dirs:
+            return os.path.relpath(d, root)
+    raise SystemExit(f"sweep.py: no disk {name} in the testbed")
 WAIT_READY, WAIT_STOP = 15, 5
 
 # Errnos each call meets for real: opens run out of descriptors or are refused, sysfs answers
@@ -173,8 +186,9 @@ def pristine(testbed, kernel_tar):
 
 
 class Life:
-    def __init__(self, build, testbed_root):
+    def __init__(self, build, testbed_root, drift):
         self.build = build
+        self.drift = drift
         self.dir = tempfile.mkdtemp(prefix="hvtuned-faults.")
         os.chmod(self.dir, 0o755)
         self.root = os.path.join(self.dir, "tb")
@@ -244,15 +258,17 @@ class Life:
                 return f"exited with {rc} at start without READY=1 and said nothing"
             return None
         if faulty:
-            # A distro rule's bfq on sdc: the periodic check (verify_interval = 1) repairs it.
-            sched = os.path.join(self.root, SDC, "queue/scheduler")
-            with open(sched, "w") as f:
-                f.write("none mq-deadline kyber [bfq] \n")
+            # A neighbour's value (a distro rule's bfq on sdc, the accelerator's read-ahead): the
+            # periodic check (verify_interval = 1) repairs it.
+            name, attr, theirs, ours = self.drift
+            path = os.path.join(self.root, disk_dir(self.root, name), attr)
+            with open(path, "w") as f:
+                f.write(theirs)
             deadline = time.monotonic() + 1.5
             while time.monotonic() < deadline:
                 time.sleep(0.05)
-                with open(sched) as f:
-                    if "[none]" in f.read():
+                with open(path) as f:
+                    if ours in f.read():
                         break
             self.write_config(RELOADED)
             proc.send_signal(signal.SIGHUP)
@@ -302,7 +318,7 @@ class Life:
 
 
 def record(args):
-    life = Life(args.build, args.root)
+    life = Life(args.build, args.root, args.drift)
     try:
         rec = os.path.join(life.dir, "points")
         why = life.live("record", {"HVTUNED_INJECT_RECORD": rec}, True)
@@ -339,7 +355,7 @@ def run_one(args, inj):
     import errno as errno_mod
     func, site, path, n, err, mode = inj
     for attempt in range(2):
-        life = Life(args.build, args.root)
+        life = Life(args.build, args.root, args.drift)
         try:
             hit = os.path.join(life.dir, "hit")
             spec = "\t".join([func, site, path, str(n), str(getattr(errno_mod, err)), mode])
@@ -369,13 +385,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--table")
     ap.add_argument("--only")
+    ap.add_argument("--testbed", default="azure-gen2", choices=sorted(DRIFT))
     args = ap.parse_args()
     if os.geteuid() != 0 or not shutil.which("umockdev-run"):
         print("SKIP: needs root and umockdev-run")
         return SKIP
     args.build = os.path.abspath(args.build)
-    args.testbed = os.path.join(args.build, "tests", "testbeds", "azure-gen2.umockdev")
-    args.kernel_tar = os.path.join(args.build, "tests", "testbeds", "azure-gen2.kernel.tar")
+    args.drift = DRIFT[args.testbed]
+    args.kernel_tar = os.path.join(args.build, "tests", "testbeds", args.testbed + ".kernel.tar")
+    args.testbed = os.path.join(args.build, "tests", "testbeds", args.testbed + ".umockdev")
     args.root = pristine(args.testbed, args.kernel_tar)
     try:
         return sweep(args)

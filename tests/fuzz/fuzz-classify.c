@@ -440,7 +440,7 @@ static void model_walk(const char *syspath, struct model *m) {
                         m->sdev = len;
                 else if (!device_below && (strcmp(subsystem, "nvme") == 0 || strcmp(subsystem, "nvme-subsystem") == 0)) {
                         m->nvme = len;
-                        m->head = subsystem[4] == '-';
+                        m->head = strcmp(subsystem, "nvme-subsystem") == 0;
                 }
                 device_below = true;
         }

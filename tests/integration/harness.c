@@ -717,9 +717,17 @@ static int compare_strings(gconstpointer a, gconstpointer b) {
  * ".../1:0:0:0/timeout" -> "1:0:0:0/timeout": short, and still unique on a testbed. */
 static char *short_name(const char *path) {
         const char *b = g_strrstr(path, "/block/"), *p;
+        g_autoptr(GMatchInfo) match = NULL;
+        static GRegex *nvme;
 
         if (b)
                 return g_strdup(b + 7);
+        /* An NVMe namespace sits below its controller or subsystem, not in a block/ directory:
+         * named from its own (or its partition's) directory, "nvme0n2/queue/io_timeout". */
+        if (!nvme)
+                nvme = g_regex_new("^.*/(nvme[0-9]+(c[0-9]+)?n[0-9]+(p[0-9]+)?/.+)$", 0, 0, NULL);
+        if (g_regex_match(nvme, path, 0, &match))
+                return g_match_info_fetch(match, 1);
         p = strrchr(path, '/');
         while (p && p > path && p[-1] != '/')
                 p--;

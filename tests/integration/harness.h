@@ -171,7 +171,7 @@ GHashTable *snapshot_take(void);
 char *snapshot_diff_values(GHashTable *before, GHashTable *after);
 
 /* The files whose content differs, sorted, one a line, each named from its disk or LUN:
- * "sda/queue/scheduler", "1:0:0:0/timeout". */
+ * "sda/queue/scheduler", "1:0:0:0/timeout", "nvme0n2/queue/io_timeout". */
 char *snapshot_diff(GHashTable *before, GHashTable *after);
 
 /* Writes to the Azure VM's Hyper-V disks as inotify tells of them (IN_CLOSE_WRITE), which

@@ -86,12 +86,16 @@ static void revert_repaired(const struct hv_run *run, UMockdevTestbed *tb, const
         g_free(needle);
 }
 
+/* Fought over, the scheduler is repaired on, pausing at the budget (track.h). */
+#define INSIST_SCHEDULER "contested = { queue = { scheduler = \"insist\"; }; };\n"
+
 START_TEST(test_repair_budget) {
         struct hv_run run;
         UMockdevTestbed *tb;
         char *config, *err;
 
-        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        /* insist: the default would yield the scheduler of sdc for good (test-neighbours). */
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n" INSIST_SCHEDULER);
         /* Ten repairs in a minute are drift; the eleventh is a fight, and hvtuned stops. */
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
                 revert_repaired(&run, tb, "sdc", i);
@@ -129,7 +133,7 @@ START_TEST(test_pause_ends) {
         UMockdevTestbed *tb;
         char *config, *err;
 
-        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n" INSIST_SCHEDULER);
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
                 revert_repaired(&run, tb, "sdc", i);
                 revert_repaired(&run, tb, "sdd", i);

@@ -11,10 +11,8 @@
  * namespace, with JOURNAL_STREAM naming hvtuned's stderr as systemd does: the test reads the
  * very fields journald would store. Needs root for the namespace: exits 77 (skip) without. */
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -29,13 +27,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "journal.h"
 #include "kernel-answers.h"
 #include "messages.h"
 #include "testutil.h"
 
 #define SKIP 77
-#define JOURNAL_DIR "/run/systemd/journal"
-#define JOURNAL_SOCKET JOURNAL_DIR "/socket"
 
 #define CONFIG \
         "queue  = { scheduler = \"none\"; nr_requests = 128; read_ahead_kb = 4096; };\n" \
@@ -129,164 +126,23 @@ static const struct fault_case {
           EBADMSG, "sdb queue/nr_requests: 2534 -> 128 (failed: Bad message)", "128", STATUS_FAILED, TOLD },
 };
 
-/* The journal's socket, and the entries read from it (GHashTable: field -> first value). */
-static int journal_fd = -1;
-static pthread_t journal_reader;
-static GMutex journal_lock;
-static GPtrArray *journal_entries;
-static unsigned journal_barriers;
-
-/* One datagram of the native protocol: "FIELD=value\n", or "FIELD\n" + le64 size + data + "\n". */
-static GHashTable *parse_entry(const char *p, size_t len) {
-        GHashTable *e = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-        const char *end = p + len;
-
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t) (end - p)), *eq;
-                char *name, *value;
-
-                if (!nl)
-                        break;
-                eq = memchr(p, '=', (size_t) (nl - p));
-                if (eq) {
-                        name = g_strndup(p, (size_t) (eq - p));
-                        value = g_strndup(eq + 1, (size_t) (nl - eq - 1));
-                        p = nl + 1;
-                } else {
-                        uint64_t size;
-
-                        name = g_strndup(p, (size_t) (nl - p));
-                        p = nl + 1;
-                        ck_assert_int_ge(end - p, 8);
-                        memcpy(&size, p, 8);
-                        size = le64toh(size);
-                        p += 8;
-                        ck_assert_uint_ge((uint64_t) (end - p), size + 1);
-                        value = g_strndup(p, size);
-                        p += size + 1;
-                }
-                if (g_hash_table_contains(e, name)) {
-                        g_free(name);
-                        g_free(value);
-                } else
-                        g_hash_table_insert(e, name, value);
-        }
-        return e;
-}
-
-static void *journal_read(void *userdata) {
-        static char buf[256 * 1024];
-
-        (void) userdata;
-        for (;;) {
-                ssize_t n = recv(journal_fd, buf, sizeof(buf), 0);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return NULL;
-                g_mutex_lock(&journal_lock);
-                g_ptr_array_add(journal_entries, parse_entry(buf, (size_t) n));
-                g_mutex_unlock(&journal_lock);
-        }
-}
-
-static void journal_start(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
-
-        /* A private /run: the host's journal never sees these entries, nor any other. */
-        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
-        ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
-        ck_assert_int_eq(mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"), 0);
-        ck_assert_int_eq(mkdir("/run/systemd", 0755), 0);
-        ck_assert_int_eq(mkdir(JOURNAL_DIR, 0755), 0);
-
-        journal_entries = g_ptr_array_new_with_free_func((GDestroyNotify) g_hash_table_unref);
-        journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(journal_fd, 0);
-        ck_assert_int_eq(bind(journal_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        ck_assert_int_eq(pthread_create(&journal_reader, NULL, journal_read, NULL), 0);
-        hvtuned_log_to_journal(true);
-}
-
-static void journal_stop(void) {
-        ck_assert_int_eq(shutdown(journal_fd, SHUT_RDWR), 0);
-        ck_assert_int_eq(pthread_join(journal_reader, NULL), 0);
-        close(journal_fd);
-        g_ptr_array_unref(journal_entries);
-}
-
-/* Waits until the reader has every entry sent before now: datagrams on one socket are
- * received in the order they were sent, so a marker of the test's own comes after them. */
-static void journal_sync(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
-        char marker[64], value[32];
-        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        bool seen = false;
-        int n;
-
-        snprintf(value, sizeof(value), "%u", ++journal_barriers);
-        n = snprintf(marker, sizeof(marker), "TEST_BARRIER=%s\n", value);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(sendto(fd, marker, (size_t) n, 0, (struct sockaddr *) &sa, sizeof(sa)), n);
-        close(fd);
-        for (int waited = 0; !seen; waited += 10) {
-                ck_assert_msg(waited < 20000, "the journal reader did not get marker %s", value);
-                usleep(10 * 1000);
-                g_mutex_lock(&journal_lock);
-                for (size_t i = 0; i < journal_entries->len && !seen; i++)
-                        seen = g_strcmp0(g_hash_table_lookup(journal_entries->pdata[i], "TEST_BARRIER"), value) == 0;
-                g_mutex_unlock(&journal_lock);
-        }
-}
-
-static const char *field(GHashTable *e, const char *name) {
-        const char *v = g_hash_table_lookup(e, name);
-
-        return v ? v : "(none)";
-}
-
-/* The entries since entry from whose field has value: a GPtrArray of borrowed entries. */
-static GPtrArray *journal_find(size_t from, const char *name, const char *value) {
-        GPtrArray *found = g_ptr_array_new();
-
-        journal_sync();
-        g_mutex_lock(&journal_lock);
-        for (size_t i = from; i < journal_entries->len; i++)
-                if (g_strcmp0(g_hash_table_lookup(journal_entries->pdata[i], name), value) == 0)
-                        g_ptr_array_add(found, journal_entries->pdata[i]);
-        g_mutex_unlock(&journal_lock);
-        return found;
-}
-
-static size_t journal_count(void) {
-        size_t n;
-
-        journal_sync();
-        g_mutex_lock(&journal_lock);
-        n = journal_entries->len;
-        g_mutex_unlock(&journal_lock);
-        return n;
-}
-
 /* Every attribute result that is neither applied nor unchanged since entry from, as
  * "sdb queue/nr_requests failed", one a line. */
 static char *journal_problems(size_t from) {
+        GPtrArray *entries = journal_find(from, NULL, NULL);
         GString *s = g_string_new(NULL);
 
-        journal_sync();
-        g_mutex_lock(&journal_lock);
-        for (size_t i = from; i < journal_entries->len; i++) {
-                GHashTable *e = journal_entries->pdata[i];
+        for (size_t i = 0; i < entries->len; i++) {
+                GHashTable *e = entries->pdata[i];
                 const char *result = g_hash_table_lookup(e, "HVTUNED_RESULT");
 
                 /* A knock-on (io_timeout after device/timeout) is told, not a problem. */
                 if (result && strcmp(result, "applied") != 0 && strcmp(result, "unchanged") != 0 &&
                     strcmp(result, "knocked on") != 0)
-                        g_string_append_printf(s, "%s %s %s\n", field(e, "HVTUNED_DEVICE"),
-                                               field(e, "HVTUNED_ATTR"), result);
+                        g_string_append_printf(s, "%s %s %s\n", journal_field(e, "HVTUNED_DEVICE"),
+                                               journal_field(e, "HVTUNED_ATTR"), result);
         }
-        g_mutex_unlock(&journal_lock);
+        g_ptr_array_unref(entries);
         return hv_keep(g_string_free(s, FALSE));
 }
 
@@ -296,18 +152,18 @@ static void assert_result_entry(const struct fault_case *c) {
         char errno_text[16];
 
         for (size_t i = 0; i < found->len; i++)
-                if (strcmp(field(found->pdata[i], "HVTUNED_DEVICE"), c->disk) == 0) {
+                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), c->disk) == 0) {
                         ck_assert_msg(!e, "%s: more than one entry for %s %s", c->name, c->disk, c->attr);
                         e = found->pdata[i];
                 }
         ck_assert_msg(e, "%s: no journal entry for %s %s", c->name, c->disk, c->attr);
         snprintf(errno_text, sizeof(errno_text), "%d", c->error);
-        ck_assert_str_eq(field(e, "MESSAGE"), c->message);
-        ck_assert_str_eq(field(e, "HVTUNED_RESULT"), c->result);
-        ck_assert_str_eq(field(e, "ERRNO"), errno_text);
-        ck_assert_str_eq(field(e, "HVTUNED_ACTION"), "tune");
+        ck_assert_str_eq(journal_field(e, "MESSAGE"), c->message);
+        ck_assert_str_eq(journal_field(e, "HVTUNED_RESULT"), c->result);
+        ck_assert_str_eq(journal_field(e, "ERRNO"), errno_text);
+        ck_assert_str_eq(journal_field(e, "HVTUNED_ACTION"), "tune");
         /* failed is an error, unsupported a warning (syslog 3 and 4). */
-        ck_assert_str_eq(field(e, "PRIORITY"), strcmp(c->result, "failed") == 0 ? "3" : "4");
+        ck_assert_str_eq(journal_field(e, "PRIORITY"), strcmp(c->result, "failed") == 0 ? "3" : "4");
         g_ptr_array_unref(found);
 }
 
@@ -421,20 +277,20 @@ START_TEST(test_param_fault) {
         ck_assert_uint_eq(found->len, 1);
         e = found->pdata[0];
         snprintf(errno_text, sizeof(errno_text), "%d", c->error);
-        ck_assert_str_eq(field(e, "MESSAGE"), c->message);
-        ck_assert_str_eq(field(e, "HVTUNED_RESULT"), c->result);
-        ck_assert_str_eq(field(e, "ERRNO"), errno_text);
+        ck_assert_str_eq(journal_field(e, "MESSAGE"), c->message);
+        ck_assert_str_eq(journal_field(e, "HVTUNED_RESULT"), c->result);
+        ck_assert_str_eq(journal_field(e, "ERRNO"), errno_text);
         g_ptr_array_unref(found);
 
         found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_CONTROLLER);
         ck_assert_uint_eq(found->len, 2);
         for (size_t i = 0; i < found->len; i++)
-                ck_assert(g_str_has_suffix(field(found->pdata[i], "MESSAGE"), c->controller_tail));
+                ck_assert(g_str_has_suffix(journal_field(found->pdata[i], "MESSAGE"), c->controller_tail));
         g_ptr_array_unref(found);
         found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_HWQ_ADVICE);
         ck_assert_uint_eq(found->len, c->advice ? 1 : 0);
         if (c->advice)
-                assert_contains(field(found->pdata[0], "MESSAGE"), c->advice);
+                assert_contains(journal_field(found->pdata[0], "MESSAGE"), c->advice);
         g_ptr_array_unref(found);
 
         snprintf(wanted, sizeof(wanted), "hv_storvsc parameters/storvsc_max_hw_queues %s\n", c->result);
@@ -544,21 +400,20 @@ START_TEST(test_hostile_identity_escaped) {
         found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_DISK_FOUND);
         ck_assert_uint_eq(found->len, 4);
         for (size_t i = 0; i < found->len; i++)
-                if (strcmp(field(found->pdata[i], "HVTUNED_DEVICE"), "sda") == 0)
-                        assert_contains(field(found->pdata[i], "MESSAGE"), HOSTILE_SHOWN);
+                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), "sda") == 0)
+                        assert_contains(journal_field(found->pdata[i], "MESSAGE"), HOSTILE_SHOWN);
         g_ptr_array_unref(found);
         hvtuned_stop(&run);
-        journal_sync();
-        g_mutex_lock(&journal_lock);
-        for (size_t i = 0; i < journal_entries->len; i++) {
+        found = journal_find(0, NULL, NULL);
+        for (size_t i = 0; i < found->len; i++) {
                 GHashTableIter it;
                 gpointer name, value;
 
-                g_hash_table_iter_init(&it, journal_entries->pdata[i]);
+                g_hash_table_iter_init(&it, found->pdata[i]);
                 while (g_hash_table_iter_next(&it, &name, &value))
                         assert_no_control(name, value);
         }
-        g_mutex_unlock(&journal_lock);
+        g_ptr_array_unref(found);
         journal_stop();
         unlink(config);
         g_object_unref(tb);

@@ -76,6 +76,31 @@ START_TEST(test_every_size) {
 }
 END_TEST
 
+/* Azure's v6 VM (2 vCPUs): the accelerator and the Direct Disk v2 reported with their queues (a
+ * namespace's tag set: 2 hw queues of 1023 tags), the decoys (QEMU's controller, a Linux NVMe/TCP
+ * target) not at all. Its kernel (6.14) has no NVMe BTF and is no row of the table: memory
+ * unknown, said on a line of --once's summary. Under native multipath (azure-v6-mpath) the
+ * figures come from the hidden path devices below each controller. */
+START_TEST(test_nvme_controller) {
+        static const char *const beds[] = { "azure-v6", "azure-v6-mpath" };
+        UMockdevTestbed *tb;
+        char *err;
+
+        host_files(AZURE_CMDLINE, NULL, NULL, NULL);
+        tb = testbed_load(beds[_i]);
+        ck_assert_int_eq(hvtuned_run_once("", &err), 0);
+        assert_contains(err, "nvme0 (MSFT NVMe Accelerator v1.0, nvme-accelerator): 2 I/O queues x 1023 requests "
+                        "(1024 ring entries), memory unknown (unknown layout); ");
+        assert_contains(err, "nvme1 (Microsoft NVMe Direct Disk v2, nvme-direct-v2): 2 I/O queues x 1023 requests "
+                        "(1024 ring entries), memory unknown (unknown layout); ");
+        assert_contains(err, "\nNVMe: 2 Azure controllers, memory unknown\n");
+        ck_assert_ptr_null(strstr(err, "QEMU NVMe Ctrl"));
+        ck_assert_ptr_null(strstr(err, "nvme3 ("));
+        ck_assert_ptr_null(strstr(err, "nvme2 ("));
+        g_object_unref(tb);
+}
+END_TEST
+
 /* IDE controllers have one queue and are never capped; the SCSI one of the same VM is. */
 START_TEST(test_gen1_ide) {
         UMockdevTestbed *tb;
@@ -398,6 +423,7 @@ int main(void) {
         tcase_set_timeout(cap, 60);
         tcase_add_loop_test(cap, test_every_size, 0, G_N_ELEMENTS(every_size));
         tcase_add_test(cap, test_gen1_ide);
+        tcase_add_loop_test(cap, test_nvme_controller, 0, 2);
         tcase_add_test(cap, test_wsl_capped);
         tcase_add_test(cap, test_azure_capped);
         tcase_add_test(cap, test_cmdline_too_large);

@@ -2,8 +2,8 @@
 /* Owns: checking the write log against the allowlist (see writes.h).
  *
  * The allowlist is the lib's own table, but the directory is judged here from the path:
- * queue/ of a block device, the LUN's directory, the module's parameters/, the driver's
- * directory. A name of the right group in the wrong place fails like a name not listed. */
+ * queue/ of a block device (a SCSI disk's, in block/, or an NVMe namespace's), the LUN's
+ * directory, the module's parameters/, the driver's directory. A name of the right group in the wrong place fails like a name not listed. */
 #include <check.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -47,9 +47,26 @@ static bool is_lun_dir(const char *dir, size_t len) {
         return sscanf(base, "%u:%u:%u:%u%c", &a, &b, &c, &d, &tail) == 5 && tail == '/';
 }
 
+/* ".../nvme0n2/queue": the queue of an NVMe namespace, below its controller or (a multipath
+ * head) its subsystem. Never a hidden path device's ("nvme0c0n2", written through its head
+ * only) nor anything else's. */
+static bool is_nvme_queue_dir(const char *dir, size_t len) {
+        const char *base;
+        unsigned a, b;
+        int n = -1;
+
+        if (!ends_with(dir, len, "/queue"))
+                return false;
+        len -= strlen("/queue");
+        base = dir + len;
+        while (base > dir && base[-1] != '/')
+                base--;
+        return sscanf(base, "nvme%un%u/queue%n", &a, &b, &n) == 2 && n == (int) (dir + len - base) + 6;
+}
+
 /* The group whose directory dir (the path up to its last '/') is, or -1. */
 static int dir_group(const char *path, size_t len) {
-        if (ends_with(path, len, "/queue") && strstr(path, "/block/"))
+        if (ends_with(path, len, "/queue") && (strstr(path, "/block/") || is_nvme_queue_dir(path, len)))
                 return HVT_GROUP_QUEUE;
         if (ends_with(path, len, "/module/hv_storvsc/parameters"))
                 return HVT_GROUP_MODULE;

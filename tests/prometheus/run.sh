@@ -90,7 +90,10 @@ pids+=("$!")
 wait_query 'hvtuned_disks{result="tuned"}' 4
 wait_query 'hvtuned_disks{result="failed"}' 0
 wait_query 'hvtuned_hw_queue_cap' 4
-wait_query 'sum(hvtuned_attributes)' 4
+# Each disk's scheduler, and the platform's read-ahead ceiling (a file that does not name
+# read_ahead_kb gets it): 2 an Azure disk.
+wait_query 'sum(hvtuned_attributes)' 8
+wait_query 'sum(hvtuned_disks_managed{kind="scsi"})' 4
 wait_query 'count(hvtuned_controller_hw_queues > on(instance, job) group_left hvtuned_hw_queue_cap)' 2
 # The memory the cap would win back, as STATUS says it (~169 MiB), to the byte.
 want=$(awk '/^hvtuned_controller_preallocated_bytes/ {a += $2} /^hvtuned_controller_capped_preallocated_bytes/ {b += $2} END {print a - b}' "$work/textfile/hvtuned.prom")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Emit a umockdev testbed (record format) of a Linux guest with Hyper-V storvsc disks.
+"""Emit a umockdev testbed (record format) of a Linux guest with Hyper-V storvsc disks, or
+Azure's NVMe disks, or both.
 
 Usage:
     mkvm.py PROFILE [OPTIONS]         whole VM (hot-plug LUNs left out)
@@ -7,6 +8,7 @@ Usage:
                                       base LUN shares it), scsi_device, disk, partitions
     mkvm.py PROFILE --only-host N     fragment for SCSI host N as a re-probe brings it back:
                                       the host and its base LUNs, as new disk instances
+    mkvm.py PROFILE --nvme-hotplug    fragment of the NVMe namespaces hot-added later
     mkvm.py PROFILE --list-luns       "H:C:T:L sdX controller-guid[ hotplug]" per Hyper-V LUN
     mkvm.py PROFILE --kernel-tar      a tar of what the profile's kernel has beside its devices
                                       for hvtuned's request layout: sys/kernel/btf/ (vmlinux,
@@ -28,7 +30,12 @@ What it models (one VM description in PROFILES -> devices, emitted parents first
   vmbus device (a vmbus device that is not storage). Beside the devices: /sys/devices/system/cpu
   (present, possible, online), /sys/module/hv_storvsc (parameters/; initstate when storvsc
   is a loadable module, none when built in, as on WSL) and /sys/bus/vmbus/drivers/hv_storvsc
-  (bind, unbind). umockdev takes only P: paths below /devices, so these are written as
+  (bind, unbind). Azure's NVMe disks (profiles with "nvme"; the NVMe section below has the
+  facts): acpi VMBUS:NN -> vmbus <instance guid> (driver hv_pci) -> pci<domain>:00 (a bare
+  host bridge) -> <domain>:00:00.0 (pci, driver nvme) -> nvme/nvmeN (class nvme) ->
+  nvmeNnM (block; ngNnM nvme-generic) -> nvmeNnMpK, with nvme-subsysN beside; or, under
+  native multipath, the head nvme-subsysN/nvmeNnM and the hidden path nvmeNcNnM below the
+  controller. umockdev takes only P: paths below /devices, so these are written as
   /devices/../module/... : umockdev joins the path and makes them where sysfs has them (with
   a subsystem link and a /sys/class/<subsystem> link more than sysfs has).
 
@@ -61,6 +68,11 @@ import sys
 SCSI_CLASS = "ba6163d9-04a1-4d29-b605-72e2ffb1dc7f"
 IDE_CLASS = "32412632-86cb-44a2-9b5c-50d1417354f5"
 NETVSC_CLASS = "f8615163-df3e-46c5-913f-f2d2f965ed0e"
+# Azure's NVMe controllers, by model (see the NVMe section below), and hv_pci's VMBus class.
+ACCEL = "MSFT NVMe Accelerator v1.0"
+DIRECT = "Microsoft NVMe Direct Disk"
+DIRECT2 = "Microsoft NVMe Direct Disk v2"
+HV_PCI_CLASS = "44c4f61d-4444-4400-9d52-802e27ede19f"
 GEN2_VMBUS = "/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00"
 GEN1_VMBUS = "/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0A03:00/device:07/VMBUS:01"
 GIB = 2 * 1024 * 1024  # 512-byte sectors per GiB
@@ -76,6 +88,12 @@ KERNELS = {
     "5.10": dict(sched=["mq-deadline", "kyber", "none"], mq=True, io_timeout=True,
                  max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="1",
                  hwq_param=False, diskseq=False, ring_requests=369),
+    # A newer Azure kernel: blk-sysfs.c's blk_mq_queue_attrs group, which a bio-based queue (a
+    # multipath head) does not show (the release that brought it is not pinned here: the vm
+    # tier reports what real kernels show); the elevators loaded at boot only (kyber and bfq
+    # are modules). Its release string and BTF are plausible, not a measured kernel's.
+    "6.14": dict(sched=["none", "mq-deadline"], mq=True, io_timeout=True, bio_split=True,
+                 max_sectors_kb=1280, cap_sd="0", cap_removable="1", use_blk_mq="1"),
     # nr_hw_queues (scsi_host) came in 5.10.
     "legacy": dict(sched=["noop", "deadline", "cfq"], mq=False, io_timeout=False,
                    max_sectors_kb=512, cap_sd="50", cap_removable="51", use_blk_mq="0",
@@ -87,6 +105,7 @@ KERNELS = {
 # as its modules have no BTF), WSL's and the legacy one a distribution's own numbering.
 OSRELEASE = {
     "6x": "6.8.0-1021-azure",
+    "6.14": "6.14.0-1012-azure",
     "5.15": "5.15.167.4-microsoft-standard-WSL2",
     "5.10": "5.10.0-46-amd64",
     "legacy": "3.10.0-1160.el7.x86_64",
@@ -101,6 +120,7 @@ BTF = {
            "hv_storvsc": [("scsi_cmnd", 296), ("storvsc_cmd_request", 416)]},
     "5.10": {"vmlinux": [("request", 280), ("scatterlist", 32)]},
 }
+BTF["6.14"] = BTF["6x"]   # plausible: the sizes of the 6.x row
 
 
 def btf_blob(structs, base_strs_len=None):
@@ -182,6 +202,61 @@ PROFILES = {
                 ("0:0:0:0", "sda", "mq-deadline", 30 * GIB, AZURE_OS_PARTS, False)]),
             dict(host=1, guid="b1e5a11f-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=15, luns=[
                 ("1:0:0:0", "sdb", "none", 256 * GIB, [], False)])]),
+    # An Azure v6 VM (a Standard_D2ads_v6: 2 vCPUs, one local disk of 110 GiB, as in
+    # azure-vm-utils' selftest table): no storvsc at all. OS and data disks are namespaces of
+    # the accelerator (nsid 1 the OS disk, nsid n the data disk of LUN n - 2), the local disk a
+    # Direct Disk v2 controller of its own, each on hv_pci's virtual PCI bus. Beside them
+    # decoys: a QEMU NVMe controller, and an NVMe/TCP namespace of a Linux target (nvmet sets
+    # CMIC's multi-controller bit, so native multipath: a head and a hidden path device).
+    "azure-v6": dict(vcpus=2, kernel="6.14", wbt=True, vmbus=GEN2_VMBUS, others="wsl", storvsc=False,
+        controllers=[],
+        nvme=[
+            dict(instance=0, model=ACCEL, serial="SN: 000001", firmware="v1.00000", pci_id=("1414", "B111"),
+                 hv_pci="0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20", relid=16, tags=1023, namespaces=[
+                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, parts=AZURE_OS_PARTS),
+                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512),
+                     dict(nsid=3, size=512 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, sched="mq-deadline"),
+                     dict(nsid=4, size=128 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, hotplug=True)]),
+            dict(instance=1, model=DIRECT2, serial="ebeb91bd841bceb90001", firmware="NVMDV002",
+                 pci_id=("1414", "B111"), hv_pci="7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57", relid=17, tags=1023,
+                 namespaces=[dict(nsid=1, size=110 * GIB, parts=[(1, 2048, 110 * GIB - 4096)])]),
+            dict(instance=2, model="QEMU NVMe Ctrl", serial="deadbeef", firmware="8.2.2", pci_id=("1B36", "0010"),
+                 slot="0000:00:05.0", nqn="nqn.2019-08.org.qemu:deadbeef", queues=2, tags=1023,
+                 namespaces=[dict(nsid=1, size=16 * GIB, pbs="512", sched="none")]),
+            dict(instance=3, model="Linux", serial="4f2d7a1c9e3b5a60", firmware="6.12.0", transport="tcp",
+                 address="traddr=10.0.0.4,trsvcid=4420,src_addr=10.0.0.5", traddr="10.0.0.4", trsvcid="4420",
+                 nqn="nqn.2024-01.io.example:storage1", multipath=True, cntlid=1, queues=2, tags=128,
+                 namespaces=[dict(nsid=1, size=64 * GIB, pbs="512", parts=[(1, 2048, 64 * GIB - 4096)])])]),
+    # The same VM with the accelerator under native multipath (a head for each namespace below
+    # its subsystem, the hidden path devices below the controller), on a kernel whose
+    # bio-based queue still shows scheduler "none" and nr_requests (6.8).
+    "azure-v6-mpath": dict(vcpus=2, kernel="6x", wbt=True, vmbus=GEN2_VMBUS, others="wsl", storvsc=False,
+        controllers=[],
+        nvme=[
+            dict(instance=0, model=ACCEL, serial="SN: 000001", firmware="v1.00000", pci_id=("1414", "B111"),
+                 hv_pci="0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20", relid=16, tags=1023, multipath=True, namespaces=[
+                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, parts=AZURE_OS_PARTS),
+                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512)]),
+            dict(instance=1, model=DIRECT2, serial="ebeb91bd841bceb90001", firmware="NVMDV002",
+                 pci_id=("1414", "B111"), hv_pci="7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57", relid=17, tags=1023,
+                 namespaces=[dict(nsid=1, size=110 * GIB)])]),
+    # An Lsv3 VM (a Standard_L16s_v3: 16 vCPUs, storvsc OS, resource and data disks, and two
+    # local NVMe disks, each a Direct Disk (v1) controller of its own on hv_pci's bus).
+    "lsv3": dict(vcpus=16, kernel="6x", wbt=True, vmbus=GEN2_VMBUS, others="wsl",
+        controllers=[
+            dict(host=0, guid="f8b3781a-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
+                ("0:0:0:0", "sda", "mq-deadline", 30 * GIB, AZURE_OS_PARTS, False),
+                ("0:0:0:1", "sdb", "none", 160 * GIB, [(1, 2048, 160 * GIB - 4096)], False)]),
+            dict(host=1, guid="f8b3781b-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=15, luns=[
+                ("1:0:0:0", "sdc", "none", 1024 * GIB, [], False),
+                ("1:0:0:1", "sdd", "mq-deadline", 512 * GIB, [], False)])],
+        nvme=[
+            dict(instance=0, model=DIRECT, serial="f0451a1ba53a00000001", firmware="NVMDV001",
+                 pci_id=("1414", "B111"), hv_pci="3c9e6d10-5d21-4f0b-b7a4-8e2c1f6a9d03", relid=18, tags=1023,
+                 namespaces=[dict(nsid=1, size=3750000000)]),
+            dict(instance=1, model=DIRECT, serial="f0451a1ba53a00000002", firmware="NVMDV001",
+                 pci_id=("1414", "B111"), hv_pci="9b2f4e87-e3a7-4c52-8f1d-0a6c3b5e7d14", relid=19, tags=1023,
+                 namespaces=[dict(nsid=1, size=3750000000, sched="mq-deadline")])]),
     "legacy": dict(vcpus=4, kernel="legacy", wbt=False, vmbus=GEN2_VMBUS, others="none",
         controllers=[
             dict(host=0, guid="d1b2c3a4-1e82-4818-a1c3-63d806ec15bb", cls=SCSI_CLASS, relid=14, luns=[
@@ -191,8 +266,8 @@ PROFILES = {
 
 # ---------------------------------------------------------------- record format
 class Dev:
-    def __init__(self, path, subsystem, props=(), attrs=(), links=(), node=None, driver=None):
-        self.path, self.node = path, node
+    def __init__(self, path, subsystem, props=(), attrs=(), links=(), node=None, driver=None, raw_attrs=()):
+        self.path, self.node, self.raw_attrs = path, node, list(raw_attrs)
         self.props = [("SUBSYSTEM", subsystem)] + list(props)
         self.attrs, self.links = list(attrs), list(links)
         if driver:
@@ -206,6 +281,7 @@ class Dev:
         out = [f"P: {self.path}"] + ([f"N: {self.node}"] if self.node else [])
         out += [f"E: {k}={v}" for k, v in self.props]
         out += [f"A: {k}={esc(v + chr(10))}" for k, v in self.attrs]  # sysfs ends lines in \n
+        out += [f"A: {k}={esc(v)}" for k, v in self.raw_attrs]
         out += [f"L: {k}={v}" for k, v in self.links]
         return "\n".join(out) + "\n"
 
@@ -257,18 +333,18 @@ def cpu_lists(kernel, vcpus, nq):
 def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, part_prefix=None,
                parts=(), props=(), rot="1", pbs="4096", timeout_ms=30000, max_hw_kb=2048,
                cap=None, removable="0", rng="16", device_link=None, mq=True, extra=(),
-               seq_offset=0):
+               seq_offset=0, ra_kb=128, io_min=None, io_opt=0, part_devnum=None, diskseq=None):
     k = KERNELS[kern]
     sched_txt = "none" if not mq else \
         "".join(f"[{n}] " if n == sched else n + " " for n in k["sched"])  # bio-based: "none"
     has_mq = mq and k["mq"]
     nr_req = 128 if not has_mq else (tags if sched == "none" else 2 * min(tags, 128))
-    q = [("scheduler", sched_txt), ("nr_requests", str(nr_req)), ("read_ahead_kb", "128"),
+    q = [("scheduler", sched_txt), ("nr_requests", str(nr_req)), ("read_ahead_kb", str(ra_kb)),
          ("max_sectors_kb", str(min(k["max_sectors_kb"], max_hw_kb))),
          ("max_hw_sectors_kb", str(max_hw_kb)), ("rq_affinity", "1"), ("nomerges", "0"),
          ("add_random", "1" if rot == "1" else "0"), ("iostats", "1"), ("rotational", rot),
          ("logical_block_size", "512"), ("physical_block_size", pbs), ("hw_sector_size", "512"),
-         ("minimum_io_size", pbs), ("optimal_io_size", "0")]
+         ("minimum_io_size", io_min or pbs), ("optimal_io_size", str(io_opt))]
     if k["mq"]:   # newer than the legacy (3.10) queue layout
         q += [("write_cache", "write back"), ("zoned", "none"), ("io_poll", "0")]
     if k["io_timeout"]:
@@ -280,7 +356,7 @@ def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, p
              ("capability", cap or k["cap_sd"]), ("hidden", "0"), ("alignment_offset", "0"),
              ("inflight", "       0        0"), ("stat", " ".join(["0"] * 17))] + list(extra)
     if k.get("diskseq", True):  # diskseq: 5.15+; a unique number per disk instance (plausible, not real)
-        attrs.append(("diskseq", str(devnum[0] * 1000 + devnum[1] // 16 + 1 + seq_offset)))
+        attrs.append(("diskseq", str(diskseq() if diskseq else devnum[0] * 1000 + devnum[1] // 16 + 1 + seq_offset)))
     attrs += [("queue/" + a, v) for a, v in q]
     if has_mq:
         for i, cpus in enumerate(cpu_lists(kern, vcpus, nq)):
@@ -291,7 +367,7 @@ def block_devs(path, name, devnum, size, kern, vcpus, sched, nq, tags, wbt, *, p
                [("device", device_link)] if device_link else [], node=name)]
     for no, start, psize in parts:
         pname = f"{part_prefix or name}{no}"
-        pnum = (devnum[0], devnum[1] + no)
+        pnum = part_devnum() if part_devnum else (devnum[0], devnum[1] + no)
         out.append(Dev(f"{path}/{pname}", "block",
                        [("DEVTYPE", "partition"), ("DEVNAME", "/dev/" + pname),
                         ("MAJOR", str(pnum[0])), ("MINOR", str(pnum[1])), ("PARTN", str(no))]
@@ -397,8 +473,11 @@ def driver_devices(p):
     if KERNELS[p["kernel"]].get("hwq_param", True):   # storvsc_max_hw_queues: 5.13 and later
         params.append(("parameters/storvsc_max_hw_queues", str(p.get("hwq_cap", 0))))
     module = [] if p.get("builtin") else [("initstate", "live"), ("refcnt", "0"), ("coresize", "45056")]
-    return [Dev("/devices/system/cpu", "cpu", [], [("present", cpus), ("possible", cpus), ("online", cpus),
-                                                   ("offline", ""), ("kernel_max", "8191")]),
+    cpu = Dev("/devices/system/cpu", "cpu", [], [("present", cpus), ("possible", cpus), ("online", cpus),
+                                                  ("offline", ""), ("kernel_max", "8191")])
+    if not p.get("storvsc", True):   # no storvsc device, so no module loaded for one
+        return [cpu]
+    return [cpu,
             Dev("/devices/../module/hv_storvsc", "module", [], params + module),
             Dev("/devices/../bus/vmbus/drivers/hv_storvsc", "drivers", [], [("bind", ""), ("unbind", "")])]
 
@@ -493,6 +572,204 @@ def other_devices(p):
     return devs + loops
 
 
+# ---------------------------------------------------------------- NVMe
+# Where the facts come from: Linux drivers/nvme/host/core.c and sysfs.c (controller attributes;
+# model, serial and firmware_rev printed "%.*s" over the whole Identify field, 40, 20 and 8
+# bytes padded with spaces; the synthesized subsysnqn of a controller that reports none,
+# nvme_init_subnqn(): "nqn.2014.08.org.nvmexpress:" vid ssvid, then the padded serial and
+# model; namespace attributes nsid, wwid, nguid, uuid, csi, metadata_bytes, nuse),
+# multipath.c (a head "nvme<subsys>n<ns>" below /sys/devices/virtual/nvme-subsystem/
+# nvme-subsys<N>/, bio-based; its paths "nvme<subsys>c<ctrl>n<ns>" below their controllers,
+# GENHD_FL_HIDDEN: block/genhd.c gives a hidden disk no dev_t, no partitions, no uevent),
+# pci.c (a controller is a class "nvme" device "nvme<N>" below its PCI function; its tag set
+# is min(CAP.MQES + 1, io_queue_depth 1024) - 1 deep, one hw queue a CPU; the address
+# attribute is the PCI name; uevent NVME_TRTYPE), drivers/pci/controller/pci-hyperv.c (a
+# VMBus device of class {44c4f61d-4444-4400-9d52-802e27ede19f} bound to hv_pci is the parent
+# of a PCI host bridge "pci<domain>:00", the domain taken from bytes 4 and 5 of the instance
+# GUID, i.e. its second field), block/blk-sysfs.c (a bio-based queue has no io_timeout; on
+# kernels with blk_mq_queue_attrs ("bio_split" below) no nr_requests, scheduler, rq_affinity
+# or wbt_lat_usec either; before that its scheduler reads "none" unbracketed and its
+# nr_requests 128), drivers/nvme/host/core.c nvme_io_timeout (30 s: io_timeout 30000). The
+# models are the strings azure-vm-utils' udev/80-azure-disk.rules and doc/disk-identification.md
+# name; the accelerator's optimal_io_size 262144 and read_ahead_kb 65536 are what Azure/AKS#5455
+# and #5743 report. PCI device ids, serials, GUIDs, sizes and MQES are plausible examples,
+# not measurements.
+NVME_BLOCK_MAJOR = 259       # blkext: namespaces and their partitions, minors in probe order
+NVME_CHAR_MAJOR = 242        # the nvme class's char devices (dynamic; plausible)
+NVME_GENERIC_MAJOR = 240     # nvme-generic, ng<ctrl>n<ns> (dynamic; plausible)
+
+
+def padded(text, width):
+    """An Identify string as sysfs shows it: the whole field, padded with spaces."""
+    return f"{text:<{width}.{width}}"
+
+
+class Minors:
+    """Dynamic device numbers of one major, handed out in the order the devices appear."""
+    def __init__(self, major):
+        self.major, self.next = major, 0
+
+    def __call__(self):
+        self.next += 1
+        return (self.major, self.next - 1)
+
+
+def hv_pci_devices(vmbus, guid, relid):
+    """A VMBus device bound to hv_pci and the PCI host bridge pci-hyperv.c makes below it;
+    returns the devices and the bridge's path."""
+    dom = int(guid.split("-")[1], 16)
+    bridge = f"{vmbus}/{guid}/pci{dom:04x}:00"
+    devs = [Dev(f"{vmbus}/{guid}", "vmbus", [("MODALIAS", "vmbus:" + guid_hex(HV_PCI_CLASS))],
+                [("class_id", "{%s}" % HV_PCI_CLASS), ("device_id", "{%s}" % guid), ("id", str(relid)),
+                 ("state", "3"), ("monitor_id", str(relid - 1)), ("modalias", "vmbus:" + guid_hex(HV_PCI_CLASS)),
+                 ("vendor", "0x1414"), ("device", "0x5"), ("numa_node", "0")],  # HV_PCIE
+                driver=("vmbus", "hv_pci")),
+            # The host bridge is a bare device (no subsystem, an empty uevent), which a record
+            # cannot describe: its pci_bus class device makes the directory, and the uevent
+            # file is written from there (raw, no newline).
+            Dev(f"{bridge}/pci_bus/{dom:04x}:00", "pci_bus", [], [("rescan", "")],
+                [("device", "../../../pci%04x:00" % dom)], raw_attrs=[("../../uevent", "")])]
+    return devs, bridge, f"{dom:04x}:00:00.0"
+
+
+def pci_function(parent, slot, ven, dev, cls, drv, numa="0"):
+    sub = f"{parent}/{slot}"
+    return Dev(sub, "pci", [("PCI_CLASS", "%X" % int(cls, 16)),
+                            ("PCI_ID", f"{ven}:{dev}"), ("PCI_SUBSYS_ID", f"{ven}:0000"),
+                            ("PCI_SLOT_NAME", slot),
+                            ("MODALIAS", f"pci:v0000{ven}d0000{dev}sv0000{ven}sd00000000bc01sc08i02")],
+               [("vendor", "0x" + ven.lower()), ("device", "0x" + dev.lower()),
+                ("subsystem_vendor", "0x" + ven.lower()), ("subsystem_device", "0x0000"),
+                ("class", cls), ("numa_node", numa), ("enable", "1")], driver=("pci", drv))
+
+
+def namespace_attrs(c, ns):
+    nguid = "%08x-%04x-%04x-%04x-%012x" % (0x6e766d65, c["instance"], ns["nsid"], 0x4d53, ns["nsid"] << 8 | c["instance"])
+    return [("nsid", str(ns["nsid"])), ("wwid", "eui." + nguid.replace("-", "")), ("nguid", nguid),
+            ("uuid", nguid), ("csi", "0"), ("metadata_bytes", "0"), ("nuse", str(ns["size"]))]
+
+
+def hide(dev):
+    """A path device of native multipath: GENHD_FL_HIDDEN, so no dev_t (no dev attribute, no
+    node, no DEVNAME/MAJOR/MINOR) and hidden 1."""
+    dev.node = None
+    dev.props = [(k, v) for k, v in dev.props if k not in ("DEVNAME", "MAJOR", "MINOR")]
+    dev.attrs = [(k, "1" if k == "hidden" else v) for k, v in dev.attrs if k != "dev"]
+    return dev
+
+
+def bio_based(dev, kern):
+    """A multipath head's queue: bio-based (block/blk-sysfs.c)."""
+    drop = {"queue/io_timeout", "queue/wbt_lat_usec"}
+    if KERNELS[kern].get("bio_split"):
+        drop |= {"queue/scheduler", "queue/nr_requests", "queue/rq_affinity"}
+    dev.attrs = [(k, v) for k, v in dev.attrs if k not in drop and not k.startswith("mq/")]
+    return dev
+
+
+def nvme_controller(p, c):
+    """One NVMe controller: its PCI function (under hv_pci's bridge, or on a root bus of its
+    own), or a fabrics controller below /sys/devices/virtual/nvme-fabrics/ctl, and its
+    subsystem. Returns the devices, and the paths and address its namespaces need."""
+    vcpus, n = p["vcpus"], c["instance"]
+    devs = []
+    transport = c.get("transport", "pcie")
+    if transport == "pcie":
+        if c.get("hv_pci"):
+            bus, bridge, slot = hv_pci_devices(p["vmbus"], c["hv_pci"], c["relid"])
+            devs += bus
+        else:
+            bridge, slot = "/devices/pci0000:00", c["slot"]
+        devs.append(pci_function(bridge, slot, c["pci_id"][0], c["pci_id"][1], "0x010802", "nvme"))
+        ctrl = f"{bridge}/{slot}/nvme/nvme{n}"
+        ctrl_link = f"../../../{slot}"
+        address = slot
+        vid = int(c["pci_id"][0], 16)
+        nqn = "nqn.2014.08.org.nvmexpress:%04x%04x%s%s" % (vid, vid, padded(c["serial"], 20), padded(c["model"], 40))
+        nqn = c.get("nqn", nqn)
+        uevent = [("NVME_TRTYPE", "pcie")]
+    else:
+        # Fabrics controllers are children of the nvme-fabrics class device "ctl"
+        # (drivers/nvme/host/fabrics.c), which has no dev_t.
+        devs.append(Dev("/devices/virtual/nvme-fabrics/ctl", "nvme-fabrics"))
+        ctrl, ctrl_link = f"/devices/virtual/nvme-fabrics/ctl/nvme{n}", "../../ctl"
+        address = c["address"]
+        nqn = c["nqn"]
+        uevent = [("NVME_TRTYPE", transport), ("NVME_TRADDR", c["traddr"]), ("NVME_TRSVCID", c["trsvcid"]),
+                  ("NVME_HOST_TRADDR", "none"), ("NVME_HOST_IFACE", "none")]
+    nq, tags = c.get("queues", vcpus), c.get("tags", 1023)
+    subsys = f"/devices/virtual/nvme-subsystem/nvme-subsys{n}"
+    ident = [("model", padded(c["model"], 40)), ("serial", padded(c["serial"], 20)),
+             ("firmware_rev", padded(c["firmware"], 8))]
+    devs += [Dev(ctrl, "nvme", [("DEVNAME", f"/dev/nvme{n}"), ("MAJOR", str(NVME_CHAR_MAJOR)), ("MINOR", str(n))] + uevent,
+                 [("dev", f"{NVME_CHAR_MAJOR}:{n}")] + ident +
+                 [("cntlid", str(c.get("cntlid", 0))), ("transport", transport), ("subsysnqn", nqn),
+                  ("address", address), ("state", "live"), ("numa_node", "0" if transport == "pcie" else "-1"),
+                  # sqsize is 0's based: pci.c's q_depth - 1 (the tag set's depth, too, below
+                  # 4096), a fabrics controller's queue_size - 1 (its tag set sqsize + 1).
+                  ("queue_count", str(nq + 1)), ("sqsize", str(tags if transport == "pcie" else tags - 1)),
+                  ("kato", "0" if transport == "pcie" else "5"),
+                  ("cntrltype", "io"), ("dctype", "none"), ("reset_controller", ""), ("rescan_controller", "")]
+                 + ([("delete_controller", "")] if transport != "pcie" else []),
+                 [("device", ctrl_link)] if ctrl_link else [], node=f"nvme{n}"),
+             # The subsystem: every controller has one (nvme_init_subsystem()), with a link to it.
+             Dev(subsys, "nvme-subsystem", [],
+                 ident + [("subsysnqn", nqn), ("subsystype", "nvm"), ("iopolicy", "numa")],
+                 [(f"nvme{n}", "../../../" + ctrl[len("/devices/"):])])]
+    return devs, ctrl, subsys, address
+
+
+def nvme_namespaces(p, c, ctrl, subsys, address, minors, generic, seqs, hotplug):
+    """A controller's namespaces: the base ones, or (hotplug) those hot-added later.
+    Direct: a disk below the controller (and its nvme-generic char device); native multipath:
+    a head below the subsystem and a hidden path below the controller."""
+    kern, vcpus, n = p["kernel"], p["vcpus"], c["instance"]
+    nq, tags = c.get("queues", vcpus), c.get("tags", 1023)
+    devs = []
+    for ns in c["namespaces"]:
+        if bool(ns.get("hotplug")) != hotplug:
+            continue
+        name = f"nvme{n}n{ns['nsid']}"
+        q = dict(diskseq=lambda: next(seqs), rot="0", pbs=ns.get("pbs", "4096"), io_min=ns.get("pbs", "4096"), io_opt=ns.get("io_opt", 0),
+                 ra_kb=ns.get("ra_kb", 128), max_hw_kb=ns.get("max_hw_kb", 128), cap=None, rng="0",
+                 timeout_ms=ns.get("io_timeout", 30000), extra=namespace_attrs(c, ns))
+        parts = dict(part_prefix=name + "p", parts=ns.get("parts", ()), part_devnum=minors)
+        if c.get("multipath"):
+            head = block_devs(f"{subsys}/{name}", name, minors(), ns["size"], kern, vcpus, "none", 1, tags, False,
+                              device_link=f"../../nvme-subsys{n}", mq=False, **parts, **q)
+            path = f"nvme{n}c{n}n{ns['nsid']}"
+            devs += [bio_based(head[0], kern)] + head[1:]
+            devs += [hide(d) for d in block_devs(f"{ctrl}/{path}", path, (0, 0), ns["size"], kern, vcpus,
+                                                 ns.get("sched", "none"), nq, tags, p["wbt"],
+                                                 device_link=f"../../nvme{n}", **q)]
+            continue
+        id_path = [("ID_PATH", f"pci-{address}-nvme-{ns['nsid']}")] if c.get("transport", "pcie") == "pcie" else []
+        devs += block_devs(f"{ctrl}/{name}", name, minors(), ns["size"], kern, vcpus, ns.get("sched", "none"), nq,
+                           tags, p["wbt"], device_link=f"../../nvme{n}", props=id_path, **parts, **q)
+        ng = f"ng{n}n{ns['nsid']}"
+        num = generic()
+        devs.append(Dev(f"{ctrl}/{ng}", "nvme-generic",
+                        [("DEVNAME", f"/dev/{ng}"), ("MAJOR", str(num[0])), ("MINOR", str(num[1]))],
+                        [("dev", "%d:%d" % num)], [("device", f"../../nvme{n}")], node=ng))
+    return devs
+
+
+def nvme_devices(p, hotplug=False):
+    """Every NVMe controller and namespace of the profile, device numbers in probe order; with
+    hotplug, the namespaces hot-added later alone, numbered after those."""
+    import itertools
+    minors, generic = Minors(NVME_BLOCK_MAJOR), Minors(NVME_GENERIC_MAJOR)
+    seqs = itertools.count(21)   # diskseq: one number a disk instance, in probe order (plausible)
+    devs, extra = [], []
+    for c in p.get("nvme", []):
+        cdevs, ctrl, subsys, address = nvme_controller(p, c)
+        devs += cdevs + nvme_namespaces(p, c, ctrl, subsys, address, minors, generic, seqs, False)
+    for c in p.get("nvme", []):
+        _, ctrl, subsys, address = nvme_controller(p, c)
+        extra += nvme_namespaces(p, c, ctrl, subsys, address, minors, generic, seqs, True)
+    return extra if hotplug else devs
+
+
 def unique(devs):
     seen, out = set(), []
     for d in devs:
@@ -503,7 +780,7 @@ def unique(devs):
 
 
 def vm_devices(p, hotplug=False):
-    return unique(hv_devices(p, hotplug) + other_devices(p))
+    return unique(hv_devices(p, hotplug) + nvme_devices(p) + other_devices(p))
 
 
 def many_disks(p, n):
@@ -584,6 +861,11 @@ def main(argv):
         frag = [d for d in hv_lun(p, c, c["host"], l) if d.path not in have]
         print("".join(d.text() + "\n" for d in frag), end="")
         return 0
+    if argv[2:] == ["--nvme-hotplug"]:
+        # The NVMe namespaces hot-added later (an Azure data disk attached to the running VM:
+        # a new namespace of the accelerator), numbered after every base device.
+        print("".join(d.text() + "\n" for d in nvme_devices(p, hotplug=True)), end="")
+        return 0
     if argv[2:3] == ["--only-host"] and len(argv) == 4:
         match = [c for c in p["controllers"] if c["host"] == int(argv[3])]
         if not match:
@@ -594,7 +876,7 @@ def main(argv):
         return 0
     if len(argv) != 2:
         sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] [--disks N] "
-                         "[--list-luns | --only-lun H:C:T:L | --only-host N | --lun-fragments DIR]\n")
+                         "[--list-luns | --only-lun H:C:T:L | --only-host N | --nvme-hotplug | --lun-fragments DIR]\n")
         return 2
     print("".join(d.text() + "\n" for d in vm_devices(p)), end="")  # blank line after each
     return 0

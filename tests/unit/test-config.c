@@ -175,7 +175,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, metrics_file)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
@@ -198,6 +198,35 @@ START_TEST(test_metrics_file) {
         /* The message keeps the value as it is; the sinks escape it (lib/escape.h). */
         load_bad("metrics_file = \"/x/a\\nb.prom\";\n", 1, "metrics_file", "\"/x/a\nb.prom\" holds a control character");
         load_bad("metrics_file = 1;\n", 1, "metrics_file", "expected a string");
+}
+END_TEST
+
+/* contested: yield unless the file says insist, per attribute; a bad one names its key. */
+START_TEST(test_contested) {
+        struct hvt_config *c = load_ok("queue = { read_ahead_kb = 128; };\n");
+
+        ck_assert_uint_eq(c->contest_insist, 0);  /* the default: yield everywhere */
+        hvt_config_free(c);
+        c = load_ok("contested = {\n"
+                    "  queue = { read_ahead_kb = \"insist\"; scheduler = \"yield\"; io_timeout = \"insist\"; };\n"
+                    "  device = { timeout = \"insist\"; };\n"
+                    "};\n");
+        ck_assert_uint_eq(c->contest_insist, (UINT32_C(1) << HVT_ATTR_READ_AHEAD_KB) |
+                          (UINT32_C(1) << HVT_ATTR_IO_TIMEOUT) | (UINT32_C(1) << HVT_ATTR_TIMEOUT));
+        hvt_config_free(c);
+
+        load_bad("contested = 1;\n", 1, "contested", "expected a group, got an integer");
+        load_bad("contested = {\n  host = {};\n};\n", 2, "contested.host", "unknown key (queue, device)");
+        load_bad("contested = {\n  queue = \"insist\";\n};\n", 2, "contested.queue", "expected a group, got a string");
+        load_bad("contested = { queue = {\n  readahead = \"insist\"; }; };\n", 2, "contested.queue.readahead",
+                 "unknown key");
+        /* A device attribute is not the queue's, nor the other way round. */
+        load_bad("contested = { queue = {\n timeout = \"insist\"; }; };\n", 2, "contested.queue.timeout",
+                 "unknown key");
+        load_bad("contested = { device = {\n\n timeout = \"fight\"; }; };\n", 3, "contested.device.timeout",
+                 "\"fight\" is neither \"yield\" nor \"insist\"");
+        load_bad("contested = { device = { timeout = true; }; };\n", 1, "contested.device.timeout",
+                 "expected a string, got a boolean");
 }
 END_TEST
 
@@ -469,6 +498,7 @@ int main(void) {
         tcase_add_test(tc, test_bad_values);
         tcase_add_test(tc, test_bad_keys);
         tcase_add_test(tc, test_timeout_pair);
+        tcase_add_test(tc, test_contested);
         tcase_add_test(tc, test_metrics_file);
         tcase_add_test(tc, test_bad_overrides);
         tcase_add_test(tc, test_wide_literals);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The request layout from real kernels' BTF: Debian's 5.10, 6.1, 6.12 and 7.3 as the vm tier
  * caches them ($HVTUNED_VM_CACHE, /var/cache/hvtuned-vm), the .BTF sections of vmlinux,
- * scsi_mod.ko and hv_storvsc.ko taken out with objcopy at test time (no blob is kept in the
- * tree). Each gives its request size, and the table's row for that release agrees with every
- * size its BTF has. Without the cache: exit 77, saying so. */
+ * scsi_mod.ko, hv_storvsc.ko and nvme.ko taken out with objcopy at test time (no blob is kept
+ * in the tree). Each gives its storvsc and its NVMe request size, and the tables' rows for
+ * that release agree with every size its BTF has. Without the cache: exit 77, saying so. */
 #include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 #include "layout.h"
 #include "macro.h"
+#include "nvme.h"
 
 /* The .BTF section of an ELF file, read whole; NULL when it has none. */
 static void *section(const char *elf, size_t *len) {
@@ -47,7 +48,9 @@ static void *module(const char *dir, const char *name, size_t *len) {
         void *data = NULL;
         int n;
 
-        n = snprintf(pattern, sizeof(pattern), "%s/{,usr/}lib/modules/*/kernel/drivers/scsi/%s.ko", dir, name);
+        /* nvme.ko is the NVMe PCI driver (drivers/nvme/host/), the rest are SCSI's. */
+        n = snprintf(pattern, sizeof(pattern), "%s/{,usr/}lib/modules/*/kernel/drivers/%s/%s.ko", dir,
+                     strcmp(name, "nvme") == 0 ? "nvme/host" : "scsi", name);
         if (n < 0 || (size_t) n >= sizeof(pattern))
                 return NULL;
         if (glob(pattern, GLOB_BRACE, NULL, &g) == 0 && g.gl_pathc > 0)
@@ -57,11 +60,12 @@ static void *module(const char *dir, const char *name, size_t *len) {
 }
 
 int main(void) {
-        static const struct { const char *kernel; unsigned bytes; bool complete; } kernels[] = {
-                { "5.10", 1152, false },   /* no module BTF before 5.11: the table fills in */
-                { "6.1", 1088, true },
-                { "6.12", 1024, true },
-                { "7.3", 1088, true },     /* struct request grew back to 272 */
+        /* nvme: round_up(struct request + struct nvme_iod, 64), nvme.h's NVMe layout. */
+        static const struct { const char *kernel; unsigned bytes, nvme; bool complete; } kernels[] = {
+                { "5.10", 1152, 448, false },   /* no module BTF before 5.11: the tables fill in */
+                { "6.1", 1088, 448, true },
+                { "6.12", 1024, 512, true },    /* nvme_iod 208: 248 + 208 = 456 */
+                { "7.3", 1088, 512, true },     /* struct request grew back to 272 */
         };
         const char *cache = getenv("HVTUNED_VM_CACHE") ?: "/var/cache/hvtuned-vm";
         unsigned found = 0, failed = 0;
@@ -112,6 +116,41 @@ int main(void) {
                                 printf("FAIL %s: the table's row differs from its BTF\n", kernels[i].kernel);
                                 failed++;
                         }
+                }
+                /* The NVMe layout: BTF where the kernel has nvme.ko's, else the table's row, whose
+                 * request agrees with vmlinux's. */
+                {
+                        size_t n_n = 0;
+                        void *nv = module(dir, "nvme", &n_n);
+                        struct hvt_nvme_layout_sizes ns;
+                        struct hvt_nvme_layout nl;
+
+                        r = hvt_nvme_sizes_from_btf(v, n_v, nv, n_n, &ns);
+                        if (r < 0) {
+                                printf("FAIL %s: its NVMe BTF cannot be read (%d)\n", kernels[i].kernel, r);
+                                failed++;
+                        } else {
+                                hvt_nvme_layout_decide(&ns, release, &nl);
+                                printf("%s %s: BTF request %u nvme_iod %u -> %u bytes an NVMe request (%s)\n",
+                                       kernels[i].kernel, release, ns.request, ns.nvme_iod, nl.request_bytes,
+                                       nl.source == HVT_LAYOUT_BTF ? "BTF" :
+                                       nl.source == HVT_LAYOUT_TABLE ? "table" : "unknown");
+                                if (nl.request_bytes != kernels[i].nvme ||
+                                    (nl.source == HVT_LAYOUT_BTF) != kernels[i].complete) {
+                                        printf("FAIL %s: want %u bytes an NVMe request from %s\n", kernels[i].kernel,
+                                               kernels[i].nvme, kernels[i].complete ? "BTF" : "the table");
+                                        failed++;
+                                }
+                                /* The table's row agrees with the BTF: decided without the
+                                 * module's BTF, the row gives the same. */
+                                ns.nvme_iod = 0;
+                                hvt_nvme_layout_decide(&ns, release, &nl);
+                                if (nl.source != HVT_LAYOUT_TABLE || nl.request_bytes != kernels[i].nvme) {
+                                        printf("FAIL %s: the NVMe table's row differs from its BTF\n", kernels[i].kernel);
+                                        failed++;
+                                }
+                        }
+                        free(nv);
                 }
                 free(v);
                 free(s);

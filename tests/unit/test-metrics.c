@@ -62,6 +62,73 @@ START_TEST(test_every_metric_typed) {
 }
 END_TEST
 
+/* Per attribute, once it has been contested: both decisions, the counter and the gauge. */
+START_TEST(test_contested_attributes) {
+        struct hvt_metrics m = { .version = "1" };
+        char *text;
+
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "contest"));
+        free(text);
+
+        m.contests[HVT_ATTR_IO_TIMEOUT][0] = 3;      /* yielded on three disks */
+        m.contested[HVT_ATTR_IO_TIMEOUT][0] = 2;     /* one of them since removed */
+        m.contests[HVT_ATTR_READ_AHEAD_KB][1] = 1;   /* insisted on, its neighbour gone */
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text,
+                "# TYPE hvtuned_contests_total counter\n"
+                "hvtuned_contests_total{attribute=\"queue/read_ahead_kb\",decision=\"yield\"} 0\n"
+                "hvtuned_contests_total{attribute=\"queue/read_ahead_kb\",decision=\"insist\"} 1\n"
+                "hvtuned_contests_total{attribute=\"queue/io_timeout\",decision=\"yield\"} 3\n"
+                "hvtuned_contests_total{attribute=\"queue/io_timeout\",decision=\"insist\"} 0\n"));
+        ck_assert_ptr_nonnull(strstr(text,
+                "# TYPE hvtuned_attributes_contested gauge\n"
+                "hvtuned_attributes_contested{attribute=\"queue/read_ahead_kb\",decision=\"yield\"} 0\n"
+                "hvtuned_attributes_contested{attribute=\"queue/read_ahead_kb\",decision=\"insist\"} 0\n"
+                "hvtuned_attributes_contested{attribute=\"queue/io_timeout\",decision=\"yield\"} 2\n"
+                "hvtuned_attributes_contested{attribute=\"queue/io_timeout\",decision=\"insist\"} 0\n"));
+        ck_assert_ptr_null(strstr(text, "attribute=\"queue/scheduler\""));
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        free(text);
+}
+END_TEST
+
+/* Azure's NVMe controllers: queues and depth for each, bytes only where there is an estimate. */
+START_TEST(test_nvme) {
+        const struct hvt_metrics_nvme nvme[] = {
+                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424 },
+                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0 },
+        };
+        struct hvt_metrics m = { .version = "1", .nvme = nvme, .n_nvme = 2 };
+        char *text = render(&m);
+
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_nvme_controller_io_queues gauge\n"
+                                           "hvtuned_nvme_controller_io_queues{controller=\"nvme0\",kind=\"nvme-accelerator\"} 8\n"
+                                           "hvtuned_nvme_controller_io_queues{controller=\"nvme1\",kind=\"nvme-direct-v2\"} 4\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_queue_depth{controller=\"nvme1\",kind=\"nvme-direct-v2\"} 1024\n"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_preallocated_bytes{controller=\"nvme0\","
+                                           "kind=\"nvme-accelerator\"} 4559424\n"));
+        /* No estimate: no figure, rather than a 0 that reads as one. */
+        ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_bytes{"), 1);
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        free(text);
+
+        /* None with an estimate: no preallocated_bytes family at all. */
+        m.n_nvme = 1;
+        m.nvme = nvme + 1;
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_controller_preallocated_bytes"));
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_controller_io_queues{"));
+        free(text);
+
+        /* No NVMe controller: no NVMe metric. */
+        m.n_nvme = 0;
+        text = render(&m);
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_"));
+        free(text);
+}
+END_TEST
+
 START_TEST(test_controllers_and_escaping) {
         const struct hvt_metrics_controller c[] = {
                 { .host = 0, .controller = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
@@ -88,6 +155,8 @@ int main(void) {
 
         tcase_add_test(tc, test_every_metric_typed);
         tcase_add_test(tc, test_controllers_and_escaping);
+        tcase_add_test(tc, test_contested_attributes);
+        tcase_add_test(tc, test_nvme);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -188,6 +188,30 @@ START_TEST(test_disk_lines) {
 }
 END_TEST
 
+static void report_contested(const struct hvt_log *log, const void *arg) {
+        hvt_report_contested(log, &disk, HVT_ATTR_TIMEOUT, "240", "300", 11, 120, *(const enum hvt_contest_policy *) arg,
+                             HVT_CONTEST_YIELD == *(const enum hvt_contest_policy *) arg ? "WALinuxAgent (pid 812)" : "");
+}
+
+/* A contest names the key that decides it, the device group's as the queue's. */
+START_TEST(test_contested_lines) {
+        enum hvt_contest_policy p = HVT_CONTEST_YIELD;
+
+        ck_assert_str_eq(capture(report_contested, &p, LOG_INFO),
+                         "sdc device/timeout: set back to 240 11 times, each within 120 s of the last: another program "
+                         "keeps writing it (suspect: WALinuxAgent (pid 812)); hvtuned yields: it leaves the attribute "
+                         "to that program on this disk, and at stop puts the original back only where its own value "
+                         "is still found (the default; contested.device.timeout = \"insist\" keeps it)\n");
+        p = HVT_CONTEST_INSIST;
+        ck_assert_str_eq(capture(report_contested, &p, LOG_INFO),
+                         "sdc device/timeout: set back to 240 11 times, each within 120 s of the last: another program "
+                         "keeps writing it (no suspect found); hvtuned insists: it goes on repairing, pausing while "
+                         "the disk is past its repair budget (contested.device.timeout = \"insist\")\n");
+        /* A warning: not hidden at the default level. */
+        ck_assert_str_ne(capture(report_contested, &p, LOG_WARNING), "");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("report");
         TCase *tc = tcase_create("stderr");
@@ -196,6 +220,7 @@ int main(void) {
         tcase_add_test(tc, test_kinds);
         tcase_add_test(tc, test_levels);
         tcase_add_test(tc, test_disk_lines);
+        tcase_add_test(tc, test_contested_lines);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # The NVMe stage of the vm-daemon boot: tests/vm/daemon-inside.sh sources it in the guest and
-# calls nvme_stage after its storvsc stages (it uses their fail, ok, wait_until, settle, jfield,
-# jcount, config, message ids and hvtuned_start/stop). No boot of its own: the decoy is in the
-# same guest from boot, the stand-in is made here.
+# calls nvme_stage after its storvsc stages (it uses their fail, ok, wait_until, settle, journal,
+# config, the message ids and container.sh's message_id and hvtuned_start/stop). No boot of its
+# own: the decoy is in the same guest from boot, the stand-in is made here, in ~10 s; hvtuned's
+# two lives on it take ~15-30 s under TCG.
 #
 # The real NVMe host driver on the kernel under test, two ways:
 #   - the decoy: QEMU's `-device nvme` (tests/vm/daemon.sh), model "QEMU NVMe Ctrl", which

@@ -146,7 +146,9 @@ present=$(grep -c ^processor /proc/cpuinfo)
 hvtuned_install /vmtest-files/hvtuned.deb
 [ -x "$HVTUNED" ] || fail "the package installed no $HVTUNED"
 mkdir -p /etc/systemd/system/hvtuned.service.d
-printf '[Unit]\nConditionVirtualization=\n' > /etc/systemd/system/hvtuned.service.d/vmtest.conf
+# While /run/vmtest-hold-hvtuned exists the rule's start is skipped (the NVMe stage makes its
+# disks and the operator's settings first): a condition, as a mask would cost two reloads.
+printf '[Unit]\nConditionVirtualization=\nConditionPathExists=!/run/vmtest-hold-hvtuned\n' > /etc/systemd/system/hvtuned.service.d/vmtest.conf
 systemctl daemon-reload
 ok "$(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), systemd $(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'), $(dpkg-query -W -f='hvtuned ${Version}' hvtuned) installed"
 
@@ -661,5 +663,18 @@ for spec in pread64:error=EIO:when=3+ write:error=ENODEV:when=2+ openat:error=EM
         ok "$spec: exit $rc, then a clean life: every disk and the parameter as before"
 done
 
-dmesg | grep -E 'Oops:|BUG:|WARNING:' && fail "the kernel complained"
+# --- 11: NVMe: Azure's namespaces on the real NVMe host driver, QEMU's controller beside them -
+# tests/vm/nvme-stage.sh: the kernel's NVMe target stands for Azure's controllers.
+# shellcheck source=tests/vm/nvme-stage.sh
+. /vmtest-files/nvme-stage.sh
+nvme_stage
+
+# 5.10's nvmet-tcp, the stand-in's target side (not the host driver under test), flushes a
+# workqueue from its own reclaim workqueue at each connect (nvmet_tcp_install_queue), and the
+# workqueue code warns (check_flush_dependency): that one warning is 5.10's, expected.
+known='^$'
+if [ "$VMTEST_KERNEL" = 5.10 ] && dmesg | grep -q 'nvmet_tcp_install_queue'; then
+        known='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/workqueue.c:[0-9]+ check_flush_dependency'
+fi
+dmesg | grep -E 'Oops:|BUG:|WARNING:' | grep -vE "$known" && fail "the kernel complained"
 echo "vmtest: all stages passed"

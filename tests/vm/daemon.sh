@@ -8,7 +8,10 @@
 # The .deb is BUILD_DIR/release/SUITE/hvtuned_*.deb when the release package test
 # (tests/release) left one; otherwise it is built here the same way (dpkg-buildpackage in the
 # release's root, from the working tree as it is). Exits 77 only without root, QEMU, the
-# kernel or the root.
+# kernel or the root. The guest also has QEMU's NVMe controller (the decoy) from boot, and
+# tests/vm/nvme-stage.sh makes Azure's NVMe namespaces in it (the kernel's NVMe target).
+# VM_DAEMON_INSIDE names another guest script than daemon-inside.sh (a developer's shortcut:
+# its stage 0 and one stage).
 # usage: daemon.sh BUILD_DIR SOURCE_DIR      (VM_KERNEL in the environment, default 6.1)
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2")
@@ -56,9 +59,31 @@ cp "$container_sh" "$stage/vmtest-files/container.sh"
 cp "$messages_h" "$stage/vmtest-files/messages.h"
 echo "HVTUNED=/usr/sbin/hvtuned" > "$stage/vmtest-files/env"
 echo "VMTEST_KERNEL=$VM_SERIES" >> "$stage/vmtest-files/env"
+# The NVMe stage (tests/vm/nvme-stage.sh): one layout a kernel, to keep to one boot each.
+# Native multipath heads on 6.1 (tcp: the old bio-based head, which still shows scheduler
+# and nr_requests, over paths that have io_timeout) and 6.12 (loop: the new head, with
+# neither, over paths without io_timeout); the direct layout (nvme_core.multipath=N, as
+# Azure's accelerator most likely is) on 5.10 and 7.3, over tcp, so that the namespace itself
+# has the io_timeout Azure's rule sets. nvme-loop is built on 6.12 and 7.3 only.
+case $VM_SERIES in
+5.10) nvme_layout=direct nvme_transport=tcp ;;
+6.1) nvme_layout=heads nvme_transport=tcp ;;
+6.12) nvme_layout=heads nvme_transport=loop ;;
+7.3) nvme_layout=direct nvme_transport=tcp ;;
+esac
+echo "VMTEST_NVME_LAYOUT=$nvme_layout" >> "$stage/vmtest-files/env"
+echo "VMTEST_NVME_TRANSPORT=$nvme_transport" >> "$stage/vmtest-files/env"
+cp "$here/nvme-stage.sh" "$stage/vmtest-files/nvme-stage.sh"
+nvme_args=()
+[ "$nvme_layout" = heads ] || nvme_args+=(--append nvme_core.multipath=N)
+# The decoy: QEMU's NVMe controller ("QEMU NVMe Ctrl"), on every kernel, from boot.
+truncate -s 16M "$VM_WORK/nvme-decoy.img"
+nvme_args+=(--qemu -drive --qemu "file=$VM_WORK/nvme-decoy.img,if=none,id=decoy,format=raw"
+        --qemu -device --qemu "nvme,serial=hvtuned-decoy,drive=decoy")
 
 rc=0
-vm_systemd --name "daemon-$VM_SERIES" --smp 4 --mem 2G --timeout "${VM_DAEMON_TIMEOUT:-900}" --stage "$stage" "$here/daemon-inside.sh" || rc=$?
+vm_systemd --name "daemon-$VM_SERIES" --smp 4 --mem 2G --timeout "${VM_DAEMON_TIMEOUT:-900}" --stage "$stage" \
+        "${nvme_args[@]}" "${VM_DAEMON_INSIDE:-$here/daemon-inside.sh}" || rc=$?
 cat "$VM_OUTPUT" 2>/dev/null || true
 if [ "$rc" != 0 ]; then
         echo "FAIL: $VM_KVER in $VM_SUITE's root: the guest's test exited with ${VM_STATUS:-no status} ($rc); console: $VM_LOG, journal: $VM_OUT/journal.txt"

@@ -20,7 +20,9 @@ Usage:
                                       the VM without its LUNs, and each LUN in DIR/NNNNN.umockdev
 Options (before the mode): --vcpus N (another size of the same VM), --cap N (storvsc probed
 with storvsc_max_hw_queues=N, as from the kernel command line), --disks N (N data disks
-instead of the profile's, 64 LUNs a controller, for benchmarks).
+instead of the profile's, 64 LUNs a controller, for benchmarks), --nvme N (N Azure NVMe data
+disks beside them instead of the profile's NVMe controllers, 64 namespaces an accelerator,
+for benchmarks: many_nvme()).
 
 What it models (one VM description in PROFILES -> devices, emitted parents first):
   acpi VMBUS:NN -> vmbus controller <instance guid> (driver hv_storvsc) -> hostN (scsi_host)
@@ -796,6 +798,25 @@ def many_disks(p, n):
     return dict(p, controllers=ctls, others="wsl")
 
 
+def many_nvme(p, n):
+    """The VM with n Azure NVMe data disks beside its storvsc ones (--disks): namespaces of
+    accelerator controllers ("MSFT NVMe Accelerator v1.0") under hv_pci, laid out as azure-v6's
+    (read_ahead_kb 65536, optimal_io_size 262144, io_timeout 30000: the kernel's 30 s), 64
+    namespaces a controller (nsid 2 to 65: data LUNs 0 to 63, Azure's most data disks a VM), as
+    many controllers as that takes, their schedulers mq-deadline, bfq and none in turn. No OS
+    namespace (nsid 1): the storvsc disks are the VM's own, as --disks leaves them."""
+    sched = ["mq-deadline", "bfq", "none"]
+    relid = 14 + len(p["controllers"])   # after the storvsc controllers' channels
+    ctls = []
+    for i in range((n + 63) // 64):
+        nss = [dict(nsid=2 + j, size=64 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512,
+                    sched=sched[(64 * i + j) % 3]) for j in range(min(64, n - 64 * i))]
+        ctls.append(dict(instance=i, model=ACCEL, serial="SN: %06d" % (i + 1), firmware="v1.00000",
+                         pci_id=("1414", "B111"), hv_pci="%08x-%04x-4a3b-8d2e-6f1a9c4b7e20" % (0x0d5b1c3e + i, 0x7870 + i),
+                         relid=relid + i, tags=1023, namespaces=nss))
+    return dict(p, nvme=ctls)
+
+
 def write_lun_fragments(p, directory):
     """Every LUN's own devices, one file each (NNNNN.umockdev, in LUN order), and the VM
     without them on stdout: disks to add one by one."""
@@ -837,6 +858,9 @@ def main(argv):
     disks = take_option(argv, "--disks")
     if disks is not None:
         p = many_disks(p, disks)
+    nvme = take_option(argv, "--nvme")
+    if nvme is not None:
+        p = many_nvme(p, nvme)
     if argv[2:] == ["--kernel-tar"]:
         sys.stdout.buffer.write(kernel_tar(p["kernel"]))
         return 0
@@ -875,7 +899,7 @@ def main(argv):
         print("".join(d.text() + "\n" for d in unique(host_devices(p, match[0], False, seq_offset=500))), end="")
         return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] [--disks N] "
+        sys.stderr.write("usage: mkvm.py PROFILE [--vcpus N] [--cap N] [--disks N] [--nvme N] "
                          "[--list-luns | --only-lun H:C:T:L | --only-host N | --nvme-hotplug | --lun-fragments DIR]\n")
         return 2
     print("".join(d.text() + "\n" for d in vm_devices(p)), end="")  # blank line after each

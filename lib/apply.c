@@ -524,11 +524,12 @@ void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned
         struct hvt_apply all = {};
 
         /* In table order, the planned attributes and, only watched, those the plan leaves
-         * alone that a planned write can change. */
+         * alone that a planned write can change and the disk has (an NVMe namespace's
+         * io_timeout moves no device/timeout: it has none). */
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
                 if (p->want[i].set)
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, &p->want[i]);
-                else if (changed_by_plan(p, (enum hvt_attr_id) i))
+                else if (changed_by_plan(p, (enum hvt_attr_id) i) && hvt_policy_applies(d, (enum hvt_attr_id) i))
                         add_item(&all, items, &dirs, d, p, (enum hvt_attr_id) i, NULL);
         apply_items(items, flags, before_write, userdata, &all);
         items_close(items, all.n);

@@ -568,6 +568,24 @@ static void assert_reads(struct fixture *f, const struct hvt_plan *p, const char
         close(o.fd);
 }
 
+/* An NVMe namespace's device/ is its controller: io_timeout's write watches no device/timeout
+ * there (it would be four calls a namespace for an absence). */
+START_TEST(test_nvme_watches_no_scsi_timeout) {
+        struct fixture f;
+        struct hvt_plan p = {};
+
+        setup_disk(&f);
+        put(&f, "sda/queue/io_timeout", "30000\n");
+        want_int(&p, HVT_ATTR_IO_TIMEOUT, 240000);
+        f.d.kind = HVT_KIND_SCSI;
+        assert_reads(&f, &p, "timeout", 1);
+        put(&f, "sda/queue/io_timeout", "30000\n");
+        f.d.kind = HVT_KIND_NVME_ACCELERATOR;
+        assert_reads(&f, &p, "timeout", 0);
+        ck_assert_str_eq(get(&f, "sda/queue/io_timeout"), "240000");
+}
+END_TEST
+
 /* After a write, a pass reads again only what that write can change: nr_requests and
  * wbt_lat_usec after the scheduler's switch, read_ahead_kb after max_sectors_kb or iostats;
  * the rest not at all. */
@@ -738,6 +756,7 @@ int main(void) {
         tcase_add_test(tc, test_unreadable_knock_on_holds_its_cause);
         tcase_add_test(tc, test_values_compared_canonical);
         tcase_add_test(tc, test_at_most);
+        tcase_add_test(tc, test_nvme_watches_no_scsi_timeout);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         tcase_add_test(tc, test_watched_read_only_when_reached);
         tcase_add_test(tc, test_knock_on_told_and_recorded);

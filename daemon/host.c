@@ -305,13 +305,13 @@ static void nvme_read_layout(struct hvt_daemon *d) {
         hvt_nvme_layout_describe(l, from, sizeof(from));
         if (l->source == HVT_LAYOUT_UNKNOWN)
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
-                                      HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_LAYOUT=%s", "unknown")),
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
                                       "Unknown NVMe request layout: no BTF in " BTF_DIR " has struct request and "
                                       "nvme_iod, and this kernel is no upstream-numbered one of hvtuned's table: "
                                       "no NVMe memory estimates");
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
-                                      HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_LAYOUT=%s",
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s",
                                                            l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
                                                  HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes)),
                                       "NVMe request layout (%s): struct request %u + nvme_iod %u, %u bytes a "

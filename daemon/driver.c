@@ -159,6 +159,11 @@ void hvt_driver_restore(struct hvt_daemon *d) {
         (void) hvt_originals_save(d, &driver, &d->driver.orig);
 }
 
+int hvt_driver_load(struct hvt_daemon *d) {
+        d->driver.cap_support = cap_support();
+        return load_original(d, false);
+}
+
 void hvt_driver_set_cap(struct hvt_daemon *d) {
         struct hvt_driver *drv = &d->driver;
 

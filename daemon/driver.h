@@ -10,6 +10,11 @@
  * applies any more. */
 void hvt_driver_set_cap(struct hvt_daemon *d);
 
+/* Without a cap to set (--restore): the record of the parameter's original into
+ * d->driver.orig, and whether the kernel has the parameter. 0, or -errno when the record
+ * exists but cannot be read (said). */
+int hvt_driver_load(struct hvt_daemon *d);
+
 /* Puts the parameter's original back; the record goes once that worked. */
 void hvt_driver_restore(struct hvt_daemon *d);
 

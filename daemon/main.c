@@ -19,6 +19,7 @@
 #include "reload.h"
 #include "rundir.h"
 #include "status.h"
+#include "undo.h"
 
 /* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
 #define EXIT_CONFIG EXIT_FAILURE
@@ -29,6 +30,7 @@ enum mode {
         MODE_ONCE,
         MODE_CHECK_CONFIG,
         MODE_RELOAD,
+        MODE_RESTORE,
 };
 
 static void help(void) {
@@ -40,6 +42,9 @@ static void help(void) {
                "                      (0 all good, 1 configuration or fatal error,\n"
                "                      2 a setting or a disk failed)\n"
                "      --dry-run       like --once, but only print what would change\n"
+               "      --restore       put back every original hvtuned recorded, when no hvtuned\n"
+               "                      runs (0 all back, 1 refused or fatal error, 2 a record\n"
+               "                      kept); with --dry-run, only print what it would do\n"
                "      --reload=PID    make the running hvtuned PID reload, and wait until it\n"
                "                      applied the new configuration (1 if it refused it)\n"
                "  -v, --verbose       debug logging\n"
@@ -49,13 +54,14 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid) {
-        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION };
+        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_RESTORE, ARG_VERSION };
         static const struct option options[] = {
                 { "config",       required_argument, NULL, 'c' },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
                 { "once",         no_argument,       NULL, ARG_ONCE },
                 { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
                 { "reload",       required_argument, NULL, ARG_RELOAD },
+                { "restore",      no_argument,       NULL, ARG_RESTORE },
                 { "verbose",      no_argument,       NULL, 'v' },
                 { "help",         no_argument,       NULL, 'h' },
                 { "version",      no_argument,       NULL, ARG_VERSION },
@@ -97,6 +103,9 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                         *mode = MODE_RELOAD;
                         break;
                 }
+                case ARG_RESTORE:
+                        *mode = MODE_RESTORE;
+                        break;
                 case 'v':
                         *level = LOG_DEBUG;
                         break;
@@ -170,6 +179,16 @@ int main(int argc, char *argv[]) {
                 r = hvt_reload_request(&d.log, dir, pid);
                 hvt_log_done(&d.log);
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+
+        if (mode == MODE_RESTORE) {
+                /* The records say what goes back, not the configuration: a file that no longer
+                 * loads must not keep the originals out. On stderr, like --once. */
+                hvt_log_init(&d.log, level, false);
+                d.once = true;
+                r = hvt_undo(&d);
+                hvt_daemon_done(&d);
+                return r < 0 ? EXIT_FAILURE : r > 0 ? EXIT_ATTR_FAILED : EXIT_SUCCESS;
         }
 
         d.once = mode != MODE_DAEMON;

@@ -14,5 +14,6 @@ int hvt_originals_save(struct hvt_daemon *d, const struct hvt_subject *s, const 
 /* s's record into o: 0; -ENOENT when there is none (or no records are kept); -EBADMSG when it
  * was damaged, and is gone (said); another -errno when it cannot be read (said): it may hold
  * the true originals, so nothing without one on record is to be written. quiet: a try again,
- * whose failure was said already. */
+ * whose failure was said already. A dry run (HVT_APPLY_DRY_RUN) neither saves nor deletes a
+ * record. */
 int hvt_originals_load(struct hvt_daemon *d, const struct hvt_subject *s, struct hvt_originals *o, bool quiet);

@@ -129,7 +129,8 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, co
         else if (action == HVT_ACTION_RESTORE)
                 what = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED ? "restored" :
                        r->outcome == HVT_FAILED ? "restore failed" :
-                       r->outcome == HVT_UNCHANGED ? "already the original" : outcome;
+                       r->outcome == HVT_UNCHANGED ? "already the original" :
+                       r->outcome == HVT_WOULD_APPLY ? "would restore" : outcome;
 
         char cause[48] = "";
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -24,11 +25,11 @@ void hvt_rundir_path(char *buf, size_t size) {
         buf[strcspn(buf, ":")] = '\0';
 }
 
-int hvt_rundir_open_dir(const char *path) {
+int hvt_rundir_open_dir(const char *path, bool create) {
         struct stat st;
         int fd;
 
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
                 return negative_errno();
         fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
@@ -65,7 +66,7 @@ static int open_held(struct hvt_daemon *d, const char *path) {
         char why[160];
         int fd, r;
 
-        fd = hvt_rundir_open_dir(path);
+        fd = hvt_rundir_open_dir(path, true);
         if (fd == -ELOOP) {
                 refused(d, path, fd, "it is a symbolic link");
                 /* Followed for the lock alone, which reads and writes nothing there (a link to
@@ -113,4 +114,40 @@ int hvt_rundir_open(struct hvt_daemon *d) {
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);
         }
         return 0;
+}
+
+/* Who holds a lock on the file fd is open on, as /proc/locks says ("1: FLOCK  ADVISORY  WRITE
+ * 1234 00:1a:5678 0 EOF", the device in hex; a waiter's line has "->" and is no holder): its
+ * pid, or 0 when that cannot be told (no /proc, or a holder in another pid namespace, which
+ * the kernel shows as 0). */
+static pid_t lock_holder(int fd) {
+        struct stat st;
+        char line[256];
+        pid_t holder = 0;
+        FILE *f;
+
+        if (fstat(fd, &st) < 0 || !(f = fopen("/proc/locks", "re")))
+                return 0;
+        while (holder == 0 && fgets(line, sizeof(line), f)) {
+                unsigned maj, min;
+                unsigned long ino;
+                int pid;
+
+                if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &pid, &maj, &min, &ino) == 4 &&
+                    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == (unsigned long) st.st_ino &&
+                    pid > 0 && pid != (int) getpid())
+                        holder = (pid_t) pid;
+        }
+        fclose(f);
+        return holder;
+}
+
+int hvt_rundir_lock(int fd, pid_t *ret_holder) {
+        *ret_holder = 0;
+        if (flock(fd, LOCK_EX | LOCK_NB) >= 0)
+                return 0;
+        if (errno != EWOULDBLOCK)
+                return negative_errno();
+        *ret_holder = lock_holder(fd);
+        return -EWOULDBLOCK;
 }

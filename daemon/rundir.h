@@ -4,16 +4,19 @@
  * it as the one hvtuned that may. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "context.h"
 
 /* $RUNTIME_DIRECTORY (set by systemd's RuntimeDirectory=) or /run/hvtuned. */
 void hvt_rundir_path(char *buf, size_t size);
 
-/* Creates the directory path if needed; returns an fd on it, -ELOOP when its last component is
- * a symbolic link (never followed: whoever made the link chose the directory), or -errno. */
-int hvt_rundir_open_dir(const char *path);
+/* Creates the directory path if needed (and create); returns an fd on it, -ELOOP when its last
+ * component is a symbolic link (never followed: whoever made the link chose the directory), or
+ * -errno (-ENOENT: not there, without create). */
+int hvt_rundir_open_dir(const char *path, bool create);
 
 /* Whether the directory may hold records: hvt_check_owner() (fs-util.h) of it, not even sticky,
  * with all that is wrong in why ("it is owned by uid 65534, neither root's nor ours", so that one
@@ -25,3 +28,8 @@ int hvt_rundir_check(int fd, char *why, size_t size);
  * neither root's nor ours, writable by group or others: only d->lock_fd then holds it), hvtuned keeps
  * originals in memory only (logged, 0); -EWOULDBLOCK (logged) when another hvtuned holds it. */
 int hvt_rundir_open(struct hvt_daemon *d);
+
+/* Takes the lock two hvtuned meet at on the directory fd, without waiting, for a process that
+ * is not the daemon (--restore): 0; -EWOULDBLOCK when another process holds it, with
+ * *ret_holder its pid (0 when that cannot be told: /proc/locks); or -errno. */
+int hvt_rundir_lock(int fd, pid_t *ret_holder);

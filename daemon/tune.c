@@ -41,11 +41,12 @@ static int load_record(struct hvt_daemon *d, struct hvt_tracked *t, bool quiet) 
         return r;
 }
 
-void hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t) {
+int hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t) {
         int r = load_record(d, t, false);
 
         if (r < 0 && r != -ENOENT && r != -EBADMSG)
                 t->orig_error = r;
+        return r;
 }
 
 /* Loads a record that exists but could not be read before: it may hold the true originals,

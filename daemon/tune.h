@@ -22,5 +22,7 @@ void hvt_tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason 
 bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t);
 
 /* A disk hvtuned starts to manage: the originals an earlier run recorded for it. A damaged
- * record is dropped, one that cannot be read holds back every write that would need it. */
-void hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t);
+ * record is dropped, one that cannot be read holds back every write that would need it. 0, or
+ * -ENOENT (none, or another instance's, deleted), -EBADMSG (damaged, deleted, said), another
+ * -errno (said). */
+int hvt_tune_load_record(struct hvt_daemon *d, struct hvt_tracked *t);

@@ -336,7 +336,7 @@ static int read_address(const char *sdev, struct hvt_disk *d) {
         return parse_address(strrchr(sdev, '/') + 1, d);
 }
 
-static void read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
+void hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
         struct stat st;
         char seq[32];
 
@@ -451,7 +451,7 @@ static enum hvt_role storvsc_role(const char *controller, uint64_t lun) {
 /* Fills ret with what every classified disk has: its paths and which instance it is. */
 static int finish_disk(const char *syspath, const char *parent, dev_t devnum, struct hvt_disk *d,
                        struct hvt_disk *ret) {
-        read_instance(syspath, devnum, d);
+        hvt_disk_read_instance(syspath, devnum, d);
         d->syspath = strdup(syspath);
         d->device_syspath = strdup(parent);
         if (!d->syspath || !d->device_syspath) {

@@ -124,6 +124,10 @@ void hvt_classify_cache_done(struct hvt_classify_cache *c);
  * 1 when it is a whole disk, 0 when it is a partition or gone, -errno when it cannot be read. */
 int hvt_classify_block_name(int class_block, const char *name, char *syspath, size_t size, dev_t *ret_devnum);
 
+/* Which instance the block disk at syspath is: d's dev, diskseq and ino, as a classified disk
+ * has them (the rest of d untouched). */
+void hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d);
+
 void hvt_disk_done(struct hvt_disk *d);
 
 /* Lower-case, braced "{...}" form of a GUID given with or without braces; -EINVAL if it is

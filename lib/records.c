@@ -193,7 +193,7 @@ int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_or
         return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, write_flags, NULL);
 }
 
-int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
+int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
         struct hvt_originals o;
         char buf[HVT_RECORD_MAX + 2];  /* + 2: the NUL, and a byte to tell "too long" */
         int r;
@@ -204,16 +204,22 @@ int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_original
         r = hvt_read_small(dirfd, s->name, buf, sizeof(buf));
         if (r >= 0)
                 r = parse_record(buf, s, &o);
+        if (r < 0)
+                return r;
+        *ret = o;
+        return 0;
+}
+
+int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
+        int r = hvt_records_read(dirfd, s, ret);
+
         /* What cannot be read as a record (too long, no regular file) goes as a damaged one
          * does; a directory (-EISDIR), which no save could replace, stays. */
         if (r == -EBADMSG || r == -ESTALE) {
                 (void) unlink_record(dirfd, s);
                 return r == -ESTALE ? -ENOENT : r;
         }
-        if (r < 0)
-                return r;
-        *ret = o;
-        return 0;
+        return r;
 }
 
 /* A record hvtuned wrote: a regular file that starts as format_record() starts. */
@@ -246,4 +252,64 @@ int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdat
                         r = negative_errno();
         }
         return r < 0 ? r : (int) foreign;
+}
+
+/* The kernel's order of disk names: sdz before sdaa. */
+static int name_cmp(const void *a, const void *b) {
+        const char *x = *(const char *const *) a, *y = *(const char *const *) b;
+        size_t lx = strlen(x), ly = strlen(y);
+
+        return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+static void names_free(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
+        _cleanup_(closedirp) DIR *dir = NULL;
+        char **names = NULL;
+        size_t n = 0;
+        int r;
+
+        r = hvt_opendirat(dirfd, ".", &dir);
+        if (r < 0)
+                return r;
+        errno = 0;
+        for (struct dirent *de; (de = readdir(dir)); errno = 0) {
+                char **more;
+
+                /* The daemon's own dot files and the temporaries are not records. */
+                if (de->d_name[0] == '.' || !is_record(dirfd, de->d_name))
+                        continue;
+                more = reallocarray(names, n + 1, sizeof(*names));
+                if (!more || !(more[n] = strdup(de->d_name))) {
+                        names_free(more ?: names, n);
+                        return -ENOMEM;
+                }
+                names = more;
+                n++;
+        }
+        if (errno != 0) {
+                r = negative_errno();
+                names_free(names, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(names, n, sizeof(*names), name_cmp);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+int hvt_records_delete(int dirfd, const char *name) {
+        if (!*name || strchr(name, '/') || name[0] == '.')
+                return -EINVAL;
+        if (!is_record(dirfd, name))
+                return 0;
+        if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
 }

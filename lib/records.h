@@ -24,6 +24,10 @@ struct hvt_originals {
  * originals is worse than none. */
 int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
+/* The same without deleting anything (a dry run): -ESTALE for another instance's record,
+ * -EBADMSG for a damaged one. */
+int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
+
 /* Replaces the subject's record atomically (hvt_write_atomic()) with the originals of its
  * own attributes; with none recorded, the record is deleted (but a record of a disk at
  * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what
@@ -43,3 +47,13 @@ int hvt_records_remove(int dirfd, const struct hvt_subject *s);
  * ".#NAME" too). A file it cannot prove is a record of its own (by
  * its header) is left alone: returns how many, or -errno. */
 int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);
+
+/* The names of the records in the directory, the files hvtuned can prove its own by their
+ * header (never a dot file: the daemon's own, a temporary), in the kernel's order of disk
+ * names (sdz before sdaa), HVT_DRIVER_NAME's among them: *ret is an array of n strings, each
+ * and the array freed by the caller. 0 or -errno. */
+int hvt_records_list(int dirfd, char ***ret, size_t *ret_n);
+
+/* Deletes the record called name, when what is there is a record of hvtuned's (by its
+ * header): one whose disk is gone, said so by the caller. 0 or -errno. */
+int hvt_records_delete(int dirfd, const char *name);

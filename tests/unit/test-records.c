@@ -531,6 +531,59 @@ START_TEST(test_prune) {
 }
 END_TEST
 
+/* --restore's view: the records only (by header, no dot file, no operator's file), in the
+ * kernel's order of names; a delete takes a record and nothing else. */
+START_TEST(test_list_and_delete) {
+        static const char header[] = "# hvtuned: values before hvtuned first wrote them\nsyspath=/sys/block/x\n";
+        int fd = open_dir();
+        char **names = NULL;
+        size_t n = 0;
+
+        free(test_write_file(dir, "sdaa", header));
+        free(test_write_file(dir, "sdz", header));
+        free(test_write_file(dir, "hv_storvsc", header));
+        free(test_write_file(dir, ".#hvtuned.sdb.0123456789abcdef", header));
+        free(test_write_file(dir, "notes.txt", "mine\n"));
+        ck_assert_int_eq(hvt_records_list(fd, &names, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_str_eq(names[0], "sdz");
+        ck_assert_str_eq(names[1], "sdaa");
+        ck_assert_str_eq(names[2], "hv_storvsc");
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+
+        ck_assert_int_eq(hvt_records_delete(fd, "sdz"), 0);
+        ck_assert(!exists("sdz"));
+        ck_assert_int_eq(hvt_records_delete(fd, "notes.txt"), 0);
+        ck_assert(exists("notes.txt"));
+        ck_assert_int_eq(hvt_records_delete(fd, "gone"), 0);
+        ck_assert_int_eq(hvt_records_delete(fd, "../x"), -EINVAL);
+        ck_assert_int_eq(hvt_records_delete(fd, ".#hvtuned.sdb.0123456789abcdef"), -EINVAL);
+        close(fd);
+}
+END_TEST
+
+/* A dry run's read: another instance's record and a damaged one are told, and stay. */
+START_TEST(test_read_deletes_nothing) {
+        struct hvt_subject d = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 9);
+        struct hvt_subject other = disk("/sys/devices/x/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 10);
+        struct hvt_originals o = {}, back;
+        int fd = open_dir();
+
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "bfq"), 0);
+        ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
+        ck_assert_int_eq(hvt_records_read(fd, &other, &back), -ESTALE);
+        ck_assert(exists("sda"));
+        ck_assert_int_eq(hvt_records_read(fd, &d, &back), 0);
+        ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "bfq");
+        free(test_write_file(dir, "sda", "# hvtuned: values before hvtuned first wrote them\nnonsense\n"));
+        ck_assert_int_eq(hvt_records_read(fd, &d, &back), -EBADMSG);
+        ck_assert(exists("sda"));
+        close(fd);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("records");
         TCase *tc = tcase_create("records");
@@ -542,6 +595,8 @@ int main(void) {
         tcase_add_test(tc, test_damaged);
         tcase_add_test(tc, test_subject_attributes);
         tcase_add_test(tc, test_prune);
+        tcase_add_test(tc, test_list_and_delete);
+        tcase_add_test(tc, test_read_deletes_nothing);
         tcase_add_test(tc, test_limits_and_odd_files);
         tcase_add_test(tc, test_unreadable_dropped);
         tcase_add_test(tc, test_nul_byte);

@@ -6,7 +6,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rundir.h"
@@ -21,7 +25,7 @@ START_TEST(test_dir_checked) {
         int fd, lfd;
 
         free(test_write_file(dir, ".keep-dir", ""));
-        fd = hvt_rundir_open_dir(dir);
+        fd = hvt_rundir_open_dir(dir, true);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(chmod(dir, 0755), 0);
         ck_assert_int_eq(hvt_rundir_check(fd, why, sizeof(why)), 0);
@@ -45,10 +49,48 @@ START_TEST(test_dir_checked) {
 
         snprintf(link, sizeof(link), "%s.link", dir);
         ck_assert_int_eq(symlink(dir, link), 0);
-        lfd = hvt_rundir_open_dir(link);
+        lfd = hvt_rundir_open_dir(link, true);
         ck_assert_int_eq(lfd, -ELOOP);
         ck_assert_int_eq(unlink(link), 0);
         close(fd);
+}
+END_TEST
+
+/* --restore's lock: taken when free; refused while another process holds it, naming that
+ * process as /proc/locks does. */
+START_TEST(test_lock_holder) {
+        int fd, other, status;
+        pid_t child, holder = -1;
+
+        free(test_write_file(dir, ".keep-dir", ""));
+        fd = hvt_rundir_open_dir(dir, false);
+        ck_assert_int_ge(fd, 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                other = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (other < 0 || flock(other, LOCK_EX) < 0)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        /* Until the child holds it. */
+        for (int i = 0; i < 500; i++) {
+                if (hvt_rundir_lock(fd, &holder) == -EWOULDBLOCK)
+                        break;
+                ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+                usleep(10000);
+        }
+        ck_assert_int_eq(hvt_rundir_lock(fd, &holder), -EWOULDBLOCK);
+        /* 0 where /proc/locks cannot tell (another pid namespace's view). */
+        ck_assert(holder == child || holder == 0);
+        ck_assert_int_eq(kill(child, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert_int_eq(hvt_rundir_lock(fd, &holder), 0);
+        ck_assert_int_eq(holder, 0);
+        close(fd);
+
+        ck_assert_int_eq(hvt_rundir_open_dir("/nonexistent/hvtuned", false), -ENOENT);
 }
 END_TEST
 
@@ -57,6 +99,7 @@ int main(void) {
         TCase *tc = tcase_create("rundir");
 
         tcase_add_test(tc, test_dir_checked);
+        tcase_add_test(tc, test_lock_holder);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

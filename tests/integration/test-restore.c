@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* hvtuned --restore on the testbeds: after --once and after kill -9 every attribute and the
+ * driver's parameter are back and the runtime directory holds no record; --dry-run says what
+ * and touches nothing; while a daemon runs it refuses and changes nothing; a record whose
+ * original cannot be put back is kept (exit 2) and the next --restore finishes; records of a
+ * disk that is gone or of an earlier disk of that name are dropped and said. */
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testutil.h"
+
+#define PARAM "module/hv_storvsc/parameters/storvsc_max_hw_queues"
+#define RESTORE ((const char *const[]) { "--restore", NULL })
+#define DRY_RUN ((const char *const[]) { "--restore", "--dry-run", NULL })
+
+/* Each testbed with a configuration that changes something of every kind: the scheduler
+ * (and with it nr_requests), the read-ahead, a LUN's timeout (and with it io_timeout), and
+ * the cap on the driver's parameter; on azure-v6 the platform defaults for NVMe too. */
+static const struct {
+        const char *testbed, *config;
+} beds[] = {
+        { "azure-gen2", "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n"
+                        "device = { timeout = 300; };\n" },
+        { "azure-v6", "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 128; };\n" },
+};
+
+static gint by_name(gconstpointer a, gconstpointer b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The names in the runtime directory that are not dot files (the records), sorted. */
+static char *records(void) {
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        GString *out = g_string_new("");
+        DIR *dir = opendir(runtime_dir());
+        struct dirent *de;
+
+        ck_assert_ptr_nonnull(dir);
+        while ((de = readdir(dir)))
+                if (de->d_name[0] != '.')
+                        g_ptr_array_add(names, g_strdup(de->d_name));
+        closedir(dir);
+        g_ptr_array_sort(names, by_name);
+        for (guint i = 0; i < names->len; i++)
+                g_string_append_printf(out, "%s ", (const char *) names->pdata[i]);
+        g_ptr_array_free(names, TRUE);
+        return hv_keep(g_string_free(out, FALSE));
+}
+
+/* The driver's parameter, or NULL where the testbed has no storvsc (azure-v6). */
+static char *param_read(void) {
+        return g_file_test(testbed_sys_path(PARAM), G_FILE_TEST_EXISTS) ? testbed_sys_read(PARAM) : NULL;
+}
+
+/* Everything the testbed had before hvtuned: every sysfs value and the driver's parameter. */
+static void assert_back(GHashTable *before, const char *param) {
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        if (param)
+                ck_assert_str_eq(testbed_sys_read(PARAM), param);
+        ck_assert_str_eq(records(), "");
+}
+
+static char *restore(int want_exit) {
+        char *err;
+
+        ck_assert_int_eq(hvtuned_run(RESTORE, &err), want_exit);
+        return err;
+}
+
+/* (a) --once, then --restore. */
+START_TEST(test_after_once) {
+        UMockdevTestbed *tb = testbed_load(beds[_i].testbed);
+        GHashTable *before = snapshot_take();
+        char *param = param_read(), *err;
+
+        ck_assert_int_eq(hvtuned_run_once(beds[_i].config, &err), 0);
+        ck_assert_str_ne(snapshot_diff_values(before, snapshot_take()), "");
+        if (param)
+                ck_assert_str_ne(testbed_sys_read(PARAM), param);
+        ck_assert_str_ne(records(), "");
+
+        err = restore(0);
+        assert_contains(err, " (restored)\n");
+        if (param) {
+                assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 -> 0 (restored)\n");
+                assert_contains(err, "storvsc reads storvsc_max_hw_queues only when it probes a controller");
+        }
+        assert_contains(err, " dropped, 0 kept\n");
+        assert_back(before, param);
+
+        /* Nothing left: said, and still 0. */
+        assert_contains(restore(0), "Nothing to restore: ");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* (b) The daemon killed: no stop, no restore; then --restore, first as a dry run. */
+START_TEST(test_after_kill9) {
+        GHashTable *before, *tuned;
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *param, *kept;
+
+        tb = testbed_load("azure-gen2");
+        before = snapshot_take();
+        param = param_read();
+        g_object_unref(tb);
+        azure_start(&run, &tb, &config, beds[0].config);
+        hvtuned_kill(&run, SIGKILL);
+        tuned = snapshot_take();
+        kept = records();
+        ck_assert_str_eq(kept, "hv_storvsc sda sdb sdc sdd ");
+
+        ck_assert_int_eq(hvtuned_run(DRY_RUN, &err), 0);
+        assert_contains(err, "sda queue/scheduler: none -> mq-deadline (would restore)\n");
+        assert_contains(err, "sdd device/timeout: 300 -> 180 (would restore)\n");
+        assert_contains(err, "Dry run, nothing written: 5 records to put back, 0 to drop, 0 to keep\n");
+        ck_assert_str_eq(snapshot_diff_values(tuned, snapshot_take()), "");
+        ck_assert_str_eq(records(), kept);
+
+        err = restore(0);
+        assert_contains(err, "sda queue/scheduler: none -> mq-deadline (restored)\n");
+        assert_contains(err, "sdd device/timeout: 300 -> 180 (restored)\n");
+        assert_contains(err, "5 records put back and deleted, 0 dropped, 0 kept\n");
+        assert_back(before, param);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The same with restore_on_stop = false: the stop leaves everything to --restore. */
+START_TEST(test_after_stop_without_restore) {
+        GHashTable *before;
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *param;
+
+        tb = testbed_load("azure-gen2");
+        before = snapshot_take();
+        param = param_read();
+        g_object_unref(tb);
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nrestore_on_stop = false;\n");
+        hvtuned_stop(&run);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
+        restore(0);
+        assert_back(before, param);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* (c) A daemon holds the runtime directory: refused, nothing changed, nothing deleted. */
+START_TEST(test_refused_while_running) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *want, *kept;
+        GHashTable *tuned;
+
+        azure_start(&run, &tb, &config, beds[0].config);
+        tuned = snapshot_take();
+        kept = records();
+        err = restore(1);
+        want = g_strdup_printf("hvtuned (pid %d) is running: `systemctl stop hvtuned` puts the originals back",
+                               (int) run.pid);
+        assert_contains(err, want);
+        g_free(want);
+        ck_assert_int_eq(hvtuned_run(DRY_RUN, &err), 1);
+        assert_contains(err, "is running: `systemctl stop hvtuned` puts the originals back");
+        ck_assert_str_eq(snapshot_diff_values(tuned, snapshot_take()), "");
+        ck_assert_str_eq(records(), kept);
+        hvtuned_stop(&run);
+        ck_assert_str_eq(records(), "");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* (d) An original that cannot be written: its record stays, exit 2; the others go back. The
+ * next --restore, the fault gone, finishes. */
+START_TEST(test_failed_original_kept) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *param = param_read(), *err;
+
+        ck_assert_int_eq(hvtuned_run_once(beds[0].config, &err), 0);
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", "sdc/queue/scheduler=open-write:EACCES", 1), 0);
+        err = restore(2);
+        unsetenv("HVTUNED_TEST_FAULTS");
+        assert_contains(err, "sdc queue/scheduler: none -> bfq (restore failed: Permission denied)\n");
+        assert_contains(err, "sdc: its record is kept, for another hvtuned --restore or the daemon's next stop: "
+                             "not put back: queue/scheduler (Permission denied), queue/nr_requests (goes with "
+                             "queue/scheduler)\n");
+        assert_contains(err, "4 records put back and deleted, 0 dropped, 1 kept\n");
+        ck_assert_str_eq(records(), "sdc ");
+        ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+        /* What it could put back of sdc is back too: the record holds what is not. */
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+
+        err = restore(0);
+        assert_contains(err, "sdc queue/scheduler: none -> bfq (restored)\n");
+        assert_back(before, param);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* Records of a disk that is gone, and of an earlier disk of a name a disk has now, are
+ * dropped and said; a file that is not hvtuned's is left alone. */
+START_TEST(test_gone_and_other_instance_dropped) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *path, *err;
+
+        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "sdz", NULL),
+                                      "# hvtuned: values before hvtuned first wrote them\n"
+                                      "syspath=/sys/devices/gone/block/sdz\ndev=8:400\ndiskseq=9\n"
+                                      "queue/scheduler=bfq\n", -1, NULL));
+        g_free(path);
+        path = g_strdup_printf("# hvtuned: values before hvtuned first wrote them\nsyspath=%s\ndev=8:16\n"
+                               "diskseq=999\nqueue/scheduler=bfq\n", testbed_syspath("sdb"));
+        ck_assert(g_file_set_contents(hv_keep(g_build_filename(runtime_dir(), "sdb", NULL)), path, -1, NULL));
+        g_free(path);
+        ck_assert(g_file_set_contents(path = g_build_filename(runtime_dir(), "notes", NULL), "mine\n", -1, NULL));
+
+        ck_assert_int_eq(hvtuned_run(DRY_RUN, &err), 0);
+        assert_contains(err, "sdz: no such disk any more: its record would be dropped\n");
+        ck_assert_str_eq(records(), "notes sdb sdz ");
+
+        err = restore(0);
+        assert_contains(err, "sdz: no such disk any more: its record is dropped\n");
+        assert_contains(err, "sdb: its record is of an earlier disk of that name (another device number, diskseq "
+                             "or sysfs directory): is dropped\n");
+        assert_contains(err, "0 records put back and deleted, 2 dropped, 0 kept\n");
+        ck_assert_str_eq(records(), "notes ");
+        ck_assert_int_eq(unlink(path), 0);
+        g_free(path);
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        g_object_unref(tb);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("restore");
+        TCase *tc = tcase_create("restore");
+
+        tcase_set_timeout(tc, 240);
+        tcase_add_loop_test(tc, test_after_once, 0, G_N_ELEMENTS(beds));
+        tcase_add_test(tc, test_after_kill9);
+        tcase_add_test(tc, test_after_stop_without_restore);
+        tcase_add_test(tc, test_refused_while_running);
+        tcase_add_test(tc, test_failed_original_kept);
+        tcase_add_test(tc, test_gone_and_other_instance_dropped);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

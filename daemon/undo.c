@@ -117,7 +117,13 @@ static void take_foreign(struct hvt_daemon *d, const char *name, const char *sys
         struct hvt_originals o;
         int r;
 
-        hvt_disk_read_instance(syspath, devnum, &id);
+        r = hvt_disk_read_instance(syspath, devnum, &id);
+        if (r < 0) {
+                (void) hvt_log_errno(&d->log, LOG_ERR, r, "%s: cannot tell which disk it is now (%m): its record is "
+                                     "kept", name);
+                n->kept++;
+                return;
+        }
         s = (struct hvt_subject) { .name = name, .syspath = syspath, .controller = "", .kind = "", .role = "",
                                    .dev = id.dev, .diskseq = id.diskseq, .ino = id.ino };
         r = hvt_originals_load(d, &s, &o, false);
@@ -138,8 +144,17 @@ static void take_disk(struct hvt_daemon *d, int class_block, const char *name, s
         int r;
 
         r = hvt_classify_block_name(class_block, name, syspath, sizeof(syspath), &devnum);
-        if (r == 0)
+        /* Gone only when the name is not listed at all: a link that could not be read is no
+         * proof, and a partition's name was never a record's. */
+        if (r == 0 && faccessat(class_block, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
                 return drop(d, name, "no such disk any more", n);
+        if (r == 0) {
+                (void) hvt_log_struct(&d->log, LOG_ERR, 0, HVT_MESSAGE_STATE_ERROR, NULL,
+                                      "%s: /sys/class/block/%s is there, but cannot be read as a whole disk: its record "
+                                      "is kept", name, name);
+                n->kept++;
+                return;
+        }
         if (r > 0)
                 r = hvt_classify_syspath("/sys/devices", syspath, devnum, &disk);
         if (r < 0) {

@@ -336,14 +336,23 @@ static int read_address(const char *sdev, struct hvt_disk *d) {
         return parse_address(strrchr(sdev, '/') + 1, d);
 }
 
-void hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
+int hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
         struct stat st;
         char seq[32];
+        int r;
 
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
-        if (read_below(syspath, "diskseq", seq, sizeof(seq)) < 0 || sscanf(seq, "%" SCNu64, &d->diskseq) != 1)
-                d->diskseq = 0;
+        d->diskseq = 0;
         d->ino = stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;
+        /* None before 5.15: 0. One there that cannot be read is no 0: against a record's
+         * diskseq it would make the record another instance's, deleted with its originals. An
+         * inode that cannot be read is 0, which every record matches. */
+        r = read_below(syspath, "diskseq", seq, sizeof(seq));
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return sscanf(seq, "%" SCNu64, &d->diskseq) == 1 ? 0 : -EBADMSG;
 }
 
 int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
@@ -451,7 +460,10 @@ static enum hvt_role storvsc_role(const char *controller, uint64_t lun) {
 /* Fills ret with what every classified disk has: its paths and which instance it is. */
 static int finish_disk(const char *syspath, const char *parent, dev_t devnum, struct hvt_disk *d,
                        struct hvt_disk *ret) {
-        hvt_disk_read_instance(syspath, devnum, d);
+        int r = hvt_disk_read_instance(syspath, devnum, d);
+
+        if (r < 0)
+                return r;
         d->syspath = strdup(syspath);
         d->device_syspath = strdup(parent);
         if (!d->syspath || !d->device_syspath) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every system call and allocation hvtuned makes may fail at any point of its life.
 
-    sweep.py BUILD_DIR [--sample N] [--seed S] [--jobs J] [--table FILE] [--only FUNC] [--testbed NAME]
+    sweep.py BUILD_DIR [--sample N] [--seed S] [--jobs J] [--table FILE] [--only FUNC] [--testbed NAME] [--restore]
 
 One life of the daemon on the Azure Gen2 testbed: start and READY=1, a drift repaired (a
 distro rule's bfq on sdc, found by the periodic check), a knock-on put back (device/timeout
@@ -24,6 +24,15 @@ A point whose life breaks one of these is run again before it counts (timing: um
 thread). Without --sample, every point; --sample N takes N of them, chosen with --seed.
 --table writes the results as a Markdown table (docs/faults.md). Needs root (the testbed's
 files are root's) and umockdev-run; exits 77 without them.
+
+With --restore, the life is `hvtuned --restore` after a daemon killed with SIGKILL once ready
+(its tuned values and its records left behind), and the points are those of --restore
+(restore_points(), restore_one()). Each faulty --restore must: never die of a signal, end
+within RESTORE_WAIT s with 0, 1 (refused) or 2 (a record kept), saying why when not 0; leave
+every original it did not put back with its record still there and said (the disk or the
+driver named on a line that says kept, failed or cannot); and leave nothing tuned when it
+exits 0. The clean --restore that follows on the same directory must exit 0, with every
+attribute and the driver's parameter back and no record left.
 """
 import argparse
 import os
@@ -209,7 +218,7 @@ class Life:
             f.write(text % self.dir)
         os.chmod(self.config, 0o644)
 
-    def spawn(self, tag, extra):
+    def spawn(self, tag, extra, args=None):
         emulate = os.path.join(self.build, "tests", "emulate", "hvtuned-sysfs-kernel.so")
         inject = os.path.join(self.build, "tests", "faults", "hvtuned-inject.so")
         notify = Notify(os.path.join(self.dir, f"notify-{tag}"))
@@ -217,7 +226,7 @@ class Life:
         env = dict(self.env_base(), LD_PRELOAD=f"{inject}:{emulate}:libumockdev-preload.so.0",
                    UMOCKDEV_DIR=self.root, RUNTIME_DIRECTORY=os.path.join(self.dir, "run"),
                    NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000", HVTUNED_INJECT_STRIP=self.dir, **extra)
-        proc = subprocess.Popen([os.path.join(self.build, "daemon", "hvtuned"), "-c", self.config],
+        proc = subprocess.Popen([os.path.join(self.build, "daemon", "hvtuned")] + (args or ["-c", self.config]),
                                 env=env, stdout=subprocess.DEVNULL, stderr=err)
         return proc, notify, err
 
@@ -317,6 +326,119 @@ class Life:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+RESTORE_WAIT = 15
+
+
+def killed(life):
+    """A daemon's life cut short by SIGKILL once it is ready: its tuned values and its records
+    stay behind for --restore. What went wrong, or None."""
+    proc, notify, err = life.spawn("killed", {})
+    try:
+        if notify.wait("READY=1", WAIT_READY, proc) is None:
+            return "the daemon to be killed did not get ready"
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        notify.close()
+        err.close()
+    return None if values(life.root) != life.originals else "the killed daemon left nothing to restore"
+
+
+def restore_run(life, tag, extra):
+    """hvtuned --restore: its exit status (None when it hung, and was killed) and what it said."""
+    proc, notify, err = life.spawn(tag, extra, ["--restore"])
+    try:
+        try:
+            rc = proc.wait(timeout=RESTORE_WAIT)
+        except subprocess.TimeoutExpired:
+            rc = None
+        err.seek(0)
+        return rc, err.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        notify.close()
+        err.close()
+
+
+def records_left(life):
+    run = os.path.join(life.dir, "run")
+    return sorted(n for n in os.listdir(run) if not n.startswith("."))
+
+
+def restore_check(life, rc, said):
+    """The invariants of a faulty --restore (see the module's text)."""
+    if rc is None:
+        return f"--restore did not end within {RESTORE_WAIT} s"
+    if rc < 0:
+        return f"--restore died of signal {-rc}"
+    if rc not in (0, 1, 2) or (rc != 0 and not said.strip()):
+        return f"--restore exited with {rc}: {said.strip()[-200:]!r}"
+    now, left = values(life.root), records_left(life)
+    for path, value in sorted(now.items()):
+        if life.originals.get(path) == value:
+            continue
+        who = subject(life.root, path)
+        if rc == 0:
+            return f"--restore exited with 0, but {path} is {value!r}, not {life.originals.get(path)!r}"
+        if who not in left:
+            return f"{path} is {value!r}, not {life.originals.get(path)!r}, and {who}'s record is gone"
+        # Refused as a whole (1): one line says why, about no disk in particular.
+        if rc == 2 and not [l for l in said.splitlines() if who in l and re.search(r"kept|fail|cannot|Cannot", l)]:
+            return f"{path} is {value!r}, not {life.originals.get(path)!r}, and nothing said so about {who}"
+    return None
+
+
+def restore_points(args):
+    """The points of --restore after a killed daemon, nothing failing."""
+    life = Life(args.build, args.root, args.drift)
+    try:
+        rec = os.path.join(life.dir, "points")
+        why = killed(life)
+        if not why:
+            rc, said = restore_run(life, "record", {"HVTUNED_INJECT_RECORD": rec})
+            why = None if rc == 0 else f"exited with {rc}: {said.strip()[-300:]}"
+        why = why or life.check_restored()
+        if why:
+            sys.exit(f"FAIL: --restore without faults: {why}")
+        with open(rec) as f:
+            return [(func, site, path, int(count))
+                    for func, site, path, count in (line.rstrip("\n").split("\t") for line in f)]
+    finally:
+        life.done()
+
+
+def restore_one(args, inj):
+    """One faulty --restore after a killed daemon, then a clean one on the same directory."""
+    import errno as errno_mod
+    func, site, path, n, err, mode = inj
+    for attempt in range(2):
+        life = Life(args.build, args.root, args.drift)
+        try:
+            hit = os.path.join(life.dir, "hit")
+            spec = "\t".join([func, site, path, str(n), str(getattr(errno_mod, err)), mode])
+            why = killed(life)
+            if not why:
+                rc, said = restore_run(life, "faulty", {"HVTUNED_INJECT": spec, "HVTUNED_INJECT_HIT": hit})
+                why = restore_check(life, rc, said)
+            if not why:
+                rc, said = restore_run(life, "clean", {})
+                why = (f"the clean --restore exited with {rc}: {said.strip()[-200:]!r}" if rc != 0 else
+                       life.check_restored() or
+                       (f"records left after the clean --restore: {records_left(life)}" if records_left(life)
+                        else None))
+            reached = os.path.exists(hit)
+        finally:
+            life.done()
+        if not why:
+            return inj, reached, None
+    return inj, reached, why
+
+
 def record(args):
     life = Life(args.build, args.root, args.drift)
     try:
@@ -386,6 +508,7 @@ def main():
     ap.add_argument("--table")
     ap.add_argument("--only")
     ap.add_argument("--testbed", default="azure-gen2", choices=sorted(DRIFT))
+    ap.add_argument("--restore", action="store_true", help="the life of hvtuned --restore after kill -9")
     args = ap.parse_args()
     if os.geteuid() != 0 or not shutil.which("umockdev-run"):
         print("SKIP: needs root and umockdev-run")
@@ -403,7 +526,7 @@ def main():
 
 def sweep(args):
     started = time.monotonic()
-    points = record(args)
+    points = (restore_points if args.restore else record)(args)
     todo = injections(points)
     if args.only:
         todo = [t for t in todo if t[0] == args.only]
@@ -413,7 +536,7 @@ def sweep(args):
           flush=True)
     results = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for inj, reached, why in pool.map(lambda t: run_one(args, t), todo):
+        for inj, reached, why in pool.map(lambda t: (restore_one if args.restore else run_one)(args, t), todo):
             results.append((inj, reached, why))
             tag = "libconfig's" if external(inj, why) else "FAIL" if why else "ok" if reached else "ok (not reached)"
             print(f"{tag}: {inj[0]} {inj[1]} {inj[2]} #{inj[3]} {inj[4]} {inj[5]}" + (f": {why}" if why else ""),

@@ -254,6 +254,17 @@ int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdat
         return r < 0 ? r : (int) foreign;
 }
 
+/* A record of hvtuned's, or a file that cannot be read (a directory, an I/O error), which
+ * may be one: the caller's load says why, and it is not taken for another's file. */
+static bool maybe_record(int dirfd, const char *name) {
+        char buf[HVT_RECORD_MAX + 2];
+        int r = hvt_read_small(dirfd, name, buf, sizeof(buf));
+
+        if (r >= 0)
+                return strncmp(buf, HEADER, strlen(HEADER)) == 0;
+        return r != -EBADMSG && r != -ENOENT;
+}
+
 /* The kernel's order of disk names: sdz before sdaa. */
 static int name_cmp(const void *a, const void *b) {
         const char *x = *(const char *const *) a, *y = *(const char *const *) b;
@@ -282,7 +293,7 @@ int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
                 char **more;
 
                 /* The daemon's own dot files and the temporaries are not records. */
-                if (de->d_name[0] == '.' || !is_record(dirfd, de->d_name))
+                if (de->d_name[0] == '.' || !maybe_record(dirfd, de->d_name))
                         continue;
                 more = reallocarray(names, n + 1, sizeof(*names));
                 if (!more || !(more[n] = strdup(de->d_name))) {
@@ -305,10 +316,17 @@ int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
 }
 
 int hvt_records_delete(int dirfd, const char *name) {
+        char buf[HVT_RECORD_MAX + 2];
+        int r;
+
         if (!*name || strchr(name, '/') || name[0] == '.')
                 return -EINVAL;
-        if (!is_record(dirfd, name))
+        r = hvt_read_small(dirfd, name, buf, sizeof(buf));
+        /* Not there, or provably not hvtuned's: nothing of hvtuned's to delete. */
+        if (r == -ENOENT || r == -EBADMSG || (r >= 0 && strncmp(buf, HEADER, strlen(HEADER)) != 0))
                 return 0;
+        if (r < 0)
+                return r;
         if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
                 return negative_errno();
         return 0;

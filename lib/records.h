@@ -49,11 +49,14 @@ int hvt_records_remove(int dirfd, const struct hvt_subject *s);
 int hvt_records_prune(int dirfd, bool (*keep)(const char *sysname, void *userdata), void *userdata);
 
 /* The names of the records in the directory, the files hvtuned can prove its own by their
- * header (never a dot file: the daemon's own, a temporary), in the kernel's order of disk
- * names (sdz before sdaa), HVT_DRIVER_NAME's among them: *ret is an array of n strings, each
- * and the array freed by the caller. 0 or -errno. */
+ * header, and those that cannot be read (a directory, an I/O error: a record may be there, which
+ * the caller's load tells), never a dot file (the daemon's own, a temporary), in the kernel's
+ * order of disk names (sdz before sdaa), HVT_DRIVER_NAME's among them: *ret is an array of n
+ * strings, each and the array freed by the caller. 0 or -errno. */
 int hvt_records_list(int dirfd, char ***ret, size_t *ret_n);
 
 /* Deletes the record called name, when what is there is a record of hvtuned's (by its
- * header): one whose disk is gone, said so by the caller. 0 or -errno. */
+ * header): one whose disk is gone, said so by the caller. 0 also when there is none, or the
+ * file is provably not hvtuned's; -errno when it cannot be read (it may be a record, and stays)
+ * or deleted. */
 int hvt_records_delete(int dirfd, const char *name);

@@ -5,6 +5,7 @@
  * every controller probed later (hot-added, re-probed) and none probed before: host.c reports
  * which still hold queues over the cap. hvtuned never edits the bootloader or /etc. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,10 +121,16 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action acti
         r = fd < 0 ? fd : hvt_sysfs_read(fd, "storvsc_max_hw_queues", buf, sizeof(buf));
         if (r < 0) {
                 /* Before 5.13 (and without storvsc) there is no such parameter: what the read
-                 * finds is what the kernel has, whatever an earlier look said. */
-                res.outcome = r == -ENOENT ? HVT_UNSUPPORTED : HVT_FAILED;
+                 * finds is what the kernel has, whatever an earlier look said. An ENOENT is an
+                 * absence only when faccessat() agrees, as in apply.c: a parameter that is there
+                 * and could not be opened is a failure, whose original stays recorded. */
+                bool absent = r == -ENOENT &&
+                              faccessat(fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "storvsc_max_hw_queues" :
+                                        PARAM_DIR "/storvsc_max_hw_queues", F_OK, 0) < 0;
+
+                res.outcome = absent ? HVT_UNSUPPORTED : HVT_FAILED;
                 res.error = -r;
-                if (fd >= 0 && r == -ENOENT)
+                if (fd >= 0 && absent)
                         d->driver.cap_support = 0;
                 return report_param(d, &res, action,
                                     d->driver.cap_support == 0 ? "this kernel predates storvsc_max_hw_queues, which came "

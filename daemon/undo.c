@@ -102,10 +102,13 @@ static void not_loaded(struct hvt_daemon *d, const char *name, int r, struct tal
                 (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, NULL, NULL,
                                       "%s: its record is of an earlier disk of that name (another device number, "
                                       "diskseq or sysfs directory): %s dropped", name, dry_run(d) ? "would be" : "is");
-        if (r == -ENOENT || r == -EBADMSG)
+        if (r == -ENOENT || r == -EBADMSG) {
                 n->dropped++;
-        else
-                n->kept++;
+                return;
+        }
+        (void) hvt_log_errno(&d->log, LOG_ERR, r, "%s: its record is kept, for another hvtuned --restore: it cannot "
+                             "be read (%m)", name);
+        n->kept++;
 }
 
 /* A block disk of the record's name that is not one hvtuned tunes (the controller no longer
@@ -292,9 +295,10 @@ int hvt_undo(struct hvt_daemon *d) {
                         take_disk(d, class_block, names[i], &n);
         }
         names_free(names, n_names);
-        if (driver && hvt_driver_load(d) < 0) {
-                driver = false;  /* said; nothing loaded, nothing written */
-                n.kept++;
+        r = driver ? hvt_driver_load(d) : 0;
+        if (r < 0) {
+                driver = false;  /* nothing loaded, nothing written */
+                not_loaded(d, HVT_DRIVER_NAME, r, &n);
         }
 
         hvt_pass_restore(d);

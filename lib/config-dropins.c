@@ -66,7 +66,7 @@ static int open_dir(const char *dir, struct hvt_config_error *err) {
         /* The walk let a sticky one pass, as it does above the main file: here, the one whose
          * every file is read, it is refused. */
         if (hvt_check_owner(&st, 0, "the drop-in directory", why, sizeof(why)) < 0)
-                return dir_error(err, dir, -EPERM, "refused, %s", why);
+                return dir_error(err, dir, -EPERM, "refused, %s: sticky or not, anyone could add a drop-in", why);
         return TAKE_FD(fd);
 }
 

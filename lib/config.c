@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: reading hvtuned.conf with libconfig and validating it into a struct hvt_config.
+/* Owns: reading hvtuned.conf and its drop-ins with libconfig and validating them into one
+ * struct hvt_config, each file over the ones before it.
  *
  * Groups are named after the sysfs directory they write into (queue, device), so every key
  * is an attribute name from the allowlist in attr.c. Nothing is half-loaded: the first

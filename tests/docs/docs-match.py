@@ -46,13 +46,18 @@ CATALOG = "systemd/hvtuned.catalog"
 RULES = "contrib/prometheus/hvtuned.rules.yml"
 
 
+# What the disk holds, read once for every Tree of a run (the self-test makes many).
+_READ = {}
+_WALK = {}
+
+
 class Tree:
     """The source tree's text, read once; the self-test changes it in memory only."""
 
     def __init__(self, root):
         self.root = root
         self.over = {}
-        self.cache = {}
+        self.cache = _READ
 
     def text(self, rel):
         if rel in self.over:
@@ -70,13 +75,18 @@ class Tree:
 
     def files(self):
         """Every file of the tree, less build directories, VCS data and fuzz corpora."""
+        if self.root not in _WALK:
+            _WALK[self.root] = self._walk()
+        return _WALK[self.root] + [f for f in self.over if f not in _WALK[self.root]]
+
+    def _walk(self):
         out = []
         for d, dirs, names in os.walk(self.root):
             rel = os.path.relpath(d, self.root)
             dirs[:] = sorted(n for n in dirs if not n.startswith((".", "build", "__pycache__"))
                              and not (rel == "tests/fuzz" and n == "corpus"))
             out += [os.path.normpath(os.path.join(rel, n)) for n in sorted(names)]
-        return out + [f for f in self.over if f not in out]
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,6 +642,9 @@ def check_references(tree):
     bare_md = re.compile(r"(?<![\w/.-])([A-Za-z0-9_-]+\.md)\b")
     pages = man_pages(tree)
     sections = {page: Man(tree.text(f)).names() for page, f in pages.items()}
+    # What "see X" may also point at: an entry of a list (a journal field, an option).
+    entries = {page: {w for _, _, lines in Man(tree.text(f)).sections for words, _ in Man.tags(lines) for w in words}
+               for page, f in pages.items()}
     bad = []
     for f, kind in documents(tree):
         if f == SELF:
@@ -696,7 +709,7 @@ def check_references(tree):
                     if not (m.group(2) or re.search(r"\bsee\s*$", before)):
                         continue
                     page = f"{m.group(3)}({m.group(4)})" if m.group(3) else own
-                    if page in sections and m.group(1) not in sections[page]:
+                    if page in sections and m.group(1) not in sections[page] and m.group(1) not in entries[page]:
                         bad.append(f"{where(m.start())}: names {m.group(1)} in {page}, which has no such section")
     return bad
 

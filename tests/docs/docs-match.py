@@ -27,7 +27,6 @@ What is checked, each in both directions where both make sense:
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.
 """
-import fnmatch
 import glob
 import os
 import re
@@ -36,6 +35,9 @@ import sys
 # Paths that read like this tree's but are another's: the kernel's source (lib/bitmap.c), an
 # installed system's module tree (lib/modules/...).
 NOT_OURS = [r"lib/bitmap\.c", r"lib/modules(/.*)?"]
+
+# What each check read, for the summary: a check that reads nothing proves nothing.
+STATS = {}
 
 # This file: its docstring and self-test name references that must not exist.
 SELF = "tests/docs/docs-match.py"
@@ -83,7 +85,7 @@ class Tree:
         out = []
         for d, dirs, names in os.walk(self.root):
             rel = os.path.relpath(d, self.root)
-            dirs[:] = sorted(n for n in dirs if not n.startswith((".", "build", "__pycache__"))
+            dirs[:] = sorted(n for n in dirs if (n == ".ci" or not n.startswith((".", "build", "__pycache__")))
                              and not (rel == "tests/fuzz" and n == "corpus"))
             out += [os.path.normpath(os.path.join(rel, n)) for n in sorted(names)]
         return out
@@ -333,6 +335,7 @@ def check_options(tree):
     syn_words = {w for w in Man.bold(syn) if w.startswith("-")}
     tag_words = {w.rstrip("=") for words, _ in Man.tags(options) for w in words if w.startswith("-")}
     syn_words = {w.rstrip("=") for w in syn_words}
+    STATS["options"] = len(opts)
     bad = []
     known = set()
     for long, short in opts:
@@ -400,6 +403,7 @@ def config_keys(tree):
 
 def check_config(tree):
     keys, bad = config_keys(tree)
+    STATS["configuration keys"] = sum(map(len, keys.values()))
     man = Man(tree.text(MAN5))
 
     def tags_of(section, whole=False):
@@ -450,6 +454,7 @@ def metrics_written(tree):
 
 def check_metrics(tree):
     written = metrics_written(tree)
+    STATS["metrics"] = len(written)
     bad = []
     if len(written) < 3:
         return [f"daemon/, lib/: found {len(written)} metric names: update tests/docs/docs-match.py"]
@@ -488,6 +493,7 @@ def message_ids(tree):
 
 def check_message_ids(tree):
     ids, bad = message_ids(tree)
+    STATS["MESSAGE_IDs"] = len(ids)
     catalog = set(re.findall(r"^-- ([0-9a-f]{32})\s*$", tree.text(CATALOG), re.M))
     lines = Man(tree.text(MAN8)).section("MESSAGE_IDs")
     if lines is None:
@@ -513,13 +519,15 @@ def fields_written(tree):
             m = re.fullmatch(r"(HVTUNED_[A-Z0-9_]+)(=.*)?", s)
             if m:
                 out.setdefault(m.group(1), f)
-            elif re.search(r"(?<![A-Za-z0-9_])HVTUNED_[A-Z0-9_]*(=|%)", s):
+            elif s.startswith("HVTUNED_") or re.search(r"HVTUNED_[A-Z0-9_]*%|HVTUNED_$", s):
+                # A field's name made at run time; a message that names a field is prose.
                 bad.append(f"{f}: cannot tell which journal field \"{s}\" writes: update tests/docs/docs-match.py")
     return out, bad
 
 
 def check_fields(tree):
     written, bad = fields_written(tree)
+    STATS["journal fields"] = len(written)
     if len(written) < 3:
         return bad + [f"daemon/, lib/: found {len(written)} journal fields: update tests/docs/docs-match.py"]
     lines = Man(tree.text(MAN8)).section("Journal fields")
@@ -582,7 +590,7 @@ def documents(tree):
             out.append((f, "all"))
         elif ext in COMMENTED:
             out.append((f, COMMENTED[ext]))
-        elif base == "meson.build" or f.startswith(("tools/", "debian/", "bench/")) or base == "Makefile":
+        elif base == "meson.build" or f.startswith(("tools/", "debian/", "bench/", ".ci/")) or base == "Makefile":
             try:
                 head = tree.text(f)[:200]
             except (OSError, UnicodeDecodeError):
@@ -646,9 +654,11 @@ def check_references(tree):
     entries = {page: {w for _, _, lines in Man(tree.text(f)).sections for words, _ in Man.tags(lines) for w in words}
                for page, f in pages.items()}
     bad = []
+    STATS["files read for references"] = 0
     for f, kind in documents(tree):
         if f == SELF:
             continue
+        STATS["files read for references"] += 1
         try:
             parts = texts_of(tree, f, kind)
         except (OSError, UnicodeDecodeError):
@@ -810,7 +820,7 @@ MUTATIONS = [
      {"daemon/report.c": lambda t: t + '\nstatic const char *frob = "HVTUNED_FROB2";\n'},
      "Journal fields lacks HVTUNED_FROB2"),
     ("fields", "a field made in a way the test cannot read",
-     {"daemon/report.c": lambda t: t + '\nstatic const char *frob = "X HVTUNED_%s=%u";\n'},
+     {"daemon/report.c": lambda t: t + '\nstatic const char *frob = "HVTUNED_%s=%u";\n'},
      "cannot tell which journal field"),
     ("fields", "the catalog shows a field nobody writes",
      {CATALOG: lambda t: t + "\n@HVTUNED_NOBODY@\n"},
@@ -876,6 +886,7 @@ def main():
         for p in problems:
             print(f"{name}: {p}")
         total += len(problems)
+    print("read: " + ", ".join(f"{v} {k}" for k, v in STATS.items()))
     print(f"{total} problems")
     return 1 if total else 0
 

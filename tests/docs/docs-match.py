@@ -558,6 +558,12 @@ def md_headings(text):
     return [h.strip() for h in re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M)]
 
 
+def md_parts(text):
+    """What a reference may name in a Markdown file: its headings, and the bold lead of a
+    paragraph or list item ("- **Native NVMe multipath.** When ...")."""
+    return md_headings(text) + re.findall(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*([^*]+?)\.?\*\*", text, re.M)
+
+
 def md_anchors(text):
     seen, out = {}, set()
     for h in md_headings(text):
@@ -692,12 +698,13 @@ def check_references(tree):
                         bad.append(f"{where(m.start())}: links to {file}, which does not exist")
                     elif anchor and path.endswith(".md") and anchor not in md_anchors(tree.text(path)):
                         bad.append(f"{where(m.start())}: links to #{anchor}, no heading of {path}")
-            # FILE.md, "Heading" and FILE.md's "Heading".
-            for m in re.finditer(r"([\w./-]+\.md)(?:\]\([^)]*\))?(?:'s|,)\s+[\"\u201c]([^\"\u201d]+)[\"\u201d]", text):
-                file = m.group(1)
+            # FILE.md, "Heading" and FILE.md's "Heading" (README for README.md).
+            for m in re.finditer(r"((?<![\w./-])README|[\w./-]+\.md)(?:\]\([^)]*\))?(?:'s|,)\s+[\"\u201c]([^\"\u201d]+)[\"\u201d]",
+                                 text):
+                file = "README.md" if m.group(1) == "README" else m.group(1)
                 path = next((os.path.normpath(os.path.join(b, file)) for b in ("", os.path.dirname(f), "docs")
                              if tree.exists(os.path.normpath(os.path.join(b, file)))), None)
-                if path and not any(h.startswith(m.group(2)) for h in md_headings(tree.text(path))):
+                if path and not any(h.startswith(m.group(2)) for h in md_parts(tree.text(path))):
                     bad.append(f"{where(m.start())}: names \"{m.group(2)}\" in {path}, which has no such heading")
             # hvtuned(8), SECTION.
             flat = text.replace("[[", "").replace("]]", "")
@@ -843,6 +850,9 @@ MUTATIONS = [
     ("references", "a heading named after a .md file that lacks it",
      {"docs/faults.md": lambda t: t + '\nas docs/performance.md, "No such heading here" says\n'},
      "\"No such heading here\" in docs/performance.md"),
+    ("references", "a part of the README a comment names that it lacks",
+     {"lib/attr.c": lambda t: t + '\n/* (README, "No such part here") */\n'},
+     "\"No such part here\" in README.md"),
     ("references", "a dead hvtuned(8), SECTION",
      {CATALOG: lambda t: t + "\nsee hvtuned(8), Hardware queues.\n"},
      "\"Hardware queues\" in hvtuned(8)"),

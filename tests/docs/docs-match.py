@@ -21,8 +21,10 @@ What is checked, each in both directions where both make sense:
 - references: in the Markdown files, the man pages, the catalog, the alert rules and the
   comments of every source and test file: a path into this tree (docs/x.md, tests/..., lib/...,
   a bare x.md) names a file that exists; a Markdown link's file and #anchor exist; a
-  `hvtuned(8), SECTION` or `FILE.md, "Heading"` names a section of that page; a man page's
-  "see SECTION" or "SECTION below" names one of its sections.
+  `hvtuned(8), SECTION` names a section of that page, a `FILE.md, "Heading"` or
+  `README, "Part"` a heading or a paragraph's bold lead of that file; a man page's
+  "see SECTION", "SECTION below" or "see SECTION in PAGE(N)" names a section or a list entry
+  of that page.
 
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.

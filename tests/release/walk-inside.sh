@@ -67,7 +67,7 @@ walk_records() { find /run/hvtuned -maxdepth 1 -type f ! -name '.*' -printf '%f 
 walk_metrics=/var/lib/prometheus/node-exporter/hvtuned.prom
 
 walk() {
-        local tb_saved=$tb left
+        local tb_saved=$tb left start=$SECONDS
         echo "--- the README's operator walk-through ($(python3 /opt/readme-blocks.py --list /opt/README.md | tr '\n' ' '))"
         [ "$walk_pending" = "  " ] || echo "walk: PENDING on this branch, not checked:$walk_pending"
         # The machine: a Hyper-V guest's disks (the testbed), the service pointed at them, and the
@@ -102,7 +102,8 @@ walk() {
         walk_originals "after --dry-run"
         expect "records after --dry-run" "$(walk_records)" ""
         walk_block try-start
-        expect "is-active after unmask and start" "$(systemctl is-active hvtuned)" active
+        expect "is-enabled after unmask and enable --now" "$(systemctl is-enabled hvtuned)" enabled
+        expect "is-active after unmask and enable --now" "$(systemctl is-active hvtuned)" active
         expect "sda scheduler after start" "$(active "$walk_tb/sys/block/sda")" none
         expect "the cap after start" "$(cat "$walk_tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues")" 4
 
@@ -161,8 +162,9 @@ walk() {
         systemctl start hvtuned 2> /dev/null && fail "a masked hvtuned.service started"
         echo "ok: a masked hvtuned.service cannot be started"
         walk_block unmask
-        expect "is-active after unmask and start" "$(systemctl is-active hvtuned)" active
-        expect "sda scheduler after unmask and start" "$(active "$walk_tb/sys/block/sda")" none
+        expect "is-enabled after unmask" "$(systemctl is-enabled hvtuned)" enabled
+        expect "is-active after unmask" "$(systemctl is-active hvtuned)" active
+        expect "sda scheduler after unmask" "$(active "$walk_tb/sys/block/sda")" none
         # The test's own drop-in goes before the purge, as the operator's machine has none.
         rm -rf "${dropin%/*}"
         systemctl daemon-reload
@@ -175,6 +177,7 @@ walk() {
         [ -z "$left" ] || fail "left after the README's removal: $left"
         expect "unit after the removal" "$(systemctl show -P LoadState hvtuned)" not-found
         echo "ok: the README's removal left nothing of hvtuned's"
+        echo "ok: the README's operator walk-through passed in $((SECONDS - start)) s"
 
         # The root as it was for package-inside.sh's own checks.
         rm -rf "${walk_dir%/*}" "$walk_tb" /var/lib/prometheus

@@ -169,6 +169,7 @@ walk() {
         rm -rf "${dropin%/*}"
         systemctl daemon-reload
         walk_block remove
+        expect "is-active after the removal" "$(systemctl is-active hvtuned)" inactive
         dpkg-query -W hvtuned > /dev/null 2>&1 && fail "dpkg still knows hvtuned after apt purge"
         walk_originals "after the removal"
         # shellcheck disable=SC2086 # the list of places

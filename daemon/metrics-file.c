@@ -77,10 +77,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
  * Debian, /var/lib/prometheus is prometheus's), so it is refused, not checked. The
  * directories on the way may be anyone's: what one of their owners can do is rename a
  * directory of root's that is already beside it into the path, never one of their own nor a
- * link (see README, "Security and hostile conditions"). The last one must be root's (or ours)
- * and not even sticky (/tmp): anyone could put a *.prom there for the collector, hold the
- * file's name, or make a file of hvtuned's temporaries' name that the clean-up below would
- * take for hvtuned's. A refusal says why in why. */
+ * link (see docs/security.md, "A metrics directory below another user's"). The last one
+ * must be root's (or ours) and not even sticky (/tmp): anyone could put a *.prom there for
+ * the collector, hold the file's name, or make a file of hvtuned's temporaries' name that the
+ * clean-up below would take for hvtuned's. A refusal says why in why. */
 static int open_dir(const char *path, char *why, size_t size) {
         return hvt_walk(path, HVT_WALK_PARENT, NULL, why, size);
 }

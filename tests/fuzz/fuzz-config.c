@@ -175,7 +175,8 @@ static const struct hvt_disk disks[] = {
           .multipath_head = true },
 };
 
-/* The platform defaults (lib/policy.h), as README's table gives them: the plan's first layer. */
+/* The platform defaults (lib/policy.h), as docs/how-it-works.md's table gives them: the plan's
+ * first layer. */
 static void platform_default(const struct hvt_disk *d, size_t i, struct hvt_setting *ret) {
         bool nvme = d->kind >= HVT_KIND_NVME_ACCELERATOR;
 
@@ -187,7 +188,7 @@ static void platform_default(const struct hvt_disk *d, size_t i, struct hvt_sett
 }
 
 /* What is no attribute of the disk at all: SCSI's device/ on NVMe, a request queue's on a
- * multipath head (README, "Native NVMe multipath"). */
+ * multipath head (docs/how-it-works.md, "Native NVMe multipath"). */
 static bool not_its(const struct hvt_disk *d, size_t i) {
         bool nvme = d->kind >= HVT_KIND_NVME_ACCELERATOR;
 

@@ -12,8 +12,8 @@ message_id APPLIED ATTR_APPLIED
 message_id CONFIG_ERROR CONFIG_ERROR
 message_id CONTROLLER CONTROLLER
 
-# The Azure VM, persisted so that the daemon runs on it directly (testbed_persist), with a
-# watchdog short enough to see fire.
+# The Azure VM, persisted so that the daemon runs on it directly (docs/testing.md, "A
+# testbed by hand"), with a watchdog short enough to see fire.
 testbed_persist "$build/tests/testbeds"
 testbed_unit "$build/tests/emulate/hvtuned-sysfs-kernel.so" WatchdogSec=3s TimeoutAbortSec=2s
 printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf

@@ -97,4 +97,6 @@ struct hvt_daemon {
         unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
         struct hvt_counters counters;
         struct hvt_metrics_file metrics;
+        char *state_written;     /* the state file's text as last written, its time left out (state-file.h) */
+        bool state_error_told;   /* a failure to write it was said */
 };

@@ -129,17 +129,15 @@ int hvt_state_gather(const struct hvt_daemon *d, const char *status, struct hvt_
                 r = gather_disk(d->disks.v[i], &s);
         if (r >= 0)
                 r = gather_host(d, &s);
-        if (r < 0) {
-                hvt_state_done(&s);
-                return r;
-        }
+        if (r < 0)
+                hvt_state_done(&s);  /* *ret empty too: a caller may free it either way */
         *ret = s;
-        return 0;
+        return r;
 }
 
 void hvt_state_file_update(struct hvt_daemon *d, const char *status) {
         _cleanup_free_ char *same = NULL, *text = NULL;
-        struct hvt_state s;
+        struct hvt_state s = {};
         int r;
 
         if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN) || d->state_fd < 0)

@@ -214,6 +214,8 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
 
         hvt_rundir_path(dir, sizeof(dir));
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd < 0 && errno == EACCES)
+                return needs_root(d, dir);
         if (dir_fd < 0 && errno != ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot open the runtime directory %s: %m", dir);
         r = dir_fd < 0 ? 0 : daemon_runs(d, dir_fd, dir);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "event.h"
 #include "fs-util.h"
 #include "host.h"
 #include "macro.h"
@@ -135,12 +136,44 @@ int hvt_state_gather(const struct hvt_daemon *d, const char *status, struct hvt_
         return r;
 }
 
+/* At most one gathering a second: it is a walk over every disk, and an iteration of the loop
+ * may be one event of a flood of thousands. One that comes too soon is made once the second is
+ * over (the timer's iteration ends with the status update, which calls here again). */
+#define GATHER_INTERVAL_USEC 1000000
+
+static int on_later(struct hvt_event_source *src, uint64_t usec, void *userdata) {
+        struct hvt_daemon *d = userdata;
+
+        (void) src;
+        (void) usec;
+        d->state_later = hvt_event_source_free(d->state_later);
+        return 0;
+}
+
+/* Whether to gather now; if not, a gathering is due when the interval ends. */
+static bool gather_now(struct hvt_daemon *d) {
+        uint64_t now;
+
+        if (!d->event)
+                return true;
+        now = hvt_event_now(d->event);
+        if (d->state_gathered_usec == 0 || now - d->state_gathered_usec >= GATHER_INTERVAL_USEC) {
+                d->state_gathered_usec = now;
+                return true;
+        }
+        /* Out of memory for the timer: the next iteration's update gathers. */
+        if (!d->state_later)
+                (void) hvt_event_add_time(d->event, &d->state_later, d->state_gathered_usec + GATHER_INTERVAL_USEC,
+                                          GATHER_INTERVAL_USEC / 10, on_later, d);
+        return false;
+}
+
 void hvt_state_file_update(struct hvt_daemon *d, const char *status) {
         _cleanup_free_ char *same = NULL, *text = NULL;
         struct hvt_state s = {};
         int r;
 
-        if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN) || d->state_fd < 0)
+        if (d->once || (d->apply_flags & HVT_APPLY_DRY_RUN) || d->state_fd < 0 || !gather_now(d))
                 return;
         r = hvt_state_gather(d, status, &s);
         /* Compared without its time: an unchanged state is not written again. */
@@ -171,6 +204,7 @@ void hvt_state_file_update(struct hvt_daemon *d, const char *status) {
 }
 
 void hvt_state_file_remove(struct hvt_daemon *d) {
+        d->state_later = hvt_event_source_free(d->state_later);
         if (d->state_fd >= 0 && !d->once && unlinkat(d->state_fd, HVT_STATE_FILE, 0) < 0 && errno != ENOENT)
                 (void) hvt_log_errno(&d->log, LOG_WARNING, errno, "Cannot remove the state file: %m");
         free(d->state_written);

@@ -92,6 +92,7 @@ void hvt_status_update(struct hvt_daemon *d) {
 
         hvt_metrics_update(d);
         hvt_status_format(d, status, sizeof(status));
+        /* Also when STATUS= is the same: a repair changes the state file, not the line. */
         hvt_state_file_update(d, status);
         if (strcmp(status, d->status_sent) == 0)
                 return;

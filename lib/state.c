@@ -460,7 +460,7 @@ static int split(struct in *in, char *line, char *f[static FIELDS_MAX]) {
 }
 
 int hvt_state_parse(char *text, struct hvt_state *ret, char *why, size_t size) {
-        struct hvt_state s = { .running = true };
+        struct hvt_state s = { .running = true, .driver.cap_support = -1 };
         struct in in = { .why = why, .size = size };
         bool end = false;
         char *next = text;

@@ -76,6 +76,10 @@ START_TEST(test_gen2_running_then_stopped) {
         testbed_sentinel(tb, "sda");
         /* The repair is in the file once the loop iteration after it ends. */
         (void) hvtuned_wait_file(state_path(), "\tscsi\tos\t1\t", 10000);
+        /* A second repair at once: within the second that holds the next gathering back, so
+         * written when it is over. */
+        testbed_sentinel(tb, "sdc");
+        (void) hvtuned_wait_file(state_path(), "\tscsi\tdata\t1\t", 10000);
         ck_assert_int_eq(stat(state_path(), &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, 0600);
 
@@ -90,6 +94,7 @@ START_TEST(test_gen2_running_then_stopped) {
         assert_contains(summary, hv_keep(g_strdup_printf(" queue/scheduler=managed/none/none/%s ", was)));
         assert_contains(summary, " queue/nr_requests=knock-on/");
         assert_contains(summary, "sdb scsi resource 0 None");
+        assert_contains(summary, "sdc scsi data 1 queue/scheduler ");
         assert_contains(summary, "host0 scsi ");
         assert_contains(summary, "reclaimable ");
 

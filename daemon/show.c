@@ -7,6 +7,7 @@
  * path as --dry-run says what would be wanted, the records what was found before hvtuned. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,12 @@ static int read_state(struct hvt_daemon *d, int dir_fd, const char *dir, struct 
         r = hvt_state_parse(text, ret, why, sizeof(why));
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "%s: %s", path, why);
+        /* An earlier daemon's, killed before it could remove it, while this one starts. */
+        if (ret->pid <= 0 || (kill(ret->pid, 0) < 0 && errno == ESRCH)) {
+                hvt_state_done(ret);
+                return hvt_log_errno(&d->log, LOG_ERR, -ESRCH, "hvtuned is running (it holds %s), but %s is an "
+                                     "earlier hvtuned's: it is starting", dir, path);
+        }
         return 0;
 }
 

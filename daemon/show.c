@@ -154,6 +154,15 @@ static int compute_state(struct hvt_daemon *d, int dir_fd, const char *dir, stru
         ret->running = false;
         ret->pid = 0;
         if (dir_fd >= 0) {
+                char why[256];
+
+                /* The daemon would refuse them: whoever may write there could have made them. */
+                r = hvt_rundir_check(dir_fd, why, sizeof(why));
+                if (r < 0) {
+                        (void) hvt_log_errno(&d->log, LOG_WARNING, r, "%s: its records are not believed, %s: no originals shown",
+                                             dir, why);
+                        return 0;
+                }
                 r = read_records(d, dir_fd, dir, ret);
                 if (r < 0)
                         return r;
@@ -187,7 +196,8 @@ static void read_current(struct hvt_state *s) {
 
                         if (!res)
                                 continue;
-                        if (res->outcome == HVT_FAILED || res->outcome == HVT_UNSUPPORTED)
+                        /* A scheduler this kernel does not offer still has one active. */
+                        if (res->outcome == HVT_FAILED || (res->outcome == HVT_UNSUPPORTED && !*res->from))
                                 at->current_error = res->error > 0 ? -res->error : -EIO;
                         else {
                                 (void) hvt_strscpy(at->current, sizeof(at->current), res->from);

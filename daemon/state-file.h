@@ -12,8 +12,9 @@
  * made above this file): running unless --once or a dry run. -ENOMEM. */
 int hvt_state_gather(const struct hvt_daemon *d, const char *status, struct hvt_state *ret);
 
-/* Writes the file when its content changed. Nothing in --once or a dry run, or without a
- * runtime directory for records. A failure is logged once, until it changes. */
+/* Writes the file when its content changed, gathering at most once a second (a later one by a
+ * timer). Nothing in --once or a dry run, or without a runtime directory for records. A
+ * failure is logged once, until a write works again. */
 void hvt_state_file_update(struct hvt_daemon *d, const char *status);
 
 /* Removes it (at stop). */

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -58,6 +60,32 @@ static char *json_summary(void) {
         return hv_keep(out);
 }
 
+static void drop_to_nobody(gpointer userdata) {
+        (void) userdata;
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                _exit(99);
+}
+
+/* --status as a user who may not read what root's daemon keeps: exit 1, saying so. */
+static void assert_needs_root(void) {
+        const char *argv[] = { getenv("HVTUNED_BIN"), "--status", NULL };
+        /* Without the test's shims, which keep logs nobody may write: the directory is refused
+         * before anything else is read. */
+        g_autofree char *rt = g_strdup_printf("RUNTIME_DIRECTORY=%s", runtime_dir());
+        const char *envp[] = { rt, NULL };
+        char *out = NULL, *err = NULL;
+        int code = 0;
+
+        if (geteuid() != 0)
+                return;  /* no other user to be */
+        ck_assert(g_spawn_sync(NULL, (char **) argv, (char **) envp, 0, drop_to_nobody, NULL, &out, &err, &code, NULL));
+        hv_keep(out);
+        hv_keep(err);
+        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 1, "as nobody: status %d: %s", code, err);
+        assert_contains(err, "hvtuned --status needs root: ");
+        ck_assert_str_eq(out, "");
+}
+
 static char *state_path(void) {
         return hv_keep(g_build_filename(runtime_dir(), ".state", NULL));
 }
@@ -97,6 +125,7 @@ START_TEST(test_gen2_running_then_stopped) {
         assert_contains(summary, "sdc scsi data 1 queue/scheduler ");
         assert_contains(summary, "host0 scsi ");
         assert_contains(summary, "reclaimable ");
+        assert_needs_root();
 
         (void) hvtuned_stop(&run);
         ck_assert_int_eq(access(state_path(), F_OK), -1);

@@ -63,6 +63,7 @@ struct hvt_metrics_file {
         dev_t dev;
         ino_t ino;
         char *written;   /* its text */
+        uint64_t written_usec; /* CLOCK_MONOTONIC, when it was last written */
         int error;       /* the last write's, said once */
 };
 

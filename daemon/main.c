@@ -2,6 +2,7 @@
 /* Owns: the command line. Everything it decides ends up in the daemon context. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,9 +206,12 @@ int main(int argc, char *argv[]) {
 
         r = hvt_load_config(&d);
         if (mode == MODE_CHECK_CONFIG) {
-                if (r >= 0)
-                        hvt_log_info(&d.log, "%s: valid", d.config->path ? d.config->path :
-                                     "no configuration file, built-in defaults");
+                if (r >= 0) {
+                        char read[PATH_MAX + 64];
+
+                        hvt_config_describe(d.config, read, sizeof(read));
+                        hvt_log_info(&d.log, "%s: valid", read);
+                }
                 ret = r < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
         } else if (r < 0)
                 ret = EXIT_CONFIG;

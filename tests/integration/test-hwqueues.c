@@ -3,7 +3,7 @@
  * VM with IDE controllers, VMs already capped from the kernel command line, a kernel without
  * the parameter, and a module parameter that refuses the write: the cap is written when it
  * differs, never above the present CPUs, reported like an attribute, restored on stop; every
- * controller is reported with the estimate of storvsc.md; the boot-time fix is the right one.
+ * controller is reported with the estimate of lib/hwqueues.c; the boot-time fix is the right one.
  * (The opt-in re-probe that applies it without a reboot: test-reprobe.c.) */
 #include <check.h>
 #include <stdbool.h>
@@ -220,12 +220,12 @@ START_TEST(test_configured_cap) {
         ck_assert_str_eq(testbed_sys_read(PARAM), "8");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 8 (applied)\n");
         assert_contains(err, "over the cap of 8: ~24.2 MiB with 8 queues, once re-probed\n");
-        ck_assert_ptr_null(strstr(err, "mq-deadline (about 226 KiB"));
+        ck_assert_ptr_null(strstr(err, "mq-deadline (about 320 KiB"));
         /* A cap of 1: new disks get mq-deadline from the kernel, and hvtuned says what keeps it off. */
         ck_assert_int_eq(hvtuned_run_once("host = { max_hw_queues = 1; };\n", &err), 0);
         ck_assert_str_eq(testbed_sys_read(PARAM), "1");
         assert_contains(err, "With a cap of 1, each disk on a controller probed from now on has a single hw queue, "
-                        "and the kernel gives such a disk mq-deadline (about 226 KiB more per disk than none, "
+                        "and the kernel gives such a disk mq-deadline (about 320 KiB more per disk than none, "
                         "measured on 6.1)");
 
         /* 64 on 32 CPUs would make the kernel fall back to one queue per CPU: 32 is asked

@@ -149,7 +149,7 @@ def inside(hvtuned, testbed, emulator, manager, faults, v6_testbed):
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "UMOCKDEV_DIR", "NOTIFY_SOCKET")}
     journald = start_journald(env)
 
-    # A persistent testbed the daemon runs on directly (testing.md's recipe).
+    # A persistent testbed the daemon runs on directly (docs/testing.md, "A testbed by hand").
     subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", 'cp -a "$UMOCKDEV_DIR" /run/tb'],
                    env=env, check=True)
     # What the testbed's kernel has beside its devices (BTF, osrelease): its request layout.

@@ -192,6 +192,8 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         /* Nothing comes back on a kernel that cannot cap: claim nothing. */
                         .capped_bytes = estimate(h, cap_unsupported(drv) ? c->nr_hw_queues : capped_queues(drv, c),
                                                  c->can_queue),
+                        .capped_queues = capped_queues(drv, c),
+                        .over_cap = over_cap(drv, c),
                 };
         }
 }

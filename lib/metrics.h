@@ -17,6 +17,8 @@ struct hvt_metrics_controller {
         unsigned nr_hw_queues, can_queue;
         uint64_t bytes;                 /* preallocated now (hwqueues.h's estimate) */
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
+        unsigned capped_queues;         /* its hw queues once probed under the cap */
+        bool over_cap;                  /* it has more than the cap (which this kernel may not apply) */
 };
 
 struct hvt_metrics_nvme {

@@ -24,6 +24,10 @@ struct hvt_originals {
  * originals is worse than none. */
 int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
+/* The same, for a reader that must change nothing (`hvtuned --status`): a record of another
+ * instance is -ENOENT, a damaged one -EBADMSG, and both stay. */
+int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
+
 /* Replaces the subject's record atomically (hvt_write_atomic()) with the originals of its
  * own attributes; with none recorded, the record is deleted (but a record of a disk at
  * another path). Whatever is under the disk's name is replaced, hvtuned's header or not: the load before a disk's first save drops what

@@ -28,7 +28,8 @@ int hvt_rundir_open_dir(const char *path) {
         struct stat st;
         int fd;
 
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        /* As the unit's RuntimeDirectoryMode=: a directory others can open, they can lock. */
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)

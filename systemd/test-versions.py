@@ -24,6 +24,7 @@ SINCE = {
     "WatchdogSec": 0,
     "TimeoutAbortSec": 243,                  # "a separate timeout may be set using TimeoutAbortSec="
     "RuntimeDirectory": 211,
+    "RuntimeDirectoryMode": 211,
     "RuntimeDirectoryPreserve": 235,
     "ReadWritePaths": 231,
     "CapabilityBoundingSet": 0,

@@ -82,6 +82,31 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
         return estimate(&d->host, nr_hw_queues, can_queue);
 }
 
+void hvt_host_layout_note(const struct hvt_daemon *d, bool full, char *buf, size_t size) {
+        const struct hvt_layout *l = &d->host.layout;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                buf[0] = '\0';
+        else if (full)
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, l->band_pct,
+                         l->band_rows);
+        else
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, l->band_pct);
+}
+
+static const char *layout_field_value(const struct hvt_layout *l) {
+        switch (l->source) {
+        case HVT_LAYOUT_BTF:
+                return "btf";
+        case HVT_LAYOUT_TABLE:
+                return "table";
+        case HVT_LAYOUT_ASSUMED:
+                return "assumed";
+        default:
+                return "unknown";
+        }
+}
+
 void hvt_host_read_layout(struct hvt_daemon *d) {
         struct hvt_layout *l = &d->host.layout;
         const struct hvt_layout_sizes *s = &l->sizes;
@@ -96,8 +121,23 @@ void hvt_host_read_layout(struct hvt_daemon *d) {
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
                                       "Unknown request layout: no BTF in " BTF_DIR " has struct request, scsi_cmnd, "
-                                      "storvsc_cmd_request and scatterlist, and this kernel is no upstream-numbered "
-                                      "one of hvtuned's table: no memory estimates");
+                                      "storvsc_cmd_request and scatterlist, and no row of hvtuned's table can be "
+                                      "assumed for this kernel (its release is older than every row, 5.10, or "
+                                      "unreadable): no memory estimates");
+        else if (l->source == HVT_LAYOUT_ASSUMED)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "assumed"),
+                                                 HVT_FIELD("HVTUNED_LAYOUT_ROW=%s", l->table_row),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes),
+                                                 HVT_FIELD("HVTUNED_EST_BAND_PCT=%u", l->band_pct)),
+                                      "Request layout assumed: no BTF in " BTF_DIR " has all of struct request, "
+                                      "scsi_cmnd, storvsc_cmd_request and scatterlist, and this kernel is no "
+                                      "upstream-numbered one of hvtuned's table, so %s's row fills in what BTF "
+                                      "lacks: struct request %u + scsi_cmnd %u + storvsc_cmd_request %u + 2 x "
+                                      "scatterlist %u, %u bytes a preallocated request; the rows %s give %u to "
+                                      "%u, so every memory estimate is +/-%u%%",
+                                      l->table_row, s->request, s->scsi_cmnd, s->storvsc_cmd, s->scatterlist,
+                                      l->request_bytes, l->band_rows, l->request_lo, l->request_hi, l->band_pct);
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
@@ -155,7 +195,9 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
         const struct hvt_driver *drv = &d->driver;
         size_t n_over;
         uint64_t bytes = reclaimable(d, &n_over);
+        char note[64];
 
+        hvt_host_layout_note(d, false, note, sizeof(note));
         if (drv->target == 0)
                 buf[0] = '\0';
         else if (n_over == 0)
@@ -169,10 +211,21 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                          cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
                          cap_held(drv) ? "" : ")");
         else
-                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s",
-                         n_over, n_over == 1 ? "" : "s", drv->target, (bytes + 512 * 1024) / (1024 * 1024),
+                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s%s",
+                         n_over, n_over == 1 ? "" : "s", drv->target, (bytes + 512 * 1024) / (1024 * 1024), note,
                          cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
                          cap_held(drv) ? "" : ")");
+}
+
+void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m) {
+        const struct hvt_layout *l = &d->host.layout;
+
+        /* Read with the first pass over the controllers: before it, nothing is said. */
+        if (!d->host.layout_read)
+                return;
+        m->layout_source = layout_field_value(l);
+        m->layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
+        m->layout_band_pct = l->source == HVT_LAYOUT_ASSUMED ? l->band_pct : 0;
 }
 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
@@ -202,13 +255,18 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         unsigned capped = capped_queues(drv, c);
         uint64_t now = estimate(h, c->nr_hw_queues, c->can_queue);
         uint64_t then = cap_unsupported(drv) ? now : estimate(h, capped, c->can_queue);
-        char s_now[48], s_then[48], held[64], tail[192];
+        const struct hvt_layout *l = &h->layout;
+        char s_now[48], s_then[48], held[128], tail[192], note[64];
+        char f_layout[32], f_row[40], f_band[32], f_est[48], f_capped[48];
+        const char *fields[6] = {};
+        size_t n = 0;
 
+        hvt_host_layout_note(d, true, note, sizeof(note));
         if (layout_known(h)) {
                 hvt_format_bytes(now, s_now + 1, sizeof(s_now) - 1);
                 hvt_format_bytes(then, s_then + 1, sizeof(s_then) - 1);
                 s_now[0] = s_then[0] = '~';
-                snprintf(held, sizeof(held), "%s preallocated", s_now);
+                snprintf(held, sizeof(held), "%s preallocated%s", s_now, note);
         } else {
                 (void) hvt_strscpy(s_then, sizeof(s_then), "memory unknown");
                 (void) hvt_strscpy(held, sizeof(held), "memory unknown (unknown layout)");
@@ -225,18 +283,43 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                 snprintf(tail, sizeof(tail), "no cap applies");
         else
                 snprintf(tail, sizeof(tail), "within the cap of %u", drv->target);
+        /* Built here: a NULL in HVT_FIELDS() would end the list at the first field left out. */
+        snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", layout_field_value(l));
+        fields[n++] = f_layout;
+        if (l->source == HVT_LAYOUT_ASSUMED) {
+                snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
+                snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", l->band_pct);
+                fields[n++] = f_row;
+                fields[n++] = f_band;
+        }
+        /* No figure at all rather than a 0 that reads as one. */
+        if (layout_known(h)) {
+                snprintf(f_est, sizeof(f_est), "HVTUNED_EST_BYTES=%" PRIu64, now);
+                snprintf(f_capped, sizeof(f_capped), "HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then);
+                fields[n++] = f_est;
+                fields[n++] = f_capped;
+        }
+        fields[n] = NULL;
         (void) hvt_log_controller(&d->log, c, LOG_INFO, 0, HVT_MESSAGE_CONTROLLER,
                                   HVT_FIELDS(HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                              HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_hw_queues),
                                              HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
                                              HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(drv, c) ? "no" :
                                                        cap_unsupported(drv) ? "unsupported" : "yes"),
-                                             /* No figure at all rather than a 0 that reads as one. */
-                                             layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now) : NULL,
-                                             HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then)),
+                                             fields[0], fields[1], fields[2], fields[3], fields[4]),
                                   "host%u (controller %s, %s): %u hw queue%s x %u requests, %s; %s",
                                   c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
                                   c->nr_hw_queues == 1 ? "" : "s", c->can_queue, held, tail);
+}
+
+static const char *layout_field(const struct hvt_daemon *d, char *buf, size_t size) {
+        snprintf(buf, size, "HVTUNED_LAYOUT=%s", layout_field_value(&d->host.layout));
+        return buf;
+}
+
+static const char *reclaimable_field(uint64_t bytes, char *buf, size_t size) {
+        snprintf(buf, size, "HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes);
+        return buf;
 }
 
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
@@ -244,7 +327,7 @@ static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
         const struct hvt_driver *drv = &d->driver;
         _cleanup_free_ char *cmdline = NULL;
-        char cmd[64], now[128], fix[384], s_bytes[48];
+        char cmd[64], now[128], fix[384], s_bytes[112], note[64], f_est[64], f_layout[48];
         struct hvt_boot_facts facts;
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
@@ -274,9 +357,11 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
+        hvt_host_layout_note(d, false, note, sizeof(note));
         if (layout_known(h)) {
                 s_bytes[0] = '~';
                 hvt_format_bytes(bytes, s_bytes + 1, sizeof(s_bytes) - 1);
+                (void) strncat(s_bytes, note, sizeof(s_bytes) - strlen(s_bytes) - 1);
         } else
                 (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown: unknown layout,");
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE,
@@ -284,8 +369,8 @@ static void report_advice(struct hvt_daemon *d) {
                                          HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", drv->target),
                                          HVT_FIELD("HVTUNED_BOOT=%s",
                                                    hvt_boot_kind_to_string(hvt_boot_choose(&facts))),
-                                         layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes) :
-                                                           NULL),
+                                         layout_field(d, f_layout, sizeof(f_layout)),
+                                         layout_known(h) ? reclaimable_field(bytes, f_est, sizeof(f_est)) : NULL),
                               "%zu controller%s probed before the cap keep%s %s queues %s (%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",

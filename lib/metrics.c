@@ -167,6 +167,21 @@ static void render(const struct hvt_metrics *m, FILE *f) {
                        "0: one per present CPU until a kernel update, and no memory to win back.");
                 fprintf(f, "hvtuned_hw_queue_cap_supported %d\n", m->cap_support == HVT_CAP_SUPPORTED);
         }
+        if (m->n_controllers > 0 && m->layout_source) {
+                header(f, "hvtuned_request_layout_info", "gauge",
+                       "Where the storvsc estimates' request layout comes from: btf, table (the release's own "
+                       "row), assumed (the row named, nearest by version: an estimate within "
+                       "hvtuned_request_layout_error_ratio), unknown (no estimates).");
+                fprintf(f, "hvtuned_request_layout_info{source=\"%s\",row=\"%s\"} 1\n", m->layout_source,
+                        m->layout_row ? m->layout_row : "");
+                if (m->layout_band_pct > 0) {
+                        header(f, "hvtuned_request_layout_error_ratio", "gauge",
+                               "With an assumed layout: how far the estimates may be off, as every row of "
+                               "hvtuned's table would make them (0.06: 6%).");
+                        fprintf(f, "hvtuned_request_layout_error_ratio %u.%02u\n", m->layout_band_pct / 100,
+                                m->layout_band_pct % 100);
+                }
+        }
         per_controller(f, m, "hvtuned_controller_hw_queues", "A storvsc controller's hw queues.", hw_queues);
         per_controller(f, m, "hvtuned_controller_can_queue",
                        "A storvsc controller's requests per hw queue (the SCSI host's can_queue).", can_queue);

@@ -52,6 +52,10 @@ struct hvt_metrics {
         unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
+        /* Where the controllers' estimates come from (layout.h), with them: "btf", "table",
+         * "assumed" (then the row assumed, and the error band in percent), "unknown". */
+        const char *layout_source, *layout_row;
+        unsigned layout_band_pct;
         const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
         size_t n_nvme;
 };

@@ -145,6 +145,22 @@ START_TEST(test_controllers_and_escaping) {
                 "hvtuned_controller_preallocated_bytes{host=\"host7\",controller=\"a\\\"b\\\\c\\nd\",kind=\"ide\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(text, "kind=\"scsi\"} 12661760\n"));
         ck_assert_uint_eq(count(text, "# TYPE hvtuned_controller_"), 4);
+        ck_assert_ptr_null(strstr(text, "hvtuned_request_layout"));  /* no layout read: nothing said */
+        free(text);
+
+        /* From BTF: where the figures come from, no band. */
+        m.layout_source = "btf";
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_request_layout_info gauge\n"
+                                           "hvtuned_request_layout_info{source=\"btf\",row=\"\"} 1\n"));
+        ck_assert_ptr_null(strstr(text, "hvtuned_request_layout_error_ratio "));
+        free(text);
+        /* Assumed: the row, and how far off the estimates may be. */
+        m.layout_source = "assumed", m.layout_row = "6.12", m.layout_band_pct = 13;
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_request_layout_error_ratio gauge\n"
+                                           "hvtuned_request_layout_error_ratio 0.13\n"));
         free(text);
 }
 END_TEST

@@ -82,16 +82,42 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
         return estimate(&d->host, nr_hw_queues, can_queue);
 }
 
-void hvt_host_layout_note(const struct hvt_daemon *d, bool full, char *buf, size_t size) {
+/* What an estimate of queues (and, less, other queues) makes at each row's request size. */
+static size_t estimates_per_row(const struct hvt_host *h, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb,
+                                uint64_t *ret) {
+        const struct hvt_layout *l = &h->layout;
+
+        for (size_t i = 0; i < l->n_rows; i++) {
+                uint64_t a = hvt_hwq_estimate_bytes(l->row_bytes[i], qa, cqa);
+                uint64_t b = qb > 0 ? hvt_hwq_estimate_bytes(l->row_bytes[i], qb, cqb) : 0;
+
+                ret[i] = a > b ? a - b : 0;
+        }
+        return l->n_rows;
+}
+
+unsigned hvt_host_band(const struct hvt_daemon *d, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb) {
+        const struct hvt_host *h = &d->host;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX], a, b;
+        size_t n;
+
+        if (h->layout.source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        n = estimates_per_row(h, qa, cqa, qb, cqb, others);
+        a = estimate(h, qa, cqa);
+        b = qb > 0 ? estimate(h, qb, cqb) : 0;
+        return hvt_layout_band_pct(a > b ? a - b : 0, others, n);
+}
+
+void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, char *buf, size_t size) {
         const struct hvt_layout *l = &d->host.layout;
 
         if (l->source != HVT_LAYOUT_ASSUMED)
                 buf[0] = '\0';
         else if (full)
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, l->band_pct,
-                         l->band_rows);
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
         else
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, l->band_pct);
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
 }
 
 static const char *layout_field_value(const struct hvt_layout *l) {
@@ -129,15 +155,16 @@ void hvt_host_read_layout(struct hvt_daemon *d) {
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "assumed"),
                                                  HVT_FIELD("HVTUNED_LAYOUT_ROW=%s", l->table_row),
                                                  HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes),
-                                                 HVT_FIELD("HVTUNED_EST_BAND_PCT=%u", l->band_pct)),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MIN=%u", l->request_lo),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MAX=%u", l->request_hi)),
                                       "Request layout assumed: no BTF in " BTF_DIR " has all of struct request, "
                                       "scsi_cmnd, storvsc_cmd_request and scatterlist, and this kernel is no "
                                       "upstream-numbered one of hvtuned's table, so %s's row fills in what BTF "
                                       "lacks: struct request %u + scsi_cmnd %u + storvsc_cmd_request %u + 2 x "
-                                      "scatterlist %u, %u bytes a preallocated request; the rows %s give %u to "
-                                      "%u, so every memory estimate is +/-%u%%",
+                                      "scatterlist %u, %u bytes a preallocated request; the rows %s would make it "
+                                      "%u to %u, and each memory estimate says how far that moves it",
                                       l->table_row, s->request, s->scsi_cmnd, s->storvsc_cmd, s->scatterlist,
-                                      l->request_bytes, l->band_rows, l->request_lo, l->request_hi, l->band_pct);
+                                      l->request_bytes, l->band_rows, l->request_lo, l->request_hi);
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
@@ -173,7 +200,8 @@ static bool cap_held(const struct hvt_driver *drv) {
         return o == HVT_APPLIED || o == HVT_UNCHANGED || o == HVT_WOULD_APPLY;
 }
 
-static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
+/* What capping gives back, with requests of request_bytes. */
+static uint64_t reclaimable_at(const struct hvt_daemon *d, unsigned request_bytes, size_t *n_over) {
         const struct hvt_host *h = &d->host;
         uint64_t bytes = 0;
 
@@ -184,10 +212,27 @@ static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
                 if (!over_cap(&d->driver, c))
                         continue;
                 (*n_over)++;
-                bytes += estimate(h, c->nr_hw_queues, c->can_queue) -
-                         estimate(h, capped_queues(&d->driver, c), c->can_queue);
+                bytes += hvt_hwq_estimate_bytes(request_bytes, c->nr_hw_queues, c->can_queue) -
+                         hvt_hwq_estimate_bytes(request_bytes, capped_queues(&d->driver, c), c->can_queue);
         }
         return bytes;
+}
+
+static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
+        return reclaimable_at(d, d->host.layout.request_bytes, n_over);
+}
+
+/* How far the reclaimable figure may be off with an assumed layout; 0 otherwise. */
+static unsigned reclaimable_band(const struct hvt_daemon *d) {
+        const struct hvt_layout *l = &d->host.layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX];
+        size_t n_over;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        for (size_t i = 0; i < l->n_rows; i++)
+                others[i] = reclaimable_at(d, l->row_bytes[i], &n_over);
+        return hvt_layout_band_pct(reclaimable(d, &n_over), others, l->n_rows);
 }
 
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
@@ -197,7 +242,7 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
         uint64_t bytes = reclaimable(d, &n_over);
         char note[64];
 
-        hvt_host_layout_note(d, false, note, sizeof(note));
+        hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (drv->target == 0)
                 buf[0] = '\0';
         else if (n_over == 0)
@@ -217,6 +262,14 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                          cap_held(drv) ? "" : ")");
 }
 
+/* The band of a controller's figures, now and under the cap: the larger. */
+static unsigned controller_band(const struct hvt_daemon *d, const struct hvt_controller *c) {
+        unsigned now = hvt_host_band(d, c->nr_hw_queues, c->can_queue, 0, 0);
+        unsigned then = hvt_host_band(d, capped_queues(&d->driver, c), c->can_queue, 0, 0);
+
+        return now > then ? now : then;
+}
+
 void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m) {
         const struct hvt_layout *l = &d->host.layout;
 
@@ -225,7 +278,6 @@ void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m) 
                 return;
         m->layout_source = layout_field_value(l);
         m->layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
-        m->layout_band_pct = l->source == HVT_LAYOUT_ASSUMED ? l->band_pct : 0;
 }
 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
@@ -245,6 +297,7 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         /* Nothing comes back on a kernel that cannot cap: claim nothing. */
                         .capped_bytes = estimate(h, cap_unsupported(drv) ? c->nr_hw_queues : capped_queues(drv, c),
                                                  c->can_queue),
+                        .band_pct = controller_band(d, c),
                 };
         }
 }
@@ -261,7 +314,7 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         const char *fields[6] = {};
         size_t n = 0;
 
-        hvt_host_layout_note(d, true, note, sizeof(note));
+        hvt_host_layout_note(d, controller_band(d, c), true, note, sizeof(note));
         if (layout_known(h)) {
                 hvt_format_bytes(now, s_now + 1, sizeof(s_now) - 1);
                 hvt_format_bytes(then, s_then + 1, sizeof(s_then) - 1);
@@ -288,7 +341,7 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         fields[n++] = f_layout;
         if (l->source == HVT_LAYOUT_ASSUMED) {
                 snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
-                snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", l->band_pct);
+                snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", controller_band(d, c));
                 fields[n++] = f_row;
                 fields[n++] = f_band;
         }
@@ -357,7 +410,7 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
-        hvt_host_layout_note(d, false, note, sizeof(note));
+        hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (layout_known(h)) {
                 s_bytes[0] = '~';
                 hvt_format_bytes(bytes, s_bytes + 1, sizeof(s_bytes) - 1);

@@ -17,10 +17,15 @@ void hvt_host_done(struct hvt_host *h);
  * is said to be unknown; with an assumed one (layout.h), every estimate says so. */
 void hvt_host_read_layout(struct hvt_daemon *d);
 
-/* What goes after an estimate made from the layout: "" from BTF or the release's own row;
- * " (assumed 6.1's layout, +/-6% across 5.10-7.3)" (full) or " (assumed 6.1's layout, +/-6%)"
+/* How far an estimate may be off with an assumed layout, in percent rounded up: what the
+ * estimate of qa queues of cqa requests (less qb of cqb, when qb > 0: a difference) makes at
+ * every row's request size (layout.h). 0 from BTF or the release's own row. */
+unsigned hvt_host_band(const struct hvt_daemon *d, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb);
+
+/* What goes after an estimate with that band: "" from BTF or the release's own row;
+ * " (assumed 6.1's layout, +/-8% across 5.10-7.3)" (full) or " (assumed 6.1's layout, +/-8%)"
  * from an assumed one. */
-void hvt_host_layout_note(const struct hvt_daemon *d, bool full, char *buf, size_t size);
+void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, char *buf, size_t size);
 
 /* The estimate of what a controller with these queues holds on this kernel; 0 when its
  * request layout is unknown. */

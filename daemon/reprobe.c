@@ -154,7 +154,8 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
 
                 s_bytes[0] = '~';
                 hvt_format_bytes(freed, s_bytes + 1, sizeof(s_bytes) - 1);
-                hvt_host_layout_note(d, false, note, sizeof(note));
+                hvt_host_layout_note(d, hvt_host_band(d, before, old->can_queue, now->nr_hw_queues, now->can_queue),
+                                     false, note, sizeof(note));
                 (void) strncat(s_bytes, note, sizeof(s_bytes) - strlen(s_bytes) - 1);
         } else
                 (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown (unknown layout)");

@@ -41,6 +41,7 @@ static const struct {
         { "6.12", { 248, 296, 416, 32 } },
         { "7.3",  { 272, 296, 416, 32 } },
 };
+_Static_assert(ELEMENTSOF(table) <= HVT_LAYOUT_ROWS_MAX, "an assumed layout keeps a request size a row");
 
 int hvt_layout_request_bytes(const struct hvt_layout_sizes *s, unsigned *ret) {
         uint64_t sum;
@@ -202,7 +203,7 @@ static struct hvt_layout_sizes fill(const struct hvt_layout_sizes *btf, const st
 
 static void assume(const struct hvt_layout_sizes *btf, const char *release, struct hvt_layout *ret) {
         const char *name = hvt_layout_nearest_row(release);
-        unsigned lo = UINT32_MAX, hi = 0, off;
+        unsigned lo = UINT32_MAX, hi = 0;
         struct hvt_layout_sizes s;
 
         if (!name)
@@ -213,21 +214,35 @@ static void assume(const struct hvt_layout_sizes *btf, const char *release, stru
 
                 if (hvt_layout_request_bytes(&t, &bytes) < 0)
                         return;  /* a size from BTF no kernel has: nothing to assume */
+                ret->row_bytes[i] = bytes;
                 lo = bytes < lo ? bytes : lo;
                 hi = bytes > hi ? bytes : hi;
-                if (strcmp(table[i].version, name) == 0)
+                if (strcmp(table[i].version, name) == 0) {
                         s = t;
+                        ret->request_bytes = bytes;
+                }
         }
-        (void) hvt_layout_request_bytes(&s, &ret->request_bytes);
+        ret->n_rows = ELEMENTSOF(table);
         ret->source = HVT_LAYOUT_ASSUMED;
         ret->sizes = s;
         ret->request_lo = lo;
         ret->request_hi = hi;
-        off = ret->request_bytes - lo > hi - ret->request_bytes ? ret->request_bytes - lo : hi - ret->request_bytes;
-        ret->band_pct = (off * 100 + ret->request_bytes - 1) / ret->request_bytes;
         snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
         snprintf(ret->band_rows, sizeof(ret->band_rows), "%s-%s", table[0].version,
                  table[ELEMENTSOF(table) - 1].version);
+}
+
+unsigned hvt_layout_band_pct(uint64_t figure, const uint64_t *others, size_t n) {
+        uint64_t off = 0;
+
+        if (figure == 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t d = others[i] > figure ? others[i] - figure : figure - others[i];
+
+                off = d > off ? d : off;
+        }
+        return (unsigned) ((off * 100 + figure - 1) / figure);
 }
 
 void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, struct hvt_layout *ret) {
@@ -329,8 +344,8 @@ void hvt_layout_describe(const struct hvt_layout *l, char *buf, size_t size) {
                 snprintf(buf, size, "table %s", l->table_row);
                 break;
         case HVT_LAYOUT_ASSUMED:
-                snprintf(buf, size, "assumed %s's layout, +/-%u%% across %s", l->table_row, l->band_pct,
-                         l->band_rows);
+                snprintf(buf, size, "assumed %s (%u to %u bytes across %s)", l->table_row, l->request_lo,
+                         l->request_hi, l->band_rows);
                 break;
         default:
                 snprintf(buf, size, "unknown layout");

@@ -26,17 +26,26 @@ struct hvt_layout_sizes {
         uint32_t scatterlist;    /* struct scatterlist (vmlinux): 2 inline entries a command */
 };
 
+#define HVT_LAYOUT_ROWS_MAX 8
+
 struct hvt_layout {
         enum hvt_layout_source source;
         unsigned request_bytes;             /* round_up(the four, 64); 0 when unknown */
         struct hvt_layout_sizes sizes;      /* what request_bytes was made of */
         char table_row[16];                 /* HVT_LAYOUT_TABLE, _ASSUMED: "5.10" */
         /* HVT_LAYOUT_ASSUMED: what request_bytes would be with each row's sizes where BTF has
-         * none (lowest and highest), and the larger distance of the two from request_bytes, in
-         * percent rounded up; the rows it spans ("5.10-7.3"). */
-        unsigned request_lo, request_hi, band_pct;
+         * none, one a row (request_bytes is the assumed row's), their lowest and highest, and
+         * the rows they span ("5.10-7.3"). An estimate made at each of row_bytes says how far
+         * the one made at request_bytes may be off (hvt_layout_band_pct()). */
+        unsigned row_bytes[HVT_LAYOUT_ROWS_MAX];
+        size_t n_rows;
+        unsigned request_lo, request_hi;
         char band_rows[24];
 };
+
+/* How far figure may be off, in percent rounded up, when any of the n others may be the true
+ * one: the largest distance between figure and one of them. 0 when figure is 0. */
+unsigned hvt_layout_band_pct(uint64_t figure, const uint64_t *others, size_t n);
 
 /* round_up(request + scsi_cmnd + storvsc_cmd + 2 x scatterlist, 64) into *ret: the bytes of
  * one preallocated request on x86-64. -ERANGE when a size is 0 or the sum is past a page
@@ -78,6 +87,6 @@ void hvt_layout_read(const char *dir, const char *osrelease, struct hvt_layout *
  * length in *ret_size: NULL when absent, unreadable or larger. */
 void *hvt_layout_read_btf(const char *dir, const char *name, size_t *ret_size);
 
-/* "BTF", "table 5.10", "assumed 6.1's layout, +/-6% across 5.10-7.3", "unknown layout": for
- * the journal. */
+/* "BTF", "table 5.10", "assumed 6.1 (1024 to 1152 bytes across 5.10-7.3)", "unknown layout":
+ * for the journal. */
 void hvt_layout_describe(const struct hvt_layout *l, char *buf, size_t size);

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "metrics.h"
 
@@ -43,6 +44,17 @@ static void per_controller(FILE *f, const struct hvt_metrics *m, const char *nam
                 fputs(name, f);
                 controller_labels(f, &m->controllers[i]);
                 fprintf(f, " %" PRIu64 "\n", value(&m->controllers[i]));
+        }
+}
+
+static void per_controller_ratio(FILE *f, const struct hvt_metrics *m, const char *name, const char *help) {
+        if (m->n_controllers == 0)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_controllers; i++) {
+                fputs(name, f);
+                controller_labels(f, &m->controllers[i]);
+                fprintf(f, " %u.%02u\n", m->controllers[i].band_pct / 100, m->controllers[i].band_pct % 100);
         }
 }
 
@@ -170,17 +182,10 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         if (m->n_controllers > 0 && m->layout_source) {
                 header(f, "hvtuned_request_layout_info", "gauge",
                        "Where the storvsc estimates' request layout comes from: btf, table (the release's own "
-                       "row), assumed (the row named, nearest by version: an estimate within "
-                       "hvtuned_request_layout_error_ratio), unknown (no estimates).");
+                       "row), assumed (the row named, nearest by version: each estimate within "
+                       "hvtuned_controller_preallocated_error_ratio), unknown (no estimates).");
                 fprintf(f, "hvtuned_request_layout_info{source=\"%s\",row=\"%s\"} 1\n", m->layout_source,
                         m->layout_row ? m->layout_row : "");
-                if (m->layout_band_pct > 0) {
-                        header(f, "hvtuned_request_layout_error_ratio", "gauge",
-                               "With an assumed layout: how far the estimates may be off, as every row of "
-                               "hvtuned's table would make them (0.06: 6%).");
-                        fprintf(f, "hvtuned_request_layout_error_ratio %u.%02u\n", m->layout_band_pct / 100,
-                                m->layout_band_pct % 100);
-                }
         }
         per_controller(f, m, "hvtuned_controller_hw_queues", "A storvsc controller's hw queues.", hw_queues);
         per_controller(f, m, "hvtuned_controller_can_queue",
@@ -190,6 +195,10 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_controller(f, m, "hvtuned_controller_capped_preallocated_bytes",
                        "What they would hold once the controller is probed under the cap (hvtuned's estimate).",
                        capped_bytes);
+        if (m->layout_source && strcmp(m->layout_source, "assumed") == 0)
+                per_controller_ratio(f, m, "hvtuned_controller_preallocated_error_ratio",
+                                     "With an assumed request layout: how far a controller's two estimates may be "
+                                     "off, as every row of hvtuned's table would make them (0.08: 8%).");
         per_nvme(f, m, "hvtuned_nvme_controller_io_queues", "An Azure NVMe controller's I/O queues (hw queues).",
                  nvme_queues, false);
         per_nvme(f, m, "hvtuned_nvme_controller_queue_depth",

@@ -17,6 +17,7 @@ struct hvt_metrics_controller {
         unsigned nr_hw_queues, can_queue;
         uint64_t bytes;                 /* preallocated now (hwqueues.h's estimate) */
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
+        unsigned band_pct;              /* how far both may be off (an assumed layout); 0: exact */
 };
 
 struct hvt_metrics_nvme {
@@ -52,10 +53,9 @@ struct hvt_metrics {
         unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
-        /* Where the controllers' estimates come from (layout.h), with them: "btf", "table",
-         * "assumed" (then the row assumed, and the error band in percent), "unknown". */
+        /* Where the controllers' estimates come from (layout.h), with them: "btf", "table" or
+         * "assumed" (then the row), "unknown"; NULL before it is read. */
         const char *layout_source, *layout_row;
-        unsigned layout_band_pct;
         const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
         size_t n_nvme;
 };

@@ -132,7 +132,7 @@ END_TEST
 START_TEST(test_controllers_and_escaping) {
         const struct hvt_metrics_controller c[] = {
                 { .host = 0, .controller = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
-                  .nr_hw_queues = 32, .can_queue = 2534, .bytes = 101294080, .capped_bytes = 12661760 },
+                  .nr_hw_queues = 32, .can_queue = 2534, .bytes = 101294080, .capped_bytes = 12661760, .band_pct = 8 },
                 { .host = 7, .controller = "a\"b\\c\nd", .kind = HVT_KIND_IDE, .nr_hw_queues = 1, .can_queue = 1,
                   .bytes = 1, .capped_bytes = 1 },
         };
@@ -153,14 +153,15 @@ START_TEST(test_controllers_and_escaping) {
         text = render(&m);
         ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_request_layout_info gauge\n"
                                            "hvtuned_request_layout_info{source=\"btf\",row=\"\"} 1\n"));
-        ck_assert_ptr_null(strstr(text, "hvtuned_request_layout_error_ratio "));
+        ck_assert_ptr_null(strstr(text, "# TYPE hvtuned_controller_preallocated_error_ratio"));
         free(text);
-        /* Assumed: the row, and how far off the estimates may be. */
-        m.layout_source = "assumed", m.layout_row = "6.12", m.layout_band_pct = 13;
+        /* Assumed: the row, and how far off each controller's estimates may be. */
+        m.layout_source = "assumed", m.layout_row = "6.12";
         text = render(&m);
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n"));
-        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_request_layout_error_ratio gauge\n"
-                                           "hvtuned_request_layout_error_ratio 0.13\n"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_controller_preallocated_error_ratio gauge\n"
+                "hvtuned_controller_preallocated_error_ratio{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 0.08\n"
+                "hvtuned_controller_preallocated_error_ratio{host=\"host7\",controller=\"a\\\"b\\\\c\\nd\",kind=\"ide\"} 0.00\n"));
         free(text);
 }
 END_TEST

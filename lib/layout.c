@@ -212,8 +212,10 @@ static void assume(const struct hvt_layout_sizes *btf, const char *release, stru
                 struct hvt_layout_sizes t = fill(btf, &table[i].sizes);
                 unsigned bytes;
 
-                if (hvt_layout_request_bytes(&t, &bytes) < 0)
+                if (hvt_layout_request_bytes(&t, &bytes) < 0) {
+                        *ret = (struct hvt_layout) {};
                         return;  /* a size from BTF no kernel has: nothing to assume */
+                }
                 ret->row_bytes[i] = bytes;
                 lo = bytes < lo ? bytes : lo;
                 hi = bytes > hi ? bytes : hi;

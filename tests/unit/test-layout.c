@@ -395,6 +395,12 @@ START_TEST(test_assumed_band) {
         hvt_layout_decide(&(struct hvt_layout_sizes) { 5000, 0, 0, 32 }, "6.6.57.1-2.azl3", &l);
         ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
         ck_assert_uint_eq(l.request_bytes, 0);
+        /* Past a page with one row's sizes only (5.10's scsi_cmnd): no band can be given, so
+         * nothing is assumed, and nothing of the attempt is left behind. */
+        hvt_layout_decide(&(struct hvt_layout_sizes) { 3300, 0, 0, 32 }, "6.6.57.1-2.azl3", &l);
+        ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
+        ck_assert_uint_eq(l.request_bytes, 0);
+        ck_assert_uint_eq(l.n_rows, 0);
 }
 END_TEST
 

@@ -120,8 +120,9 @@ void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, 
                 snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
 }
 
-static const char *layout_field_value(const struct hvt_layout *l) {
-        switch (l->source) {
+/* HVTUNED_LAYOUT's value, and the metrics' source label. */
+static const char *source_value(enum hvt_layout_source source) {
+        switch (source) {
         case HVT_LAYOUT_BTF:
                 return "btf";
         case HVT_LAYOUT_TABLE:
@@ -276,8 +277,18 @@ void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m) 
         /* Read with the first pass over the controllers: before it, nothing is said. */
         if (!d->host.layout_read)
                 return;
-        m->layout_source = layout_field_value(l);
+        m->layout_source = source_value(l->source);
         m->layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
+}
+
+void hvt_host_metrics_nvme_layout(const struct hvt_daemon *d, struct hvt_metrics *m) {
+        const struct hvt_nvme_layout *l = &d->host.nvme_layout;
+
+        /* Read with the first Azure NVMe controller: before it, nothing is said. */
+        if (!d->host.nvme_layout_read)
+                return;
+        m->nvme_layout_source = source_value(l->source);
+        m->nvme_layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
 }
 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
@@ -337,7 +348,7 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         else
                 snprintf(tail, sizeof(tail), "within the cap of %u", drv->target);
         /* Built here: a NULL in HVT_FIELDS() would end the list at the first field left out. */
-        snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", layout_field_value(l));
+        snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", source_value(l->source));
         fields[n++] = f_layout;
         if (l->source == HVT_LAYOUT_ASSUMED) {
                 snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
@@ -366,7 +377,7 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
 }
 
 static const char *layout_field(const struct hvt_daemon *d, char *buf, size_t size) {
-        snprintf(buf, size, "HVTUNED_LAYOUT=%s", layout_field_value(&d->host.layout));
+        snprintf(buf, size, "HVTUNED_LAYOUT=%s", source_value(d->host.layout.source));
         return buf;
 }
 
@@ -445,8 +456,23 @@ static void nvme_read_layout(struct hvt_daemon *d) {
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
                                       "Unknown NVMe request layout: no BTF in " BTF_DIR " has struct request and "
-                                      "nvme_iod, and this kernel is no upstream-numbered one of hvtuned's table: "
-                                      "no NVMe memory estimates");
+                                      "nvme_iod, and no row of hvtuned's table can be assumed for this kernel (its "
+                                      "release is older than every row, 5.10, or unreadable): no NVMe memory "
+                                      "estimates");
+        else if (l->source == HVT_LAYOUT_ASSUMED)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "assumed"),
+                                                 HVT_FIELD("HVTUNED_LAYOUT_ROW=%s", l->table_row),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MIN=%u", l->request_lo),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MAX=%u", l->request_hi)),
+                                      "NVMe request layout assumed: no BTF in " BTF_DIR " has both struct request "
+                                      "and nvme_iod, and this kernel is no upstream-numbered one of hvtuned's "
+                                      "table, so %s's row fills in what BTF lacks: struct request %u + nvme_iod "
+                                      "%u, %u bytes a preallocated request; the rows %s would make it %u to %u, "
+                                      "and each NVMe memory estimate says how far that moves it",
+                                      l->table_row, l->sizes.request, l->sizes.nvme_iod, l->request_bytes,
+                                      l->band_rows, l->request_lo, l->request_hi);
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s",
@@ -465,11 +491,58 @@ static uint64_t nvme_estimate(const struct hvt_host *h, const struct hvt_nvme_co
         return hvt_nvme_estimate_bytes(h->nvme_layout.request_bytes, c->nr_io_queues, c->q_depth);
 }
 
+/* How far an NVMe controller's estimate may be off with an assumed layout: what it is at
+ * every row's request size, in percent rounded up; 0 otherwise, or with no estimate. */
+static unsigned nvme_band(const struct hvt_host *h, const struct hvt_nvme_controller *c) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX];
+
+        if (l->source != HVT_LAYOUT_ASSUMED || nvme_estimate(h, c) == 0)
+                return 0;
+        for (size_t i = 0; i < l->n_rows; i++)
+                others[i] = hvt_nvme_estimate_bytes(l->row_bytes[i], c->nr_io_queues, c->q_depth);
+        return hvt_layout_band_pct(nvme_estimate(h, c), others, l->n_rows);
+}
+
+/* The same for the sum of every controller's estimate. */
+static unsigned nvme_total_band(const struct hvt_host *h) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX] = {}, total = 0;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        for (size_t j = 0; j < h->nvme.n; j++) {
+                const struct hvt_nvme_controller *c = &h->nvme.v[j];
+
+                if (nvme_estimate(h, c) == 0)
+                        continue;
+                total += nvme_estimate(h, c);
+                for (size_t i = 0; i < l->n_rows; i++)
+                        others[i] += hvt_nvme_estimate_bytes(l->row_bytes[i], c->nr_io_queues, c->q_depth);
+        }
+        return hvt_layout_band_pct(total, others, l->n_rows);
+}
+
+static void nvme_note(const struct hvt_host *h, unsigned band, bool full, char *buf, size_t size) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                buf[0] = '\0';
+        else if (full)
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
+        else
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
+}
+
 static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *c) {
+        const struct hvt_nvme_layout *l = &d->host.nvme_layout;
         uint64_t bytes = nvme_estimate(&d->host, c);
-        unsigned param = 0;
+        unsigned param = 0, band = nvme_band(&d->host, c);
         bool have_param = hvt_nvme_io_queue_depth_read(NVME_DEPTH_PARAM, &param) >= 0;
-        char held[64], figures[96], depth[192];
+        char held[128], figures[96], depth[192], note[64];
+        char f_param[64], f_layout[32], f_row[40], f_band[32], f_est[48];
+        const char *fields[6] = {};
+        size_t n = 0;
 
         if (c->figures == HVT_NVME_FIGURES_NONE)
                 (void) hvt_strscpy(figures, sizeof(figures), "queue figures unreadable");
@@ -480,6 +553,8 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
                 held[0] = '~';
                 hvt_format_bytes(bytes, held + 1, sizeof(held) - 1);
                 (void) strncat(held, " preallocated", sizeof(held) - strlen(held) - 1);
+                nvme_note(&d->host, band, true, note, sizeof(note));
+                (void) strncat(held, note, sizeof(held) - strlen(held) - 1);
         } else if (!c->pcie)
                 (void) hvt_strscpy(held, sizeof(held), "no estimate (not on the PCI driver)");
         else
@@ -495,15 +570,34 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
         else
                 snprintf(depth, sizeof(depth), "nvme.io_queue_depth is %u (read when a controller is enabled); "
                          "hvtuned reports it, never writes it", param);
+        /* Built here: a NULL in HVT_FIELDS() would end the list at the first field left out. */
+        if (have_param) {
+                snprintf(f_param, sizeof(f_param), "HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param);
+                fields[n++] = f_param;
+        }
+        if (c->pcie) {
+                snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", source_value(l->source));
+                fields[n++] = f_layout;
+        }
+        /* No figure at all rather than a 0 that reads as one. */
+        if (bytes > 0) {
+                snprintf(f_est, sizeof(f_est), "HVTUNED_EST_BYTES=%" PRIu64, bytes);
+                fields[n++] = f_est;
+                if (l->source == HVT_LAYOUT_ASSUMED) {
+                        snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
+                        snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", band);
+                        fields[n++] = f_row;
+                        fields[n++] = f_band;
+                }
+        }
+        fields[n] = NULL;
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_NVME_CONTROLLER,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_CONTROLLER=%s", c->name),
                                          HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                          HVT_FIELD("HVTUNED_MODEL=%s", c->model),
                                          HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_io_queues),
                                          HVT_FIELD("HVTUNED_QUEUE_DEPTH=%u", c->q_depth),
-                                         have_param ? HVT_FIELD("HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param) : NULL,
-                                         /* No figure at all rather than a 0 that reads as one. */
-                                         bytes > 0 ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, bytes) : NULL),
+                                         fields[0], fields[1], fields[2], fields[3], fields[4]),
                               "%s (%s, %s): %s, %s; %s", c->name, c->model, hvt_kind_to_string(c->kind), figures,
                               held, depth);
 }
@@ -559,7 +653,7 @@ void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t s
         const struct hvt_host *h = &d->host;
         uint64_t bytes = 0;
         bool unknown = false;
-        char s[48];
+        char s[48], note[64];
 
         buf[0] = '\0';
         if (h->nvme.n == 0)
@@ -571,11 +665,12 @@ void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t s
                 unknown = unknown || b == 0;
         }
         hvt_format_bytes(bytes, s, sizeof(s));
+        nvme_note(h, nvme_total_band(h), false, note, sizeof(note));
         if (bytes == 0)
                 snprintf(buf, size, "NVMe: %zu Azure controller%s, memory unknown", h->nvme.n, h->nvme.n == 1 ? "" : "s");
         else
-                snprintf(buf, size, "NVMe: %zu Azure controller%s, ~%s preallocated%s", h->nvme.n,
-                         h->nvme.n == 1 ? "" : "s", s, unknown ? " (and some unknown)" : "");
+                snprintf(buf, size, "NVMe: %zu Azure controller%s, ~%s preallocated%s%s", h->nvme.n,
+                         h->nvme.n == 1 ? "" : "s", s, note, unknown ? " (and some unknown)" : "");
 }
 
 size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme *ret) {
@@ -593,6 +688,7 @@ size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme
                         .nr_io_queues = c->nr_io_queues,
                         .q_depth = c->q_depth,
                         .bytes = nvme_estimate(h, c),
+                        .band_pct = nvme_band(h, c),
                 };
         }
         return n;

@@ -52,6 +52,9 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
 /* Where those figures come from (the request layout), into m; nothing before it is read. */
 void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m);
 
+/* The same for the NVMe estimates (hvt_host_nvme_metrics()). */
+void hvt_host_metrics_nvme_layout(const struct hvt_daemon *d, struct hvt_metrics *m);
+
 /* An NVMe controller came, went or changed (class nvme): the NVMe controllers are read again
  * and each that is live and was not reported as it is now, is. */
 void hvt_host_handle_nvme(struct hvt_daemon *d);

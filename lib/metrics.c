@@ -109,6 +109,25 @@ static void per_nvme(FILE *f, const struct hvt_metrics *m, const char *name, con
         }
 }
 
+/* With an assumed NVMe layout: each controller with an estimate, its band as a ratio. */
+static void per_nvme_ratio(FILE *f, const struct hvt_metrics *m, const char *name, const char *help) {
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_nvme; i++)
+                any = any || m->nvme[i].bytes > 0;
+        if (!any)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_nvme; i++) {
+                if (m->nvme[i].bytes == 0)
+                        continue;
+                fprintf(f, "%s{controller=\"", name);
+                label_value(f, m->nvme[i].controller);
+                fprintf(f, "\",kind=\"%s\"} %u.%02u\n", hvt_kind_to_string(m->nvme[i].kind), m->nvme[i].band_pct / 100,
+                        m->nvme[i].band_pct % 100);
+        }
+}
+
 static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_build_info", "gauge", "hvtuned's version, as a label; always 1.");
         fputs("hvtuned_build_info{version=\"", f);
@@ -207,6 +226,17 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_nvme(f, m, "hvtuned_nvme_controller_preallocated_bytes",
                  "Memory an Azure NVMe controller's queues and preallocated requests hold (hvtuned's estimate).",
                  nvme_bytes, true);
+        if (m->n_nvme > 0 && m->nvme_layout_source) {
+                header(f, "hvtuned_nvme_request_layout_info", "gauge",
+                       "Where the NVMe estimates' request layout comes from: btf, table, assumed (the row named: "
+                       "each estimate within hvtuned_nvme_controller_preallocated_error_ratio), unknown.");
+                fprintf(f, "hvtuned_nvme_request_layout_info{source=\"%s\",row=\"%s\"} 1\n", m->nvme_layout_source,
+                        m->nvme_layout_row ? m->nvme_layout_row : "");
+                if (strcmp(m->nvme_layout_source, "assumed") == 0)
+                        per_nvme_ratio(f, m, "hvtuned_nvme_controller_preallocated_error_ratio",
+                                       "With an assumed NVMe request layout: how far a controller's estimate may "
+                                       "be off, as every row of hvtuned's table would make it (0.08: 8%).");
+        }
 }
 
 int hvt_metrics_render(const struct hvt_metrics *m, char **ret) {

@@ -25,6 +25,7 @@ struct hvt_metrics_nvme {
         enum hvt_kind kind;             /* one of the NVMe kinds */
         unsigned nr_io_queues, q_depth;
         uint64_t bytes;                 /* preallocated (nvme.h's estimate); 0: none */
+        unsigned band_pct;              /* how far it may be off (an assumed layout); 0: exact */
 };
 
 /* Whether storvsc has storvsc_max_hw_queues (5.13 and later). */
@@ -56,6 +57,7 @@ struct hvt_metrics {
         /* Where the controllers' estimates come from (layout.h), with them: "btf", "table" or
          * "assumed" (then the row), "unknown"; NULL before it is read. */
         const char *layout_source, *layout_row;
+        const char *nvme_layout_source, *nvme_layout_row;     /* the same for NVMe's estimates */
         const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
         size_t n_nvme;
 };

@@ -96,8 +96,8 @@ END_TEST
 /* Azure's NVMe controllers: queues and depth for each, bytes only where there is an estimate. */
 START_TEST(test_nvme) {
         const struct hvt_metrics_nvme nvme[] = {
-                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424 },
-                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0 },
+                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424, 9 },
+                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0, 0 },
         };
         struct hvt_metrics m = { .version = "1", .nvme = nvme, .n_nvme = 2 };
         char *text = render(&m);
@@ -111,7 +111,25 @@ START_TEST(test_nvme) {
         /* No estimate: no figure, rather than a 0 that reads as one. */
         ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_bytes{"), 1);
         ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_request_layout_info"));  /* no layout read */
         free(text);
+
+        /* An assumed layout: where from, and each estimate's band; none for no estimate. */
+        m.nvme_layout_source = "assumed", m.nvme_layout_row = "6.12";
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_nvme_controller_preallocated_error_ratio gauge\n"
+                                           "hvtuned_nvme_controller_preallocated_error_ratio{controller=\"nvme0\","
+                                           "kind=\"nvme-accelerator\"} 0.09\n"));
+        ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_error_ratio{"), 1);
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        free(text);
+        m.nvme_layout_source = "btf", m.nvme_layout_row = NULL;
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_request_layout_info{source=\"btf\",row=\"\"} 1\n"));
+        ck_assert_ptr_null(strstr(text, "# TYPE hvtuned_nvme_controller_preallocated_error_ratio"));
+        free(text);
+        m.nvme_layout_source = NULL;
 
         /* None with an estimate: no preallocated_bytes family at all. */
         m.n_nvme = 1;

@@ -82,7 +82,8 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
         return estimate(&d->host, nr_hw_queues, can_queue);
 }
 
-/* What an estimate of queues (and, less, other queues) makes at each row's request size. */
+/* The estimate of qa queues of cqa requests, less that of qb of cqb (qb 0: nothing less), at
+ * each row's request size. */
 static size_t estimates_per_row(const struct hvt_host *h, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb,
                                 uint64_t *ret) {
         const struct hvt_layout *l = &h->layout;

@@ -139,7 +139,7 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
 }
 
 static int run_once(struct hvt_daemon *d) {
-        char status[sizeof(d->status_sent)], nvme[128];
+        char status[sizeof(d->status_sent)], nvme[192];
         int r;
 
         r = hvt_enumerate(d, NULL, NULL);

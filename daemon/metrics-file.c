@@ -68,8 +68,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         }
         memcpy(m->contests, d->counters.contests, sizeof(m->contests));
         hvt_host_metrics(d, ctrl);
+        hvt_host_metrics_layout(d, m);
         m->nvme = nvme;
         m->n_nvme = hvt_host_nvme_metrics(d, nvme);
+        hvt_host_metrics_nvme_layout(d, m);
 }
 
 /* The directory of path, walked a name at a time from the root without following a symlink:

@@ -77,7 +77,7 @@ void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
                 off += snprintf(buf + off, size - (size_t) off, "; %zu setting%s left to another writer",
                                 n_yielded, n_yielded == 1 ? "" : "s");
         if (off > 0 && (size_t) off < size) {
-                char hwq[160];
+                char hwq[256];
 
                 hvt_host_format_status(d, hwq, sizeof(hwq));
                 if (*hwq)

@@ -95,6 +95,7 @@ static int gather_host(const struct hvt_daemon *d, struct hvt_state *s) {
                         .over_cap = c->over_cap,
                         .bytes = c->bytes,
                         .capped_bytes = c->capped_bytes,
+                        .band_pct = c->band_pct,
                 };
                 (void) hvt_strscpy(sc->controller, sizeof(sc->controller), c->controller);
         }
@@ -107,6 +108,7 @@ static int gather_host(const struct hvt_daemon *d, struct hvt_state *s) {
                         .nr_io_queues = nvme[i].nr_io_queues,
                         .q_depth = nvme[i].q_depth,
                         .bytes = nvme[i].bytes,
+                        .band_pct = nvme[i].band_pct,
                 };
                 (void) hvt_strscpy(sn->name, sizeof(sn->name), nvme[i].controller);
         }

@@ -106,6 +106,17 @@ static const char *bytes_text(uint64_t bytes, char buf[static 48]) {
         return buf;
 }
 
+/* An estimate made on an assumed request layout says how far it may be off. */
+static const char *estimate_text(uint64_t bytes, unsigned band_pct, char buf[static 48]) {
+        size_t n;
+
+        bytes_text(bytes, buf);
+        n = strlen(buf);
+        if (bytes > 0 && band_pct > 0)
+                snprintf(buf + n, 48 - n, " +/-%u%%", band_pct);
+        return buf;
+}
+
 static void time_text(uint64_t usec, char *buf, size_t size) {
         time_t t = (time_t) (usec / 1000000);
         struct tm tm;
@@ -192,9 +203,9 @@ static void show_controllers(FILE *f, const struct hvt_state *s) {
                         snprintf(queues, sizeof(queues), c->over_cap ? "%u (%u capped)" : "%u", c->nr_hw_queues,
                                  c->capped_queues);
                         snprintf(can, sizeof(can), "%u", c->can_queue);
-                        row(&t, name, hvt_kind_to_string(c->kind), queues, can, bytes_text(c->bytes, est),
+                        row(&t, name, hvt_kind_to_string(c->kind), queues, can, estimate_text(c->bytes, c->band_pct, est),
                             c->over_cap ? (s->driver.cap_support == 0 ? "yes, cannot cap" : "yes") : "no",
-                            !c->over_cap ? "-" : known ? bytes_text(c->bytes - c->capped_bytes, rec) : "unknown");
+                            !c->over_cap ? "-" : known ? estimate_text(c->bytes - c->capped_bytes, c->band_pct, rec) : "unknown");
                 }
                 fputc('\n', f);
                 table_print(f, &t);
@@ -208,7 +219,7 @@ static void show_controllers(FILE *f, const struct hvt_state *s) {
 
                         snprintf(q, sizeof(q), "%u", n->nr_io_queues);
                         snprintf(depth, sizeof(depth), "%u", n->q_depth);
-                        row(&t, n->name, hvt_kind_to_string(n->kind), q, depth, bytes_text(n->bytes, est));
+                        row(&t, n->name, hvt_kind_to_string(n->kind), q, depth, estimate_text(n->bytes, n->band_pct, est));
                 }
                 fputc('\n', f);
                 table_print(f, &t);
@@ -384,6 +395,7 @@ int hvt_state_show_json(FILE *f, const struct hvt_state *s) {
                 json_bytes(&j, "capped_bytes", c->capped_bytes, c->bytes > 0);
                 json_bytes(&j, "reclaimable_bytes", c->over_cap && c->bytes > c->capped_bytes ? c->bytes - c->capped_bytes : 0,
                            c->bytes > 0);
+                hvt_json_uint(&j, "estimate_band_pct", c->band_pct);
                 known = known && (c->bytes > 0 || !c->over_cap);
                 hvt_json_close_object(&j);
         }
@@ -399,6 +411,7 @@ int hvt_state_show_json(FILE *f, const struct hvt_state *s) {
                 hvt_json_uint(&j, "io_queues", n->nr_io_queues);
                 hvt_json_uint(&j, "queue_depth", n->q_depth);
                 json_bytes(&j, "estimate_bytes", n->bytes, n->bytes > 0);
+                hvt_json_uint(&j, "estimate_band_pct", n->band_pct);
                 hvt_json_close_object(&j);
         }
         hvt_json_close_array(&j);

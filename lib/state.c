@@ -145,13 +145,15 @@ int hvt_state_format(const struct hvt_state *s, char **ret) {
         for (size_t i = 0; i < s->n_controller; i++) {
                 const struct hvt_state_controller *c = &s->controller[i];
 
-                line(&o, "controller", "ussuuuuUU", c->host, c->controller, hvt_kind_to_string(c->kind),
-                     c->nr_hw_queues, c->can_queue, c->capped_queues, c->over_cap ? 1u : 0u, c->bytes, c->capped_bytes);
+                line(&o, "controller", "ussuuuuUUu", c->host, c->controller, hvt_kind_to_string(c->kind),
+                     c->nr_hw_queues, c->can_queue, c->capped_queues, c->over_cap ? 1u : 0u, c->bytes, c->capped_bytes,
+                     c->band_pct);
         }
         for (size_t i = 0; i < s->n_nvme; i++) {
                 const struct hvt_state_nvme *n = &s->nvme[i];
 
-                line(&o, "nvme", "ssuuU", n->name, hvt_kind_to_string(n->kind), n->nr_io_queues, n->q_depth, n->bytes);
+                line(&o, "nvme", "ssuuUu", n->name, hvt_kind_to_string(n->kind), n->nr_io_queues, n->q_depth, n->bytes,
+                     n->band_pct);
         }
         line(&o, "end", "u", o.lines);
         if (fclose(o.f) != 0 || o.oom)
@@ -360,7 +362,8 @@ static int read_controller(char **f, struct hvt_state *s) {
         if (parse_uint(f[1], &c.host) < 0 || parse_guid(f[2], c.controller) < 0 || parse_kind(f[3], &c.kind) < 0 ||
             parse_uint(f[4], &c.nr_hw_queues) < 0 || parse_uint(f[5], &c.can_queue) < 0 ||
             parse_uint(f[6], &c.capped_queues) < 0 || parse_bool(f[7], &c.over_cap) < 0 ||
-            parse_u64(f[8], UINT64_MAX, &c.bytes) < 0 || parse_u64(f[9], UINT64_MAX, &c.capped_bytes) < 0)
+            parse_u64(f[8], UINT64_MAX, &c.bytes) < 0 || parse_u64(f[9], UINT64_MAX, &c.capped_bytes) < 0 ||
+            parse_uint(f[10], &c.band_pct) < 0 || c.band_pct > 100)
                 return -EINVAL;
         struct hvt_state_controller *p = grow((void **) &s->controller, &s->n_controller, sizeof(c));
         if (!p)
@@ -374,7 +377,7 @@ static int read_nvme(char **f, struct hvt_state *s) {
 
         if (!hvt_strscpy(n.name, sizeof(n.name), f[1]) || !*n.name || parse_kind(f[2], &n.kind) < 0 ||
             parse_uint(f[3], &n.nr_io_queues) < 0 || parse_uint(f[4], &n.q_depth) < 0 ||
-            parse_u64(f[5], UINT64_MAX, &n.bytes) < 0)
+            parse_u64(f[5], UINT64_MAX, &n.bytes) < 0 || parse_uint(f[6], &n.band_pct) < 0 || n.band_pct > 100)
                 return -EINVAL;
         struct hvt_state_nvme *p = grow((void **) &s->nvme, &s->n_nvme, sizeof(n));
         if (!p)
@@ -389,7 +392,7 @@ static const struct {
         unsigned fields;
 } records[] = {
         { MAGIC, 2 }, { "pid", 2 }, { "written", 2 }, { "status", 2 }, { "driver", 5 },
-        { "disk", 12 }, { "attr", 8 }, { "controller", 10 }, { "nvme", 6 }, { "end", 2 },
+        { "disk", 12 }, { "attr", 8 }, { "controller", 11 }, { "nvme", 7 }, { "end", 2 },
 };
 
 static int read_line(struct in *in, char **f, unsigned n, struct hvt_state *s, bool *end) {

@@ -84,6 +84,7 @@ struct hvt_state_controller {
         unsigned nr_hw_queues, can_queue, capped_queues;
         bool over_cap;
         uint64_t bytes, capped_bytes;  /* the estimates; 0: unknown (no request layout) */
+        unsigned band_pct;             /* how far they may be off (an assumed layout); 0: exact */
 };
 
 struct hvt_state_nvme {
@@ -91,6 +92,7 @@ struct hvt_state_nvme {
         enum hvt_kind kind;
         unsigned nr_io_queues, q_depth;
         uint64_t bytes;                /* 0: unknown */
+        unsigned band_pct;             /* how far it may be off (an assumed layout); 0: exact */
 };
 
 struct hvt_state_driver {

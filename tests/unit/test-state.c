@@ -48,10 +48,11 @@ static void sample(struct hvt_state *s) {
         s->controller[s->n_controller++] = (struct hvt_state_controller) {
                 .host = 1, .controller = "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
                 .nr_hw_queues = 32, .can_queue = 2534, .capped_queues = 4, .over_cap = true,
-                .bytes = 101292032, .capped_bytes = 12661504 };
+                .bytes = 101292032, .capped_bytes = 12661504, .band_pct = 7 };
         s->nvme = calloc(1, sizeof(*s->nvme));
         s->nvme[s->n_nvme++] = (struct hvt_state_nvme) { .name = "nvme0", .kind = HVT_KIND_NVME_ACCELERATOR,
-                                                         .nr_io_queues = 8, .q_depth = 1024, .bytes = 123 };
+                                                         .nr_io_queues = 8, .q_depth = 1024, .bytes = 123,
+                                                         .band_pct = 10 };
 }
 
 static char *formatted(const struct hvt_state *s) {
@@ -81,6 +82,8 @@ START_TEST(test_round_trip) {
         ck_assert_int_eq(b.disk[0].attr[1].last, -1);
         ck_assert_int_eq(b.disk[1].last_repair_attr, -1);
         ck_assert_uint_eq(hvt_state_reclaimable(&b, NULL), 101292032 - 12661504);
+        ck_assert_uint_eq(b.controller[0].band_pct, 7);
+        ck_assert_uint_eq(b.nvme[0].band_pct, 10);
         free(text);
         free(again);
         hvt_state_done(&a);

@@ -22,9 +22,9 @@
 # processes, slabs filling per CPU) then cancels out.
 #   stage NAME SECONDS                 the guest's own wall time per stage (boot: uptime at start)
 #   warn TEXT
-# Free memory as realkernel.md measured it: after sync, drop_caches and compaction, the zones'
-# "pages free" plus every per-CPU list's "count:" (/proc/zoneinfo; MemFree leaves the per-CPU
-# lists out), the median of three such settled readings.
+# Free memory as docs/performance.md's "How it is measured" says: after sync, drop_caches and
+# compaction, the zones' "pages free" plus every per-CPU list's "count:" (/proc/zoneinfo; MemFree
+# leaves the per-CPU lists out), the median of three such settled readings.
 # shellcheck disable=SC1091 # written by bench/vm
 . /vmtest/bench.conf
 G=f8b3781a-1e82-4818-a1c3-63d806ec15bb

@@ -63,6 +63,7 @@ struct hvt_metrics_file {
         dev_t dev;
         ino_t ino;
         char *written;   /* its text */
+        uint64_t written_usec; /* CLOCK_MONOTONIC, when it was last written */
         int error;       /* the last write's, said once */
 };
 
@@ -97,4 +98,8 @@ struct hvt_daemon {
         unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
         struct hvt_counters counters;
         struct hvt_metrics_file metrics;
+        char *state_written;     /* the state file's text as last written, its time left out (state-file.h) */
+        bool state_error_told;   /* a failure to write it was said */
+        uint64_t state_gathered_usec;         /* CLOCK_MONOTONIC, its last gathering; 0: none yet */
+        struct hvt_event_source *state_later; /* set while a gathering waits out the interval */
 };

@@ -21,6 +21,11 @@ struct hvt_tracked {
         int orig_error;                 /* < 0: the record exists but could not be read */
         unsigned n_failed, n_unsupported, n_would_apply;  /* of the last pass */
         bool seen;                      /* found by the enumeration under way */
+        /* For `hvtuned --status`, in the padding after seen (the struct stays the same size):
+         * the attribute of the last drift repair (its slot has when: repaired_s), and how many
+         * repairs since the disk was found (saturates). */
+        uint8_t last_repair_id;
+        uint32_t n_repairs;
         struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
         struct hvt_event_source *resume; /* set while repairs are paused */
         struct hvt_event_source *busy_retry; /* set while a pass waits out an EBUSY */

@@ -82,6 +82,59 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
         return estimate(&d->host, nr_hw_queues, can_queue);
 }
 
+/* The estimate of qa queues of cqa requests, less that of qb of cqb (qb 0: nothing less), at
+ * each row's request size. */
+static size_t estimates_per_row(const struct hvt_host *h, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb,
+                                uint64_t *ret) {
+        const struct hvt_layout *l = &h->layout;
+
+        for (size_t i = 0; i < l->n_rows; i++) {
+                uint64_t a = hvt_hwq_estimate_bytes(l->row_bytes[i], qa, cqa);
+                uint64_t b = qb > 0 ? hvt_hwq_estimate_bytes(l->row_bytes[i], qb, cqb) : 0;
+
+                ret[i] = a > b ? a - b : 0;
+        }
+        return l->n_rows;
+}
+
+unsigned hvt_host_band(const struct hvt_daemon *d, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb) {
+        const struct hvt_host *h = &d->host;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX], a, b;
+        size_t n;
+
+        if (h->layout.source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        n = estimates_per_row(h, qa, cqa, qb, cqb, others);
+        a = estimate(h, qa, cqa);
+        b = qb > 0 ? estimate(h, qb, cqb) : 0;
+        return hvt_layout_band_pct(a > b ? a - b : 0, others, n);
+}
+
+void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, char *buf, size_t size) {
+        const struct hvt_layout *l = &d->host.layout;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                buf[0] = '\0';
+        else if (full)
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
+        else
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
+}
+
+/* HVTUNED_LAYOUT's value, and the metrics' source label. */
+static const char *source_value(enum hvt_layout_source source) {
+        switch (source) {
+        case HVT_LAYOUT_BTF:
+                return "btf";
+        case HVT_LAYOUT_TABLE:
+                return "table";
+        case HVT_LAYOUT_ASSUMED:
+                return "assumed";
+        default:
+                return "unknown";
+        }
+}
+
 void hvt_host_read_layout(struct hvt_daemon *d) {
         struct hvt_layout *l = &d->host.layout;
         const struct hvt_layout_sizes *s = &l->sizes;
@@ -96,8 +149,24 @@ void hvt_host_read_layout(struct hvt_daemon *d) {
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
                                       "Unknown request layout: no BTF in " BTF_DIR " has struct request, scsi_cmnd, "
-                                      "storvsc_cmd_request and scatterlist, and this kernel is no upstream-numbered "
-                                      "one of hvtuned's table: no memory estimates");
+                                      "storvsc_cmd_request and scatterlist, and no row of hvtuned's table can be "
+                                      "assumed for this kernel (its release is older than every row, 5.10, or "
+                                      "unreadable): no memory estimates");
+        else if (l->source == HVT_LAYOUT_ASSUMED)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "assumed"),
+                                                 HVT_FIELD("HVTUNED_LAYOUT_ROW=%s", l->table_row),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MIN=%u", l->request_lo),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MAX=%u", l->request_hi)),
+                                      "Request layout assumed: no BTF in " BTF_DIR " has all of struct request, "
+                                      "scsi_cmnd, storvsc_cmd_request and scatterlist, and this kernel is no "
+                                      "upstream-numbered one of hvtuned's table, so %s's row fills in what BTF "
+                                      "lacks: struct request %u + scsi_cmnd %u + storvsc_cmd_request %u + 2 x "
+                                      "scatterlist %u, %u bytes a preallocated request; the rows %s would make it "
+                                      "%u to %u, and each memory estimate says how far that moves it",
+                                      l->table_row, s->request, s->scsi_cmnd, s->storvsc_cmd, s->scatterlist,
+                                      l->request_bytes, l->band_rows, l->request_lo, l->request_hi);
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", l->source == HVT_LAYOUT_BTF ? "btf" : "table"),
@@ -133,7 +202,8 @@ static bool cap_held(const struct hvt_driver *drv) {
         return o == HVT_APPLIED || o == HVT_UNCHANGED || o == HVT_WOULD_APPLY;
 }
 
-static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
+/* What capping gives back, with requests of request_bytes. */
+static uint64_t reclaimable_at(const struct hvt_daemon *d, unsigned request_bytes, size_t *n_over) {
         const struct hvt_host *h = &d->host;
         uint64_t bytes = 0;
 
@@ -144,10 +214,27 @@ static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
                 if (!over_cap(&d->driver, c))
                         continue;
                 (*n_over)++;
-                bytes += estimate(h, c->nr_hw_queues, c->can_queue) -
-                         estimate(h, capped_queues(&d->driver, c), c->can_queue);
+                bytes += hvt_hwq_estimate_bytes(request_bytes, c->nr_hw_queues, c->can_queue) -
+                         hvt_hwq_estimate_bytes(request_bytes, capped_queues(&d->driver, c), c->can_queue);
         }
         return bytes;
+}
+
+static uint64_t reclaimable(const struct hvt_daemon *d, size_t *n_over) {
+        return reclaimable_at(d, d->host.layout.request_bytes, n_over);
+}
+
+/* How far the reclaimable figure may be off with an assumed layout; 0 otherwise. */
+static unsigned reclaimable_band(const struct hvt_daemon *d) {
+        const struct hvt_layout *l = &d->host.layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX];
+        size_t n_over;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        for (size_t i = 0; i < l->n_rows; i++)
+                others[i] = reclaimable_at(d, l->row_bytes[i], &n_over);
+        return hvt_layout_band_pct(reclaimable(d, &n_over), others, l->n_rows);
 }
 
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
@@ -155,7 +242,9 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
         const struct hvt_driver *drv = &d->driver;
         size_t n_over;
         uint64_t bytes = reclaimable(d, &n_over);
+        char note[64];
 
+        hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (drv->target == 0)
                 buf[0] = '\0';
         else if (n_over == 0)
@@ -169,10 +258,38 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
                          cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
                          cap_held(drv) ? "" : ")");
         else
-                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s",
-                         n_over, n_over == 1 ? "" : "s", drv->target, (bytes + 512 * 1024) / (1024 * 1024),
+                snprintf(buf, size, "hw queues: %zu controller%s over cap %u, ~%" PRIu64 " MiB reclaimable at next boot%s%s%s%s",
+                         n_over, n_over == 1 ? "" : "s", drv->target, (bytes + 512 * 1024) / (1024 * 1024), note,
                          cap_held(drv) ? "" : ", cap not set (", cap_held(drv) ? "" : strerror(drv->param_last.error),
                          cap_held(drv) ? "" : ")");
+}
+
+/* The band of a controller's figures, now and under the cap: the larger. */
+static unsigned controller_band(const struct hvt_daemon *d, const struct hvt_controller *c) {
+        unsigned now = hvt_host_band(d, c->nr_hw_queues, c->can_queue, 0, 0);
+        unsigned then = hvt_host_band(d, capped_queues(&d->driver, c), c->can_queue, 0, 0);
+
+        return now > then ? now : then;
+}
+
+void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m) {
+        const struct hvt_layout *l = &d->host.layout;
+
+        /* Read with the first pass over the controllers: before it, nothing is said. */
+        if (!d->host.layout_read)
+                return;
+        m->layout_source = source_value(l->source);
+        m->layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
+}
+
+void hvt_host_metrics_nvme_layout(const struct hvt_daemon *d, struct hvt_metrics *m) {
+        const struct hvt_nvme_layout *l = &d->host.nvme_layout;
+
+        /* Read with the first Azure NVMe controller: before it, nothing is said. */
+        if (!d->host.nvme_layout_read)
+                return;
+        m->nvme_layout_source = source_value(l->source);
+        m->nvme_layout_row = l->source == HVT_LAYOUT_TABLE || l->source == HVT_LAYOUT_ASSUMED ? l->table_row : NULL;
 }
 
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret) {
@@ -192,6 +309,9 @@ void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller 
                         /* Nothing comes back on a kernel that cannot cap: claim nothing. */
                         .capped_bytes = estimate(h, cap_unsupported(drv) ? c->nr_hw_queues : capped_queues(drv, c),
                                                  c->can_queue),
+                        .capped_queues = capped_queues(drv, c),
+                        .over_cap = over_cap(drv, c),
+                        .band_pct = controller_band(d, c),
                 };
         }
 }
@@ -202,13 +322,18 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
         unsigned capped = capped_queues(drv, c);
         uint64_t now = estimate(h, c->nr_hw_queues, c->can_queue);
         uint64_t then = cap_unsupported(drv) ? now : estimate(h, capped, c->can_queue);
-        char s_now[48], s_then[48], held[64], tail[192];
+        const struct hvt_layout *l = &h->layout;
+        char s_now[48], s_then[48], held[128], tail[192], note[64];
+        char f_layout[32], f_row[40], f_band[32], f_est[48], f_capped[48];
+        const char *fields[6] = {};
+        size_t n = 0;
 
+        hvt_host_layout_note(d, controller_band(d, c), true, note, sizeof(note));
         if (layout_known(h)) {
                 hvt_format_bytes(now, s_now + 1, sizeof(s_now) - 1);
                 hvt_format_bytes(then, s_then + 1, sizeof(s_then) - 1);
                 s_now[0] = s_then[0] = '~';
-                snprintf(held, sizeof(held), "%s preallocated", s_now);
+                snprintf(held, sizeof(held), "%s preallocated%s", s_now, note);
         } else {
                 (void) hvt_strscpy(s_then, sizeof(s_then), "memory unknown");
                 (void) hvt_strscpy(held, sizeof(held), "memory unknown (unknown layout)");
@@ -225,18 +350,43 @@ static void report_controller(struct hvt_daemon *d, const struct hvt_controller 
                 snprintf(tail, sizeof(tail), "no cap applies");
         else
                 snprintf(tail, sizeof(tail), "within the cap of %u", drv->target);
+        /* Built here: a NULL in HVT_FIELDS() would end the list at the first field left out. */
+        snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", source_value(l->source));
+        fields[n++] = f_layout;
+        if (l->source == HVT_LAYOUT_ASSUMED) {
+                snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
+                snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", controller_band(d, c));
+                fields[n++] = f_row;
+                fields[n++] = f_band;
+        }
+        /* No figure at all rather than a 0 that reads as one. */
+        if (layout_known(h)) {
+                snprintf(f_est, sizeof(f_est), "HVTUNED_EST_BYTES=%" PRIu64, now);
+                snprintf(f_capped, sizeof(f_capped), "HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then);
+                fields[n++] = f_est;
+                fields[n++] = f_capped;
+        }
+        fields[n] = NULL;
         (void) hvt_log_controller(&d->log, c, LOG_INFO, 0, HVT_MESSAGE_CONTROLLER,
                                   HVT_FIELDS(HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                              HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_hw_queues),
                                              HVT_FIELD("HVTUNED_CAN_QUEUE=%u", c->can_queue),
                                              HVT_FIELD("HVTUNED_OVER_CAP=%s", !over_cap(drv, c) ? "no" :
                                                        cap_unsupported(drv) ? "unsupported" : "yes"),
-                                             /* No figure at all rather than a 0 that reads as one. */
-                                             layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, now) : NULL,
-                                             HVT_FIELD("HVTUNED_EST_BYTES_CAPPED=%" PRIu64, then)),
+                                             fields[0], fields[1], fields[2], fields[3], fields[4]),
                                   "host%u (controller %s, %s): %u hw queue%s x %u requests, %s; %s",
                                   c->host, c->controller, hvt_kind_to_string(c->kind), c->nr_hw_queues,
                                   c->nr_hw_queues == 1 ? "" : "s", c->can_queue, held, tail);
+}
+
+static const char *layout_field(const struct hvt_daemon *d, char *buf, size_t size) {
+        snprintf(buf, size, "HVTUNED_LAYOUT=%s", source_value(d->host.layout.source));
+        return buf;
+}
+
+static const char *reclaimable_field(uint64_t bytes, char *buf, size_t size) {
+        snprintf(buf, size, "HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes);
+        return buf;
 }
 
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
@@ -244,7 +394,7 @@ static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
         const struct hvt_driver *drv = &d->driver;
         _cleanup_free_ char *cmdline = NULL;
-        char cmd[64], now[128], fix[384], s_bytes[48];
+        char cmd[64], now[128], fix[384], s_bytes[112], note[64], f_est[64], f_layout[48];
         struct hvt_boot_facts facts;
         bool module = access(MODULE_DIR "/initstate", F_OK) == 0;
         unsigned value = 0;
@@ -274,9 +424,11 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
+        hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (layout_known(h)) {
                 s_bytes[0] = '~';
                 hvt_format_bytes(bytes, s_bytes + 1, sizeof(s_bytes) - 1);
+                (void) strncat(s_bytes, note, sizeof(s_bytes) - strlen(s_bytes) - 1);
         } else
                 (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown: unknown layout,");
         (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, HVT_MESSAGE_HWQ_ADVICE,
@@ -284,8 +436,8 @@ static void report_advice(struct hvt_daemon *d) {
                                          HVT_FIELD("HVTUNED_FIX=hv_storvsc.storvsc_max_hw_queues=%u", drv->target),
                                          HVT_FIELD("HVTUNED_BOOT=%s",
                                                    hvt_boot_kind_to_string(hvt_boot_choose(&facts))),
-                                         layout_known(h) ? HVT_FIELD("HVTUNED_EST_BYTES_RECLAIMABLE=%" PRIu64, bytes) :
-                                                           NULL),
+                                         layout_field(d, f_layout, sizeof(f_layout)),
+                                         layout_known(h) ? reclaimable_field(bytes, f_est, sizeof(f_est)) : NULL),
                               "%zu controller%s probed before the cap keep%s %s queues %s (%s "
                               "reclaimable); %s. To cap them from boot: %s",
                               n_over, n_over == 1 ? "" : "s", n_over == 1 ? "s" : "", n_over == 1 ? "its" : "their",
@@ -307,8 +459,23 @@ static void nvme_read_layout(struct hvt_daemon *d) {
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "unknown")),
                                       "Unknown NVMe request layout: no BTF in " BTF_DIR " has struct request and "
-                                      "nvme_iod, and this kernel is no upstream-numbered one of hvtuned's table: "
-                                      "no NVMe memory estimates");
+                                      "nvme_iod, and no row of hvtuned's table can be assumed for this kernel (its "
+                                      "release is older than every row, 5.10, or unreadable): no NVMe memory "
+                                      "estimates");
+        else if (l->source == HVT_LAYOUT_ASSUMED)
+                (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
+                                      HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s", "assumed"),
+                                                 HVT_FIELD("HVTUNED_LAYOUT_ROW=%s", l->table_row),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES=%u", l->request_bytes),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MIN=%u", l->request_lo),
+                                                 HVT_FIELD("HVTUNED_REQUEST_BYTES_MAX=%u", l->request_hi)),
+                                      "NVMe request layout assumed: no BTF in " BTF_DIR " has both struct request "
+                                      "and nvme_iod, and this kernel is no upstream-numbered one of hvtuned's "
+                                      "table, so %s's row fills in what BTF lacks: struct request %u + nvme_iod "
+                                      "%u, %u bytes a preallocated request; the rows %s would make it %u to %u, "
+                                      "and each NVMe memory estimate says how far that moves it",
+                                      l->table_row, l->sizes.request, l->sizes.nvme_iod, l->request_bytes,
+                                      l->band_rows, l->request_lo, l->request_hi);
         else
                 (void) hvt_log_struct(&d->log, LOG_INFO, 0, NULL,
                                       HVT_FIELDS(HVT_FIELD("HVTUNED_LAYOUT=%s",
@@ -327,11 +494,58 @@ static uint64_t nvme_estimate(const struct hvt_host *h, const struct hvt_nvme_co
         return hvt_nvme_estimate_bytes(h->nvme_layout.request_bytes, c->nr_io_queues, c->q_depth);
 }
 
+/* How far an NVMe controller's estimate may be off with an assumed layout: what it is at
+ * every row's request size, in percent rounded up; 0 otherwise, or with no estimate. */
+static unsigned nvme_band(const struct hvt_host *h, const struct hvt_nvme_controller *c) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX];
+
+        if (l->source != HVT_LAYOUT_ASSUMED || nvme_estimate(h, c) == 0)
+                return 0;
+        for (size_t i = 0; i < l->n_rows; i++)
+                others[i] = hvt_nvme_estimate_bytes(l->row_bytes[i], c->nr_io_queues, c->q_depth);
+        return hvt_layout_band_pct(nvme_estimate(h, c), others, l->n_rows);
+}
+
+/* The same for the sum of every controller's estimate. */
+static unsigned nvme_total_band(const struct hvt_host *h) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+        uint64_t others[HVT_LAYOUT_ROWS_MAX] = {}, total = 0;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                return 0;
+        for (size_t j = 0; j < h->nvme.n; j++) {
+                const struct hvt_nvme_controller *c = &h->nvme.v[j];
+
+                if (nvme_estimate(h, c) == 0)
+                        continue;
+                total += nvme_estimate(h, c);
+                for (size_t i = 0; i < l->n_rows; i++)
+                        others[i] += hvt_nvme_estimate_bytes(l->row_bytes[i], c->nr_io_queues, c->q_depth);
+        }
+        return hvt_layout_band_pct(total, others, l->n_rows);
+}
+
+static void nvme_note(const struct hvt_host *h, unsigned band, bool full, char *buf, size_t size) {
+        const struct hvt_nvme_layout *l = &h->nvme_layout;
+
+        if (l->source != HVT_LAYOUT_ASSUMED)
+                buf[0] = '\0';
+        else if (full)
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
+        else
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
+}
+
 static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *c) {
+        const struct hvt_nvme_layout *l = &d->host.nvme_layout;
         uint64_t bytes = nvme_estimate(&d->host, c);
-        unsigned param = 0;
+        unsigned param = 0, band = nvme_band(&d->host, c);
         bool have_param = hvt_nvme_io_queue_depth_read(NVME_DEPTH_PARAM, &param) >= 0;
-        char held[64], figures[96], depth[192];
+        char held[128], figures[96], depth[192], note[64];
+        char f_param[64], f_layout[32], f_row[40], f_band[32], f_est[48];
+        const char *fields[6] = {};
+        size_t n = 0;
 
         if (c->figures == HVT_NVME_FIGURES_NONE)
                 (void) hvt_strscpy(figures, sizeof(figures), "queue figures unreadable");
@@ -342,6 +556,8 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
                 held[0] = '~';
                 hvt_format_bytes(bytes, held + 1, sizeof(held) - 1);
                 (void) strncat(held, " preallocated", sizeof(held) - strlen(held) - 1);
+                nvme_note(&d->host, band, true, note, sizeof(note));
+                (void) strncat(held, note, sizeof(held) - strlen(held) - 1);
         } else if (!c->pcie)
                 (void) hvt_strscpy(held, sizeof(held), "no estimate (not on the PCI driver)");
         else
@@ -357,15 +573,34 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
         else
                 snprintf(depth, sizeof(depth), "nvme.io_queue_depth is %u (read when a controller is enabled); "
                          "hvtuned reports it, never writes it", param);
+        /* Built here: a NULL in HVT_FIELDS() would end the list at the first field left out. */
+        if (have_param) {
+                snprintf(f_param, sizeof(f_param), "HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param);
+                fields[n++] = f_param;
+        }
+        if (c->pcie) {
+                snprintf(f_layout, sizeof(f_layout), "HVTUNED_LAYOUT=%s", source_value(l->source));
+                fields[n++] = f_layout;
+        }
+        /* No figure at all rather than a 0 that reads as one. */
+        if (bytes > 0) {
+                snprintf(f_est, sizeof(f_est), "HVTUNED_EST_BYTES=%" PRIu64, bytes);
+                fields[n++] = f_est;
+                if (l->source == HVT_LAYOUT_ASSUMED) {
+                        snprintf(f_row, sizeof(f_row), "HVTUNED_LAYOUT_ROW=%s", l->table_row);
+                        snprintf(f_band, sizeof(f_band), "HVTUNED_EST_BAND_PCT=%u", band);
+                        fields[n++] = f_row;
+                        fields[n++] = f_band;
+                }
+        }
+        fields[n] = NULL;
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_NVME_CONTROLLER,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_NVME_CONTROLLER=%s", c->name),
                                          HVT_FIELD("HVTUNED_KIND=%s", hvt_kind_to_string(c->kind)),
                                          HVT_FIELD("HVTUNED_MODEL=%s", c->model),
                                          HVT_FIELD("HVTUNED_HW_QUEUES=%u", c->nr_io_queues),
                                          HVT_FIELD("HVTUNED_QUEUE_DEPTH=%u", c->q_depth),
-                                         have_param ? HVT_FIELD("HVTUNED_IO_QUEUE_DEPTH_PARAM=%u", param) : NULL,
-                                         /* No figure at all rather than a 0 that reads as one. */
-                                         bytes > 0 ? HVT_FIELD("HVTUNED_EST_BYTES=%" PRIu64, bytes) : NULL),
+                                         fields[0], fields[1], fields[2], fields[3], fields[4]),
                               "%s (%s, %s): %s, %s; %s", c->name, c->model, hvt_kind_to_string(c->kind), figures,
                               held, depth);
 }
@@ -421,7 +656,7 @@ void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t s
         const struct hvt_host *h = &d->host;
         uint64_t bytes = 0;
         bool unknown = false;
-        char s[48];
+        char s[48], note[64];
 
         buf[0] = '\0';
         if (h->nvme.n == 0)
@@ -433,11 +668,12 @@ void hvt_host_format_nvme_status(const struct hvt_daemon *d, char *buf, size_t s
                 unknown = unknown || b == 0;
         }
         hvt_format_bytes(bytes, s, sizeof(s));
+        nvme_note(h, nvme_total_band(h), false, note, sizeof(note));
         if (bytes == 0)
                 snprintf(buf, size, "NVMe: %zu Azure controller%s, memory unknown", h->nvme.n, h->nvme.n == 1 ? "" : "s");
         else
-                snprintf(buf, size, "NVMe: %zu Azure controller%s, ~%s preallocated%s", h->nvme.n,
-                         h->nvme.n == 1 ? "" : "s", s, unknown ? " (and some unknown)" : "");
+                snprintf(buf, size, "NVMe: %zu Azure controller%s, ~%s preallocated%s%s", h->nvme.n,
+                         h->nvme.n == 1 ? "" : "s", s, note, unknown ? " (and some unknown)" : "");
 }
 
 size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme *ret) {
@@ -455,6 +691,7 @@ size_t hvt_host_nvme_metrics(const struct hvt_daemon *d, struct hvt_metrics_nvme
                         .nr_io_queues = c->nr_io_queues,
                         .q_depth = c->q_depth,
                         .bytes = nvme_estimate(h, c),
+                        .band_pct = nvme_band(h, c),
                 };
         }
         return n;

@@ -14,8 +14,18 @@
 void hvt_host_done(struct hvt_host *h);
 
 /* Once: what a request costs on this kernel, and from where, said; without it, every estimate
- * is said to be unknown rather than taken from another kernel. */
+ * is said to be unknown; with an assumed one (layout.h), every estimate says so. */
 void hvt_host_read_layout(struct hvt_daemon *d);
+
+/* How far an estimate may be off with an assumed layout, in percent rounded up: what the
+ * estimate of qa queues of cqa requests (less qb of cqb, when qb > 0: a difference) makes at
+ * every row's request size (layout.h). 0 from BTF or the release's own row. */
+unsigned hvt_host_band(const struct hvt_daemon *d, unsigned qa, unsigned cqa, unsigned qb, unsigned cqb);
+
+/* What goes after an estimate with that band: "" from BTF or the release's own row;
+ * " (assumed 6.1's layout, +/-8% across 5.10-7.3)" (full) or " (assumed 6.1's layout, +/-8%)"
+ * from an assumed one. */
+void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, char *buf, size_t size);
 
 /* The estimate of what a controller with these queues holds on this kernel; 0 when its
  * request layout is unknown. */
@@ -38,6 +48,12 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size);
 /* The figures of every controller (d->host.controllers.n of them) for the metrics file; the
  * strings point into d->host.controllers. */
 void hvt_host_metrics(const struct hvt_daemon *d, struct hvt_metrics_controller *ret);
+
+/* Where those figures come from (the request layout), into m; nothing before it is read. */
+void hvt_host_metrics_layout(const struct hvt_daemon *d, struct hvt_metrics *m);
+
+/* The same for the NVMe estimates (hvt_host_nvme_metrics()). */
+void hvt_host_metrics_nvme_layout(const struct hvt_daemon *d, struct hvt_metrics *m);
 
 /* An NVMe controller came, went or changed (class nvme): the NVMe controllers are read again
  * and each that is live and was not reported as it is now, is. */

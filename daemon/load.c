@@ -30,7 +30,10 @@ int hvt_load_config(struct hvt_daemon *d) {
                                       "%s", text);
         }
 
-        hvt_log_debug(&d->log, "Loaded configuration from %s", c->path ? c->path : "built-in defaults");
+        hvt_config_describe(c, text, sizeof(text));
+        hvt_log_debug(&d->log, "Loaded configuration from %s", text);
+        for (size_t i = 0; i < c->n_files; i++)
+                hvt_log_debug(&d->log, "Read configuration file %s", c->files[i]);
         hvt_config_free(d->config);
         d->config = c;
         d->config_error[0] = '\0';

@@ -2,6 +2,7 @@
 /* Owns: the command line. Everything it decides ends up in the daemon context. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "passes.h"
 #include "reload.h"
 #include "rundir.h"
+#include "show.h"
 #include "status.h"
 #include "undo.h"
 
@@ -30,6 +32,7 @@ enum mode {
         MODE_ONCE,
         MODE_CHECK_CONFIG,
         MODE_RELOAD,
+        MODE_STATUS,
         MODE_RESTORE,
 };
 
@@ -47,20 +50,26 @@ static void help(void) {
                "                      kept); with --dry-run, only print what it would do\n"
                "      --reload=PID    make the running hvtuned PID reload, and wait until it\n"
                "                      applied the new configuration (1 if it refused it)\n"
+               "      --status        show what hvtuned manages: each disk's attributes (now,\n"
+               "                      wanted, original), repairs, hw queues (0 shown, 1 not)\n"
+               "      --json          with --status: one JSON object (keys in hvtuned(8))\n"
                "  -v, --verbose       debug logging\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                HVTUNED_CONFIG_PATH);
 }
 
-static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid) {
-        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_RESTORE, ARG_VERSION };
+static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid,
+                      bool *json) {
+        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION, ARG_STATUS, ARG_JSON, ARG_RESTORE };
         static const struct option options[] = {
                 { "config",       required_argument, NULL, 'c' },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
                 { "once",         no_argument,       NULL, ARG_ONCE },
                 { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
                 { "reload",       required_argument, NULL, ARG_RELOAD },
+                { "status",       no_argument,       NULL, ARG_STATUS },
+                { "json",         no_argument,       NULL, ARG_JSON },
                 { "restore",      no_argument,       NULL, ARG_RESTORE },
                 { "verbose",      no_argument,       NULL, 'v' },
                 { "help",         no_argument,       NULL, 'h' },
@@ -103,6 +112,12 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                         *mode = MODE_RELOAD;
                         break;
                 }
+                case ARG_STATUS:
+                        *mode = MODE_STATUS;
+                        break;
+                case ARG_JSON:
+                        *json = true;
+                        break;
                 case ARG_RESTORE:
                         *mode = MODE_RESTORE;
                         break;
@@ -119,6 +134,10 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                         return -EINVAL;
                 }
 
+        if (*json && *mode != MODE_STATUS) {
+                fprintf(stderr, "hvtuned: --json goes with --status\n");
+                return -EINVAL;
+        }
         if (optind < argc) {
                 _cleanup_free_ char *shown = hvt_escape_dup(argv[optind]);
 
@@ -129,7 +148,7 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
 }
 
 static int run_once(struct hvt_daemon *d) {
-        char status[sizeof(d->status_sent)], nvme[128];
+        char status[sizeof(d->status_sent)], nvme[192];
         int r;
 
         r = hvt_enumerate(d, NULL, NULL);
@@ -152,13 +171,14 @@ int main(int argc, char *argv[]) {
         enum mode mode = MODE_DAEMON;
         int level = LOG_INFO, r, ret;
         pid_t pid = 0;
+        bool json = false;
 
         /* A log line to a stderr nobody reads any more (`hvtuned --once 2>&1 | head -3`) must
          * not kill the process between a write and its restore: EPIPE instead, which log.c
          * takes as "no more stderr". A service has it ignored already (IgnoreSIGPIPE=). */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        r = parse_argv(argc, argv, &d, &mode, &level, &pid);
+        r = parse_argv(argc, argv, &d, &mode, &level, &pid, &json);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         /* systemctl reload or kill -s USR1 during a start: for the loop, not the default
@@ -181,6 +201,14 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
 
+        if (mode == MODE_STATUS) {
+                /* Errors and warnings on stderr, never the dry run's lines: stdout is the report. */
+                hvt_log_init(&d.log, level == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING, false);
+                r = hvt_show_status(&d, json);
+                hvt_daemon_done(&d);
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+
         if (mode == MODE_RESTORE) {
                 /* The records say what goes back, not the configuration: a file that no longer
                  * loads must not keep the originals out. On stderr, like --once. */
@@ -197,9 +225,12 @@ int main(int argc, char *argv[]) {
 
         r = hvt_load_config(&d);
         if (mode == MODE_CHECK_CONFIG) {
-                if (r >= 0)
-                        hvt_log_info(&d.log, "%s: valid", d.config->path ? d.config->path :
-                                     "no configuration file, built-in defaults");
+                if (r >= 0) {
+                        char read[PATH_MAX + 64];
+
+                        hvt_config_describe(d.config, read, sizeof(read));
+                        hvt_log_info(&d.log, "%s: valid", read);
+                }
                 ret = r < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
         } else if (r < 0)
                 ret = EXIT_CONFIG;

@@ -68,8 +68,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         }
         memcpy(m->contests, d->counters.contests, sizeof(m->contests));
         hvt_host_metrics(d, ctrl);
+        hvt_host_metrics_layout(d, m);
         m->nvme = nvme;
         m->n_nvme = hvt_host_nvme_metrics(d, nvme);
+        hvt_host_metrics_nvme_layout(d, m);
 }
 
 /* The directory of path, walked a name at a time from the root without following a symlink:
@@ -77,10 +79,10 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
  * Debian, /var/lib/prometheus is prometheus's), so it is refused, not checked. The
  * directories on the way may be anyone's: what one of their owners can do is rename a
  * directory of root's that is already beside it into the path, never one of their own nor a
- * link (see README, "Security and hostile conditions"). The last one must be root's (or ours)
- * and not even sticky (/tmp): anyone could put a *.prom there for the collector, hold the
- * file's name, or make a file of hvtuned's temporaries' name that the clean-up below would
- * take for hvtuned's. A refusal says why in why. */
+ * link (see docs/security.md, "A metrics directory below another user's"). The last one
+ * must be root's (or ours) and not even sticky (/tmp): anyone could put a *.prom there for
+ * the collector, hold the file's name, or make a file of hvtuned's temporaries' name that the
+ * clean-up below would take for hvtuned's. A refusal says why in why. */
 static int open_dir(const char *path, char *why, size_t size) {
         return hvt_walk(path, HVT_WALK_PARENT, NULL, why, size);
 }
@@ -168,6 +170,19 @@ static int write_file(struct hvt_daemon *d, const char *text, char *why, size_t 
         return 0;
 }
 
+/* The same text is written again once twice the watchdog period (WatchdogSec=, 30 s in the
+ * unit) has passed since the last write: the file's mtime (node_exporter's
+ * node_textfile_mtime_seconds) then tells a fleet that the daemon still runs, where a file a
+ * killed daemon left behind would go on showing its last figures (the alert
+ * HvtunedNotReporting). The watchdog's pings wake the loop at half the period, and the status
+ * after each wakeup comes here; without a watchdog nothing wakes it, and the file is written
+ * only when a figure changes. */
+static bool refresh_due(const struct hvt_daemon *d) {
+        uint64_t period = 2 * d->notify.watchdog_usec;
+
+        return period > 0 && hvt_now_usec(CLOCK_MONOTONIC) - d->metrics.written_usec >= period;
+}
+
 void hvt_metrics_update(struct hvt_daemon *d) {
         const char *path = d->config ? d->config->metrics_file : NULL;
         _cleanup_free_ struct hvt_metrics_controller *ctrl = NULL;
@@ -197,7 +212,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         gather(d, &m, ctrl, nvme);
         if (hvt_metrics_render(&m, &text) < 0)
                 return;
-        if (d->metrics.written && strcmp(text, d->metrics.written) == 0)
+        if (d->metrics.written && strcmp(text, d->metrics.written) == 0 && !refresh_due(d))
                 return;
 
         r = write_file(d, text, why, sizeof(why));
@@ -213,6 +228,7 @@ void hvt_metrics_update(struct hvt_daemon *d) {
         if (d->metrics.error < 0)
                 hvt_log_info(&d->log, "The metrics file %s is written again", path);
         d->metrics.error = 0;
+        d->metrics.written_usec = hvt_now_usec(CLOCK_MONOTONIC);
         free(d->metrics.written);
         d->metrics.written = TAKE_PTR(text);
 }

@@ -130,7 +130,7 @@ void hvt_unbound_done(struct hvt_unbound *u) {
 
 static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, unsigned before) {
         const struct hvt_controller *now = hvt_controllers_find(&d->host.controllers, old->controller);
-        char s_bytes[48];
+        char s_bytes[112];
         uint64_t freed, after;
 
         if (!now) {
@@ -150,8 +150,13 @@ static void report_done(struct hvt_daemon *d, const struct hvt_controller *old, 
         after = hvt_host_estimate(d, now->nr_hw_queues, now->can_queue);
         freed = freed > after ? freed - after : 0;
         if (d->host.layout.request_bytes > 0) {
+                char note[64];
+
                 s_bytes[0] = '~';
                 hvt_format_bytes(freed, s_bytes + 1, sizeof(s_bytes) - 1);
+                hvt_host_layout_note(d, hvt_host_band(d, before, old->can_queue, now->nr_hw_queues, now->can_queue),
+                                     false, note, sizeof(note));
+                (void) strncat(s_bytes, note, sizeof(s_bytes) - strlen(s_bytes) - 1);
         } else
                 (void) hvt_strscpy(s_bytes, sizeof(s_bytes), "memory unknown (unknown layout)");
         (void) hvt_log_controller(&d->log, now, LOG_INFO, 0, HVT_MESSAGE_REPROBED,

@@ -29,7 +29,8 @@ int hvt_rundir_open_dir(const char *path, bool create) {
         struct stat st;
         int fd;
 
-        if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
+        /* As the unit's RuntimeDirectoryMode=: a directory others can open, they can lock. */
+        if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)

@@ -7,6 +7,7 @@
 #include "host.h"
 #include "macro.h"
 #include "metrics-file.h"
+#include "state-file.h"
 #include "status.h"
 
 /* Controllers with a managed disk. A controller holds up to 64 LUNs: the disks are compared
@@ -76,7 +77,7 @@ void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
                 off += snprintf(buf + off, size - (size_t) off, "; %zu setting%s left to another writer",
                                 n_yielded, n_yielded == 1 ? "" : "s");
         if (off > 0 && (size_t) off < size) {
-                char hwq[160];
+                char hwq[256];
 
                 hvt_host_format_status(d, hwq, sizeof(hwq));
                 if (*hwq)
@@ -91,6 +92,8 @@ void hvt_status_update(struct hvt_daemon *d) {
 
         hvt_metrics_update(d);
         hvt_status_format(d, status, sizeof(status));
+        /* Also when STATUS= is the same: a repair changes the state file, not the line. */
+        hvt_state_file_update(d, status);
         if (strcmp(status, d->status_sent) == 0)
                 return;
         memcpy(d->status_sent, status, sizeof(status));
@@ -101,4 +104,5 @@ void hvt_status_ready(struct hvt_daemon *d) {
         hvt_status_format(d, d->status_sent, sizeof(d->status_sent));
         hvt_notify_ready(&d->notify, d->status_sent);
         hvt_metrics_update(d);
+        hvt_state_file_update(d, d->status_sent);
 }

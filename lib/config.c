@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: reading hvtuned.conf with libconfig and validating it into a struct hvt_config.
+/* Owns: reading hvtuned.conf and its drop-ins with libconfig and validating them into one
+ * struct hvt_config, each file over the ones before it.
  *
  * Groups are named after the sysfs directory they write into (queue, device), so every key
  * is an attribute name from the allowlist in attr.c. Nothing is half-loaded: the first
@@ -16,16 +17,24 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "config-dropins.h"
 #include "config-scan.h"
 #include "macro.h"
 
+/* Where a setting was made, kept past the file it was read from. */
+struct origin {
+        char file[256];
+        int line;  /* 0: not set */
+};
+
 struct loader {
-        const char *path;
-        const struct hvt_config_source *src;  /* what libconfig parsed: names its includes */
+        const char *path;                     /* the file being read: the main one or a drop-in */
+        const struct hvt_config_source *src;  /* what libconfig parsed of it: names its includes */
         struct hvt_config_error *err;
-        /* Where device.timeout and queue.io_timeout were first set: they are one kernel
-         * value (the request queue's rq_timeout), so a config may set only one of them. */
-        const config_setting_t *timeout_at[2];
+        /* Where device.timeout and queue.io_timeout were first set, in any file: they are one
+         * kernel value (the request queue's rq_timeout), so a configuration may set only one
+         * of them, or a drop-in's one and the main file's other would fight on every disk. */
+        struct origin timeout_at[2];
 };
 
 static void config_destroyp(config_t **c) {
@@ -112,14 +121,16 @@ static int check_timeout_pair(struct loader *l, const config_setting_t *s, const
                               enum hvt_attr_id id) {
         int mine = id == HVT_ATTR_TIMEOUT, other = !mine;
 
-        if (l->timeout_at[other])
+        if (l->timeout_at[other].line > 0)
                 return fail(l, s, key,
                             "device.timeout and queue.io_timeout are the same kernel setting "
                             "(the request timeout), the other is set at %s:%d: set only one of them",
-                            resolve_file(l, config_setting_source_file(l->timeout_at[other])),
-                            (int) config_setting_source_line(l->timeout_at[other]));
-        if (!l->timeout_at[mine])
-                l->timeout_at[mine] = s;
+                            l->timeout_at[other].file, l->timeout_at[other].line);
+        if (l->timeout_at[mine].line == 0) {
+                (void) hvt_strscpy(l->timeout_at[mine].file, sizeof(l->timeout_at[mine].file),
+                                   resolve_file(l, config_setting_source_file(s)));
+                l->timeout_at[mine].line = (int) config_setting_source_line(s);
+        }
         return 0;
 }
 
@@ -336,7 +347,11 @@ static int parse_override(struct loader *l, const config_setting_t *o, size_t in
         return 0;
 }
 
+/* A file's overrides come after those of the files before it (the main file's first): as
+ * within a file, a later one wins per attribute, so a later file's do (hvt_policy_plan()). A
+ * message numbers them in their file, where the operator finds them. */
 static int parse_overrides(struct loader *l, const config_setting_t *list, struct hvt_config *c) {
+        struct hvt_override *grown;
         int n, r;
 
         if (config_setting_type(list) != CONFIG_TYPE_LIST)
@@ -345,12 +360,13 @@ static int parse_overrides(struct loader *l, const config_setting_t *list, struc
         n = config_setting_length(list);
         if (n == 0)
                 return 0;
-        c->overrides = calloc((size_t) n, sizeof(*c->overrides));
-        if (!c->overrides)
+        grown = realloc(c->overrides, (c->n_overrides + (size_t) n) * sizeof(*c->overrides));
+        if (!grown)
                 return -ENOMEM;
+        c->overrides = grown;
         for (int i = 0; i < n; i++) {
                 r = parse_override(l, config_setting_get_elem(list, (unsigned) i), (size_t) i,
-                                   &c->overrides[i]);
+                                   &c->overrides[c->n_overrides]);
                 if (r < 0)
                         return r;
                 c->n_overrides++;
@@ -541,14 +557,70 @@ static void config_source_donep(struct hvt_config_source *src) {
         hvt_config_source_done(src);
 }
 
-int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
-                    struct hvt_config_error *err) {
-        _cleanup_(hvt_config_freep) struct hvt_config *c = NULL;
+/* Reads one file (the main one or a drop-in) into c, over what the files before it set. Returns
+ * 0, -ENOENT with err empty when the file does not exist, or -errno with err set (but for
+ * -ENOMEM). */
+static int load_file(struct loader *l, const char *path, struct hvt_config *c) {
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         _cleanup_(config_source_donep) struct hvt_config_source src = {};
         _cleanup_free_ char *dir = NULL;
         config_t storage;
-        struct loader l = { .path = path, .src = &src, .err = err };
+        int r;
+
+        l->path = path;
+        l->src = &src;
+        dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+
+        /* Before libconfig: a file someone else could have written is not even parsed, and
+         * what libconfig parses is the text that was checked. A relative @include is found
+         * in the directory of the file that holds the first one (as libconfig would find
+         * every include, nested ones too, with the include directory hvtuned used to give
+         * it): the main file's, or the drop-in directory. */
+        *l->err = (struct hvt_config_error) {};
+        r = hvt_config_scan(path, dirname(dir), &src, l->err);
+        if (r == -ENOENT && !*l->err->file)
+                return r;
+        if (r < 0 && r != -ENOMEM && !*l->err->file)
+                return io_error(l->err, path, -r);
+        if (r < 0)
+                return r;
+
+        config_init(&storage);
+        cfg = &storage;
+        if (!config_read_string(cfg, src.text)) {
+                *l->err = (struct hvt_config_error) { .line = config_error_line(cfg) };
+                (void) hvt_strscpy(l->err->file, sizeof(l->err->file), resolve_file(l, config_error_file(cfg)));
+                (void) hvt_strscpy(l->err->message, sizeof(l->err->message), config_error_text(cfg));
+                return -EINVAL;
+        }
+        r = sources_checked(l, config_root_setting(cfg));
+        if (r < 0)
+                return -EPERM;
+        return parse_root(l, config_root_setting(cfg), c);
+}
+
+static int add_file(struct hvt_config *c, const char *path) {
+        char **grown = realloc(c->files, (c->n_files + 1) * sizeof(*c->files));
+
+        if (!grown)
+                return -ENOMEM;
+        c->files = grown;
+        c->files[c->n_files] = strdup(path);
+        if (!c->files[c->n_files])
+                return -ENOMEM;
+        c->n_files++;
+        return 0;
+}
+
+int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
+                    struct hvt_config_error *err) {
+        _cleanup_(hvt_config_freep) struct hvt_config *c = NULL;
+        char **dropins = NULL;
+        size_t n_dropins = 0;
+        bool main_missing = false;
+        struct loader l = { .err = err };
         int r;
 
         c = calloc(1, sizeof(*c));
@@ -557,37 +629,41 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c->restore_on_stop = true;
         c->platform_defaults = true;
         c->path = strdup(path);
-        dir = strdup(path);
-        if (!c->path || !dir)
+        if (!c->path)
                 return -ENOMEM;
 
-        /* Before libconfig: a file someone else could have written is not even parsed, and
-         * what libconfig parses is the text that was checked. A relative @include is found
-         * in the main file's directory (as libconfig would find every include, nested ones
-         * too, with the include directory hvtuned used to give it). */
-        *err = (struct hvt_config_error) {};
-        r = hvt_config_scan(path, dirname(dir), &src, err);
-        if (r == -ENOENT && missing_ok && !*err->file)
-                return config_new_default(ret);
-        if (r < 0 && r != -ENOMEM && !*err->file)
-                return io_error(err, path, -r);
-        if (r < 0)
+        r = load_file(&l, path, c);
+        if (r == -ENOENT && missing_ok)
+                main_missing = true;
+        else if (r == -ENOENT)
+                return io_error(err, path, ENOENT);
+        else if (r < 0)
                 return r;
+        else if (add_file(c, path) < 0)
+                return -ENOMEM;
 
-        config_init(&storage);
-        cfg = &storage;
-        if (!config_read_string(cfg, src.text)) {
-                *err = (struct hvt_config_error) { .line = config_error_line(cfg) };
-                (void) hvt_strscpy(err->file, sizeof(err->file), resolve_file(&l, config_error_file(cfg)));
-                (void) hvt_strscpy(err->message, sizeof(err->message), config_error_text(cfg));
-                return -EINVAL;
-        }
-        r = sources_checked(&l, config_root_setting(cfg));
-        if (r < 0)
-                return -EPERM;
-        r = parse_root(&l, config_root_setting(cfg), c);
+        /* The drop-ins, after the main file: each over what the files before it set. One that
+         * is refused refuses the configuration, as a refused main file does. */
+        r = hvt_config_dropins(path, &dropins, &n_dropins, err);
         if (r < 0)
                 return r;
+        /* Neither the main file nor a drop-in: the built-in policy. A drop-in alone is a
+         * configuration, as a main file alone is: it says what is managed. */
+        if (main_missing && n_dropins == 0)
+                return config_new_default(ret);
+        for (size_t i = 0; i < n_dropins && r >= 0; i++) {
+                r = load_file(&l, dropins[i], c);
+                if (r == -ENOENT && !*err->file)
+                        /* Listed, then gone or a dangling symlink: a file of the configuration
+                         * that cannot be read. */
+                        r = io_error(err, dropins[i], ENOENT);
+                if (r >= 0)
+                        r = add_file(c, dropins[i]);
+        }
+        hvt_strv_free(dropins, n_dropins);
+        if (r < 0)
+                return r;
+        c->n_dropins = n_dropins;
 
         *ret = TAKE_PTR(c);
         return 0;
@@ -597,9 +673,23 @@ void hvt_config_free(struct hvt_config *c) {
         if (!c)
                 return;
         free(c->path);
+        hvt_strv_free(c->files, c->n_files);
         free(c->metrics_file);
         free(c->overrides);
         free(c);
+}
+
+void hvt_config_describe(const struct hvt_config *c, char *buf, size_t size) {
+        size_t n = c->n_dropins;
+
+        if (!c->path)
+                snprintf(buf, size, "no configuration file, built-in defaults");
+        else if (n == 0)
+                snprintf(buf, size, "%s", c->path);
+        else if (c->n_files > n)
+                snprintf(buf, size, "%s (+%zu drop-in%s)", c->path, n, n == 1 ? "" : "s");
+        else
+                snprintf(buf, size, "%s.d (%zu drop-in%s, no %s)", c->path, n, n == 1 ? "" : "s", c->path);
 }
 
 void hvt_config_error_format(const struct hvt_config_error *err, char *buf, size_t size) {

@@ -49,7 +49,14 @@ struct hvt_host_config {
 };
 
 struct hvt_config {
-        char *path;  /* NULL for the built-in policy */
+        /* The main file's name, which names the configuration (its drop-ins are in path + ".d"),
+         * whether it exists or drop-ins alone were read; NULL for the built-in policy. */
+        char *path;
+        /* Every file read, in the order read: the main file when it exists, then each drop-in
+         * (the last n_dropins). Not the files they @include. */
+        char **files;
+        size_t n_files;
+        size_t n_dropins;
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
         /* Azure's disks' defaults (hvt_policy_plan()), under every file's settings (default
@@ -64,12 +71,22 @@ struct hvt_config {
 };
 
 
-/* Loads and validates path. With missing_ok, a file that does not exist gives the built-in
- * policy. On error returns -errno, fills err, and *ret is untouched. */
+/* Loads and validates path, then its drop-ins (config-dropins.h) in their order, each over
+ * what the files before it set: a top-level key, and each attribute of the queue, device,
+ * host and contested groups, takes the last file's value; overrides are appended in file
+ * order. The rules that span settings (device.timeout or queue.io_timeout, not both) span the
+ * files. With missing_ok, a main file that does not exist is skipped, and when no drop-in
+ * exists either gives the built-in policy. On error returns -errno, fills err (the file and
+ * line at fault: a drop-in's, an included file's), and *ret is untouched. */
 int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
                     struct hvt_config_error *err);
 
 void hvt_config_free(struct hvt_config *c);
+
+/* What c was read from, for a person: "/etc/hvtuned.conf", "/etc/hvtuned.conf (+2 drop-ins)",
+ * "/etc/hvtuned.conf.d (1 drop-in, no /etc/hvtuned.conf)" or "no configuration file, built-in
+ * defaults". */
+void hvt_config_describe(const struct hvt_config *c, char *buf, size_t size);
 
 /* "file:line: key: message" (parts that are empty left out). */
 void hvt_config_error_format(const struct hvt_config_error *err, char *buf, size_t size);

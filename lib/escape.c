@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the escaping described in escape.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,4 +59,51 @@ char *hvt_escape_dup(const char *src) {
         if (s)
                 (void) hvt_escape(s, n + 1, src);
         return s;
+}
+
+static int hex_digit(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}
+
+int hvt_unescape(char *s) {
+        char *out = s;
+
+        for (const char *p = s; *p; p++) {
+                int hi, lo;
+
+                if (*p != '\\') {
+                        *out++ = *p;
+                        continue;
+                }
+                switch (*++p) {
+                case '\\':
+                        *out++ = '\\';
+                        break;
+                case 'n':
+                        *out++ = '\n';
+                        break;
+                case 't':
+                        *out++ = '\t';
+                        break;
+                case 'x':
+                        /* p[1] is checked before p[2] is read: a text that ends after \x stops there. */
+                        hi = hex_digit(p[1]);
+                        lo = hi < 0 ? -EINVAL : hex_digit(p[2]);
+                        if (lo < 0 || (hi | lo) == 0)
+                                return -EINVAL;
+                        *out++ = (char) (hi << 4 | lo);
+                        p += 2;
+                        break;
+                default:  /* another letter, or the end of the text */
+                        return -EINVAL;
+                }
+        }
+        *out = '\0';
+        return 0;
 }

@@ -20,3 +20,8 @@ size_t hvt_escape(char *dst, size_t size, const char *src);
 
 /* The same into a new string (free() it); NULL when out of memory. */
 char *hvt_escape_dup(const char *src);
+
+/* The reverse of hvt_escape(), in place: \\, \n, \t and \xNN (either case) become their byte.
+ * -EINVAL for what hvt_escape() never makes: a backslash before anything else or at the end,
+ * \x without two hex digits, \x00 (a NUL would cut the text). s is then left part done. */
+int hvt_unescape(char *s);

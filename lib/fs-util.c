@@ -338,7 +338,7 @@ static uint64_t tmp_random(void) {
 }
 
 /* A new temporary for name in dir_fd, its name in tmp; the fd, or -errno. */
-static int make_temporary(int dir_fd, const char *name, char tmp[static NAME_MAX + 1]) {
+static int make_temporary(int dir_fd, const char *name, mode_t mode, char tmp[static NAME_MAX + 1]) {
         /* A long name is cut: the temporary is told by its prefix and suffix alone. */
         int keep = NAME_MAX - (int) strlen(TMP_PREFIX) - 1 - TMP_RANDOM;
 
@@ -346,7 +346,7 @@ static int make_temporary(int dir_fd, const char *name, char tmp[static NAME_MAX
                 int fd;
 
                 snprintf(tmp, NAME_MAX + 1, TMP_PREFIX "%.*s.%0*" PRIx64, keep, name, TMP_RANDOM, tmp_random());
-                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
                 if (fd >= 0)
                         return fd;
                 if (errno != EEXIST || attempt == TMP_TRIES)
@@ -362,7 +362,8 @@ int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len,
 
         /* A file hvtuned creates, never one it finds: a FIFO planted under a fixed name blocked
          * the open for writing, a hard link had its other name's file emptied and written. */
-        fd = make_temporary(dir_fd, name, tmp);
+        /* Private from its creation: never readable by others for a moment, whatever the umask. */
+        fd = make_temporary(dir_fd, name, flags & HVT_WRITE_PRIVATE ? 0600 : 0644, tmp);
         if (fd < 0)
                 return fd;
         r = hvt_write_all(fd, data, len);

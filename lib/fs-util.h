@@ -55,6 +55,8 @@ enum {
         /* dir_fd is on a file system that a crash of the kernel empties (hvt_fs_volatile()):
          * no fsync(), which would keep nothing the page cache does not. */
         HVT_WRITE_VOLATILE = 1 << 1,
+        /* 0600 whatever the umask: what only root may read, run outside the unit too. */
+        HVT_WRITE_PRIVATE = 1 << 2,
 };
 int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len, unsigned flags,
                      struct stat *ret_st);

@@ -6,8 +6,13 @@
  * only covers kernels whose structs follow an upstream release, and only the rows checked
  * against that kernel's BTF (tests/unit/test-layout.c, on the kernels bench/vm boots); it
  * fills in what the BTF lacks (5.10 has no module BTF, and Debian builds SCSI as a module),
- * and is refused when the BTF it has disagrees. Anything else is an unknown layout, said as
- * such, rather than a figure from another kernel. */
+ * and is refused when the BTF it has disagrees. A kernel that neither describes nor matches
+ * (a distribution's numbering without module BTF, a kernel built without BTF) gets the
+ * nearest row's sizes for what its BTF lacks, said as assumed and with the band the rows
+ * span: the rows differ by at most 128 bytes a request (1024 to 1152), small beside what
+ * the figure is for (whether capping a controller's queues wins back ~10 or ~100 MiB), where
+ * "unknown" leaves the operator with nothing. A kernel older than every row stays unknown:
+ * no row says anything about the structs before 5.10. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +41,7 @@ static const struct {
         { "6.12", { 248, 296, 416, 32 } },
         { "7.3",  { 272, 296, 416, 32 } },
 };
+_Static_assert(ELEMENTSOF(table) <= HVT_LAYOUT_ROWS_MAX, "an assumed layout keeps a request size a row");
 
 int hvt_layout_request_bytes(const struct hvt_layout_sizes *s, unsigned *ret) {
         uint64_t sum;
@@ -157,6 +163,90 @@ static bool agrees(uint32_t btf, uint32_t row) {
         return btf == 0 || btf == row;
 }
 
+/* "X.Y" at the start of s into *ret as X * 1000 + Y: 0 when it has none. */
+static unsigned version_of(const char *s) {
+        unsigned major, minor;
+        const char *p = number(s, &major);
+
+        if (!p || *p != '.' || !number(p + 1, &minor) || minor >= 1000)
+                return 0;
+        return major * 1000 + minor;
+}
+
+const char *hvt_layout_nearest_row(const char *release) {
+        unsigned v = release ? version_of(release) : 0;
+        const char *best = NULL;
+        unsigned best_v = 0;
+
+        if (v == 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                unsigned r = version_of(table[i].version);
+
+                if (r <= v && r >= best_v) {
+                        best = table[i].version;
+                        best_v = r;
+                }
+        }
+        return best;
+}
+
+/* BTF's sizes where it has them, the row's for the rest. */
+static struct hvt_layout_sizes fill(const struct hvt_layout_sizes *btf, const struct hvt_layout_sizes *row) {
+        struct hvt_layout_sizes s = *row, b = btf ? *btf : (struct hvt_layout_sizes) {};
+
+        for (size_t i = 0; i < ELEMENTSOF(wanted); i++)
+                if (*field(&b, i) != 0)
+                        *field(&s, i) = *field(&b, i);
+        return s;
+}
+
+static void assume(const struct hvt_layout_sizes *btf, const char *release, struct hvt_layout *ret) {
+        const char *name = hvt_layout_nearest_row(release);
+        unsigned lo = UINT32_MAX, hi = 0;
+        struct hvt_layout_sizes s;
+
+        if (!name)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                struct hvt_layout_sizes t = fill(btf, &table[i].sizes);
+                unsigned bytes;
+
+                if (hvt_layout_request_bytes(&t, &bytes) < 0) {
+                        *ret = (struct hvt_layout) {};
+                        return;  /* a size from BTF no kernel has: nothing to assume */
+                }
+                ret->row_bytes[i] = bytes;
+                lo = bytes < lo ? bytes : lo;
+                hi = bytes > hi ? bytes : hi;
+                if (strcmp(table[i].version, name) == 0) {
+                        s = t;
+                        ret->request_bytes = bytes;
+                }
+        }
+        ret->n_rows = ELEMENTSOF(table);
+        ret->source = HVT_LAYOUT_ASSUMED;
+        ret->sizes = s;
+        ret->request_lo = lo;
+        ret->request_hi = hi;
+        snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
+        snprintf(ret->band_rows, sizeof(ret->band_rows), "%s-%s", table[0].version,
+                 table[ELEMENTSOF(table) - 1].version);
+}
+
+unsigned hvt_layout_band_pct(uint64_t figure, const uint64_t *others, size_t n) {
+        uint64_t off = 0;
+
+        if (figure == 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t d = others[i] > figure ? others[i] - figure : figure - others[i];
+
+                off = d > off ? d : off;
+        }
+        return (unsigned) ((off * 100 + figure - 1) / figure);
+}
+
 void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, struct hvt_layout *ret) {
         const struct hvt_layout_sizes *row;
         const char *name = NULL;
@@ -168,16 +258,18 @@ void hvt_layout_decide(const struct hvt_layout_sizes *btf, const char *release, 
                 return;
         }
         row = release ? hvt_layout_table(release, &name) : NULL;
-        if (!row)
+        /* The kernel's own BTF saying otherwise makes it not the kernel of that row: at most
+         * an assumption, as for any kernel without a row. */
+        if (row && !(btf && !(agrees(btf->request, row->request) && agrees(btf->scsi_cmnd, row->scsi_cmnd) &&
+                              agrees(btf->storvsc_cmd, row->storvsc_cmd) && agrees(btf->scatterlist, row->scatterlist))) &&
+            hvt_layout_request_bytes(row, &ret->request_bytes) >= 0) {
+                ret->source = HVT_LAYOUT_TABLE;
+                ret->sizes = *row;
+                snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
                 return;
-        if (btf && !(agrees(btf->request, row->request) && agrees(btf->scsi_cmnd, row->scsi_cmnd) &&
-                     agrees(btf->storvsc_cmd, row->storvsc_cmd) && agrees(btf->scatterlist, row->scatterlist)))
-                return;  /* the kernel says otherwise: not the kernel of that row */
-        if (hvt_layout_request_bytes(row, &ret->request_bytes) < 0)
-                return;
-        ret->source = HVT_LAYOUT_TABLE;
-        ret->sizes = *row;
-        snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
+        }
+        *ret = (struct hvt_layout) {};
+        assume(btf, release, ret);
 }
 
 /* sysfs gives no size for a BTF file that can be trusted, so it is read until EOF. */
@@ -252,6 +344,10 @@ void hvt_layout_describe(const struct hvt_layout *l, char *buf, size_t size) {
                 break;
         case HVT_LAYOUT_TABLE:
                 snprintf(buf, size, "table %s", l->table_row);
+                break;
+        case HVT_LAYOUT_ASSUMED:
+                snprintf(buf, size, "assumed %s (%u to %u bytes across %s)", l->table_row, l->request_lo,
+                         l->request_hi, l->band_rows);
                 break;
         default:
                 snprintf(buf, size, "unknown layout");

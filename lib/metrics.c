@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "metrics.h"
 
@@ -43,6 +44,17 @@ static void per_controller(FILE *f, const struct hvt_metrics *m, const char *nam
                 fputs(name, f);
                 controller_labels(f, &m->controllers[i]);
                 fprintf(f, " %" PRIu64 "\n", value(&m->controllers[i]));
+        }
+}
+
+static void per_controller_ratio(FILE *f, const struct hvt_metrics *m, const char *name, const char *help) {
+        if (m->n_controllers == 0)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_controllers; i++) {
+                fputs(name, f);
+                controller_labels(f, &m->controllers[i]);
+                fprintf(f, " %u.%02u\n", m->controllers[i].band_pct / 100, m->controllers[i].band_pct % 100);
         }
 }
 
@@ -94,6 +106,25 @@ static void per_nvme(FILE *f, const struct hvt_metrics *m, const char *name, con
                 fprintf(f, "%s{controller=\"", name);
                 label_value(f, m->nvme[i].controller);
                 fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", hvt_kind_to_string(m->nvme[i].kind), value(&m->nvme[i]));
+        }
+}
+
+/* With an assumed NVMe layout: each controller with an estimate, its band as a ratio. */
+static void per_nvme_ratio(FILE *f, const struct hvt_metrics *m, const char *name, const char *help) {
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_nvme; i++)
+                any = any || m->nvme[i].bytes > 0;
+        if (!any)
+                return;
+        header(f, name, "gauge", help);
+        for (size_t i = 0; i < m->n_nvme; i++) {
+                if (m->nvme[i].bytes == 0)
+                        continue;
+                fprintf(f, "%s{controller=\"", name);
+                label_value(f, m->nvme[i].controller);
+                fprintf(f, "\",kind=\"%s\"} %u.%02u\n", hvt_kind_to_string(m->nvme[i].kind), m->nvme[i].band_pct / 100,
+                        m->nvme[i].band_pct % 100);
         }
 }
 
@@ -167,6 +198,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
                        "0: one per present CPU until a kernel update, and no memory to win back.");
                 fprintf(f, "hvtuned_hw_queue_cap_supported %d\n", m->cap_support == HVT_CAP_SUPPORTED);
         }
+        if (m->n_controllers > 0 && m->layout_source) {
+                header(f, "hvtuned_request_layout_info", "gauge",
+                       "Where the storvsc estimates' request layout comes from: btf, table (the release's own "
+                       "row), assumed (the row named, nearest by version: each estimate within "
+                       "hvtuned_controller_preallocated_error_ratio), unknown (no estimates).");
+                fprintf(f, "hvtuned_request_layout_info{source=\"%s\",row=\"%s\"} 1\n", m->layout_source,
+                        m->layout_row ? m->layout_row : "");
+        }
         per_controller(f, m, "hvtuned_controller_hw_queues", "A storvsc controller's hw queues.", hw_queues);
         per_controller(f, m, "hvtuned_controller_can_queue",
                        "A storvsc controller's requests per hw queue (the SCSI host's can_queue).", can_queue);
@@ -175,6 +214,10 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_controller(f, m, "hvtuned_controller_capped_preallocated_bytes",
                        "What they would hold once the controller is probed under the cap (hvtuned's estimate).",
                        capped_bytes);
+        if (m->layout_source && strcmp(m->layout_source, "assumed") == 0)
+                per_controller_ratio(f, m, "hvtuned_controller_preallocated_error_ratio",
+                                     "With an assumed request layout: how far a controller's two estimates may be "
+                                     "off, as every row of hvtuned's table would make them (0.08: 8%).");
         per_nvme(f, m, "hvtuned_nvme_controller_io_queues", "An Azure NVMe controller's I/O queues (hw queues).",
                  nvme_queues, false);
         per_nvme(f, m, "hvtuned_nvme_controller_queue_depth",
@@ -183,6 +226,17 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         per_nvme(f, m, "hvtuned_nvme_controller_preallocated_bytes",
                  "Memory an Azure NVMe controller's queues and preallocated requests hold (hvtuned's estimate).",
                  nvme_bytes, true);
+        if (m->n_nvme > 0 && m->nvme_layout_source) {
+                header(f, "hvtuned_nvme_request_layout_info", "gauge",
+                       "Where the NVMe estimates' request layout comes from: btf, table, assumed (the row named: "
+                       "each estimate within hvtuned_nvme_controller_preallocated_error_ratio), unknown.");
+                fprintf(f, "hvtuned_nvme_request_layout_info{source=\"%s\",row=\"%s\"} 1\n", m->nvme_layout_source,
+                        m->nvme_layout_row ? m->nvme_layout_row : "");
+                if (strcmp(m->nvme_layout_source, "assumed") == 0)
+                        per_nvme_ratio(f, m, "hvtuned_nvme_controller_preallocated_error_ratio",
+                                       "With an assumed NVMe request layout: how far a controller's estimate may "
+                                       "be off, as every row of hvtuned's table would make it (0.08: 8%).");
+        }
 }
 
 int hvt_metrics_render(const struct hvt_metrics *m, char **ret) {

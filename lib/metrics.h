@@ -17,6 +17,9 @@ struct hvt_metrics_controller {
         unsigned nr_hw_queues, can_queue;
         uint64_t bytes;                 /* preallocated now (hwqueues.h's estimate) */
         uint64_t capped_bytes;          /* preallocated once probed under the cap */
+        unsigned capped_queues;         /* its hw queues once probed under the cap */
+        bool over_cap;                  /* it has more than the cap (which this kernel may not apply) */
+        unsigned band_pct;              /* how far both may be off (an assumed layout); 0: exact */
 };
 
 struct hvt_metrics_nvme {
@@ -24,6 +27,7 @@ struct hvt_metrics_nvme {
         enum hvt_kind kind;             /* one of the NVMe kinds */
         unsigned nr_io_queues, q_depth;
         uint64_t bytes;                 /* preallocated (nvme.h's estimate); 0: none */
+        unsigned band_pct;              /* how far it may be off (an assumed layout); 0: exact */
 };
 
 /* Whether storvsc has storvsc_max_hw_queues (5.13 and later). */
@@ -52,6 +56,10 @@ struct hvt_metrics {
         unsigned contested[_HVT_ATTR_DISK_MAX][2];
         const struct hvt_metrics_controller *controllers;
         size_t n_controllers;
+        /* Where the controllers' estimates come from (layout.h), with them: "btf", "table" or
+         * "assumed" (then the row), "unknown"; NULL before it is read. */
+        const char *layout_source, *layout_row;
+        const char *nvme_layout_source, *nvme_layout_row;     /* the same for NVMe's estimates */
         const struct hvt_metrics_nvme *nvme;    /* Azure's NVMe controllers */
         size_t n_nvme;
 };

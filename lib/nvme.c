@@ -99,6 +99,43 @@ static bool agrees(uint32_t btf, uint32_t row) {
         return btf == 0 || btf == row;
 }
 
+_Static_assert(ELEMENTSOF(table) <= HVT_LAYOUT_ROWS_MAX, "an assumed layout keeps a request size a row");
+
+/* The nearest row (layout.c's rule) for what BTF lacks, with what every row would give. */
+static void assume(const struct hvt_nvme_layout_sizes *btf, const char *release, struct hvt_nvme_layout *ret) {
+        const char *name = hvt_layout_nearest_row(release);
+        unsigned lo = UINT32_MAX, hi = 0;
+
+        if (!name)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                struct hvt_nvme_layout_sizes t = {
+                        btf && btf->request ? btf->request : table[i].sizes.request,
+                        btf && btf->nvme_iod ? btf->nvme_iod : table[i].sizes.nvme_iod,
+                };
+                unsigned bytes;
+
+                if (hvt_nvme_request_bytes(&t, &bytes) < 0) {
+                        *ret = (struct hvt_nvme_layout) {};
+                        return;  /* a size from BTF no kernel has: nothing to assume */
+                }
+                ret->row_bytes[i] = bytes;
+                lo = bytes < lo ? bytes : lo;
+                hi = bytes > hi ? bytes : hi;
+                if (strcmp(table[i].version, name) == 0) {
+                        ret->sizes = t;
+                        ret->request_bytes = bytes;
+                }
+        }
+        ret->n_rows = ELEMENTSOF(table);
+        ret->source = HVT_LAYOUT_ASSUMED;
+        ret->request_lo = lo;
+        ret->request_hi = hi;
+        snprintf(ret->table_row, sizeof(ret->table_row), "%s", name);
+        snprintf(ret->band_rows, sizeof(ret->band_rows), "%s-%s", table[0].version,
+                 table[ELEMENTSOF(table) - 1].version);
+}
+
 void hvt_nvme_layout_decide(const struct hvt_nvme_layout_sizes *btf, const char *release, struct hvt_nvme_layout *ret) {
         const char *row = NULL;
 
@@ -108,22 +145,25 @@ void hvt_nvme_layout_decide(const struct hvt_nvme_layout_sizes *btf, const char 
                 ret->sizes = *btf;
                 return;
         }
-        /* layout.c's table says which releases follow an upstream version, and names the row. */
-        if (!release || !hvt_layout_table(release, &row))
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                if (strcmp(table[i].version, row) != 0)
-                        continue;
-                if (btf && !(agrees(btf->request, table[i].sizes.request) &&
-                             agrees(btf->nvme_iod, table[i].sizes.nvme_iod)))
-                        return;  /* the kernel says otherwise: not the kernel of that row */
-                if (hvt_nvme_request_bytes(&table[i].sizes, &ret->request_bytes) < 0)
+        /* layout.c's table says which releases follow an upstream version, and names the row;
+         * the kernel's own BTF saying otherwise makes it not that row's kernel: at most an
+         * assumption, as for any kernel without a row. */
+        if (release && hvt_layout_table(release, &row))
+                for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                        if (strcmp(table[i].version, row) != 0)
+                                continue;
+                        if (btf && !(agrees(btf->request, table[i].sizes.request) &&
+                                     agrees(btf->nvme_iod, table[i].sizes.nvme_iod)))
+                                break;
+                        if (hvt_nvme_request_bytes(&table[i].sizes, &ret->request_bytes) < 0)
+                                break;
+                        ret->source = HVT_LAYOUT_TABLE;
+                        ret->sizes = table[i].sizes;
+                        snprintf(ret->table_row, sizeof(ret->table_row), "%s", row);
                         return;
-                ret->source = HVT_LAYOUT_TABLE;
-                ret->sizes = table[i].sizes;
-                snprintf(ret->table_row, sizeof(ret->table_row), "%s", row);
-                return;
-        }
+                }
+        *ret = (struct hvt_nvme_layout) {};
+        assume(btf, release, ret);
 }
 
 void hvt_nvme_layout_read(const char *dir, const char *osrelease, struct hvt_nvme_layout *ret) {
@@ -153,6 +193,9 @@ void hvt_nvme_layout_describe(const struct hvt_nvme_layout *l, char *buf, size_t
                 snprintf(buf, size, "BTF");
         else if (l->source == HVT_LAYOUT_TABLE)
                 snprintf(buf, size, "table %s", l->table_row);
+        else if (l->source == HVT_LAYOUT_ASSUMED)
+                snprintf(buf, size, "assumed %s (%u to %u bytes across %s)", l->table_row, l->request_lo,
+                         l->request_hi, l->band_rows);
         else
                 snprintf(buf, size, "unknown layout");
 }

@@ -22,7 +22,13 @@ struct hvt_nvme_layout {
         enum hvt_layout_source source;
         unsigned request_bytes;               /* round_up(the two, 64); 0 when unknown */
         struct hvt_nvme_layout_sizes sizes;
-        char table_row[16];                   /* HVT_LAYOUT_TABLE: "5.10" */
+        char table_row[16];                   /* HVT_LAYOUT_TABLE, _ASSUMED: "5.10" */
+        /* HVT_LAYOUT_ASSUMED, as in struct hvt_layout: the request size each row would give
+         * with BTF's own sizes, their lowest and highest, and the rows they span. */
+        unsigned row_bytes[HVT_LAYOUT_ROWS_MAX];
+        size_t n_rows;
+        unsigned request_lo, request_hi;
+        char band_rows[24];
 };
 
 /* round_up(request + nvme_iod, 64) into *ret. -ERANGE when a size is 0 or the sum is past a
@@ -35,13 +41,14 @@ int hvt_nvme_sizes_from_btf(const void *vmlinux, size_t vmlinux_size, const void
                             struct hvt_nvme_layout_sizes *ret);
 
 /* As hvt_layout_decide(): BTF when it has both sizes; else the table's row for the release
- * (layout.h's rule of which releases have one) when every size BTF has agrees; else unknown. */
+ * (layout.h's rule of which releases have one) when every size BTF has agrees; else assumed,
+ * the nearest row (hvt_layout_nearest_row()) filling in what BTF lacks; else unknown. */
 void hvt_nvme_layout_decide(const struct hvt_nvme_layout_sizes *btf, const char *release, struct hvt_nvme_layout *ret);
 
 /* The running kernel's: dir's vmlinux and nvme ("/sys/kernel/btf"), the release in osrelease. */
 void hvt_nvme_layout_read(const char *dir, const char *osrelease, struct hvt_nvme_layout *ret);
 
-/* "BTF", "table 5.10", "unknown layout". */
+/* "BTF", "table 5.10", "assumed 6.12 (448 to 512 bytes across 5.10-7.3)", "unknown layout". */
 void hvt_nvme_layout_describe(const struct hvt_nvme_layout *l, char *buf, size_t size);
 
 /* The bytes a controller bound to the PCI driver holds for its queues, with nr_io_queues I/O

@@ -193,8 +193,8 @@ int hvt_records_save(int dirfd, const struct hvt_subject *s, const struct hvt_or
         return hvt_write_atomic(dirfd, s->name, buf, (size_t) len, write_flags, NULL);
 }
 
-int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
-        struct hvt_originals o;
+/* 0, -ESTALE (another instance's), -EBADMSG or -errno, touching nothing. */
+static int read_record(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
         char buf[HVT_RECORD_MAX + 2];  /* + 2: the NUL, and a byte to tell "too long" */
         int r;
 
@@ -202,24 +202,30 @@ int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_original
         if (r < 0)
                 return r;
         r = hvt_read_small(dirfd, s->name, buf, sizeof(buf));
-        if (r >= 0)
-                r = parse_record(buf, s, &o);
-        if (r < 0)
-                return r;
-        *ret = o;
-        return 0;
+        return r < 0 ? r : parse_record(buf, s, ret);
+}
+
+int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
+        int r = read_record(dirfd, s, ret);
+
+        return r == -ESTALE ? -ENOENT : r;
 }
 
 int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret) {
-        int r = hvt_records_read(dirfd, s, ret);
+        struct hvt_originals o;
+        int r;
 
+        r = read_record(dirfd, s, &o);
         /* What cannot be read as a record (too long, no regular file) goes as a damaged one
          * does; a directory (-EISDIR), which no save could replace, stays. */
         if (r == -EBADMSG || r == -ESTALE) {
                 (void) unlink_record(dirfd, s);
                 return r == -ESTALE ? -ENOENT : r;
         }
-        return r;
+        if (r < 0)
+                return r;
+        *ret = o;
+        return 0;
 }
 
 /* A record hvtuned wrote: a regular file that starts as format_record() starts. */

@@ -24,8 +24,8 @@ struct hvt_originals {
  * originals is worse than none. */
 int hvt_records_load(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
-/* The same without deleting anything (a dry run): -ESTALE for another instance's record,
- * -EBADMSG for a damaged one. */
+/* The same, for a reader that must change nothing (`hvtuned --status`): a record of another
+ * instance is -ENOENT, a damaged one -EBADMSG, and both stay. */
 int hvt_records_read(int dirfd, const struct hvt_subject *s, struct hvt_originals *ret);
 
 /* Replaces the subject's record atomically (hvt_write_atomic()) with the originals of its

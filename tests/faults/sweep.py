@@ -19,7 +19,10 @@ clean life on the same runtime directory. Each faulty life must keep these:
     that fails once is tried again);
   - an original it did not put back is said on stderr (the disk or the driver, and what went
     wrong), and its record is kept: after the clean life every attribute of every device and
-    the driver's parameter is exactly what it was before the faulty life.
+    the driver's parameter is exactly what it was before the faulty life;
+  - `hvtuned --status` (with the same fault), run while it runs and `--status --json` once it
+    has stopped, never dies of a signal or hangs, and either reports (valid JSON) or exits 1
+    saying why on stderr.
 A point whose life breaks one of these is run again before it counts (timing: umockdev's
 thread). Without --sample, every point; --sample N takes N of them, chosen with --seed.
 --table writes the results as a Markdown table (docs/faults.md). Needs root (the testbed's
@@ -228,7 +231,39 @@ class Life:
                    NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000", HVTUNED_INJECT_STRIP=self.dir, **extra)
         proc = subprocess.Popen([os.path.join(self.build, "daemon", "hvtuned")] + (args or ["-c", self.config]),
                                 env=env, stdout=subprocess.DEVNULL, stderr=err)
+        self.extra = extra
         return proc, notify, err
+
+    def check_status(self, when, json_form=False):
+        """hvtuned --status in this life, under the daemon's fault (not its recording, whose
+        points are the daemon's): what went wrong with it, or None."""
+        emulate = os.path.join(self.build, "tests", "emulate", "hvtuned-sysfs-kernel.so")
+        inject = os.path.join(self.build, "tests", "faults", "hvtuned-inject.so")
+        extra = {k: v for k, v in self.extra.items() if k != "HVTUNED_INJECT_RECORD"}
+        if "HVTUNED_INJECT_HIT" in extra:
+            extra["HVTUNED_INJECT_HIT"] = os.path.join(self.dir, "hit-status")
+        env = dict(self.env_base(), LD_PRELOAD=f"{inject}:{emulate}:libumockdev-preload.so.0",
+                   UMOCKDEV_DIR=self.root, RUNTIME_DIRECTORY=os.path.join(self.dir, "run"),
+                   HVTUNED_INJECT_STRIP=self.dir, **extra)
+        args = [os.path.join(self.build, "daemon", "hvtuned"), "--status", "-c", self.config]
+        try:
+            out = subprocess.run(args + (["--json"] if json_form else []), env=env, capture_output=True,
+                                 timeout=WAIT_READY, text=True, errors="replace")
+        except subprocess.TimeoutExpired:
+            return f"--status {when}: no answer within {WAIT_READY} s"
+        if out.returncode < 0:
+            return f"--status {when}: died of signal {-out.returncode}"
+        if out.returncode != 0:
+            return None if out.returncode == 1 and out.stderr.strip() else \
+                f"--status {when}: exit {out.returncode} saying {out.stderr.strip()[-200:]!r}"
+        if not json_form:
+            return None if out.stdout.startswith("hvtuned is") else f"--status {when}: {out.stdout[:200]!r}"
+        import json
+        try:
+            json.loads(out.stdout)
+        except ValueError as e:
+            return f"--status --json {when}: no JSON ({e}): {out.stdout[:200]!r}"
+        return None
 
     def live(self, tag, extra, faulty, untold=False):
         """One life; what went wrong with it, or None. untold: the manager cannot be told
@@ -290,6 +325,9 @@ class Life:
                 return gone(proc, said) or "no READY=1 after RELOADING=1"
             proc.send_signal(signal.SIGUSR1)
             time.sleep(0.2)
+            why = self.check_status("while it runs")
+            if why:
+                return why
         stopping = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         try:
@@ -302,7 +340,7 @@ class Life:
             return f"no STOPPING=1 (exit {rc} after {time.monotonic() - stopping:.1f} s)"
         if rc != 0:
             return f"exited with {rc} on SIGTERM"
-        return None
+        return self.check_status("after it stopped", True) if faulty else None
 
     def check_said(self, text):
         """An original not put back is said: its owner named on a line saying what failed."""

@@ -9,6 +9,10 @@
  * literal libconfig 1.5 would truncate. An inotify watch on the directory sees which files
  * were opened: a load that read one of those and did not fail is a hole in the checks.
  *
+ * What follows a line "--- drop-in" in the input is a drop-in, hvtuned.conf.d/50-fuzz.conf
+ * (trusted, 0600, in a 0700 directory), read over the main file: the merge of two files, and
+ * an include from the drop-in directory (part.conf is not there; ../part.conf is).
+ *
  * A load that succeeds must give a configuration whose every value is one the kernel
  * accepts, and plans that follow the layering rule; one that fails must say where. */
 #include <inttypes.h>
@@ -19,6 +23,8 @@
 #include "policy.h"
 
 #define CONF "hvtuned.conf"
+#define DROPIN_MARK "\n--- drop-in\n"
+#define DROPIN "50-fuzz.conf"
 
 /* libconfig 1.5's parser drops, without freeing it, a string token that stands where a name
  * should ("x"; at the top level is a syntax error): its grammar has no %destructor. That
@@ -35,7 +41,7 @@ static const char *const untrusted[] = { "open.conf", "o\"pen.conf", "o\\pen.con
 #define WIDE "wide.conf"
 
 static char dir[300], path[320];
-static int dirfd_ = -1, inotify_fd = -1;
+static int dirfd_ = -1, dropins_fd = -1, inotify_fd = -1;
 
 static void setup(void) {
         const char *tmp = fuzz_scratch();
@@ -46,6 +52,11 @@ static void setup(void) {
                 abort();
         dirfd_ = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dirfd_ < 0)
+                abort();
+        if (mkdirat(dirfd_, CONF ".d", 0700) < 0 && errno != EEXIST)
+                abort();
+        dropins_fd = openat(dirfd_, CONF ".d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dropins_fd < 0)
                 abort();
 #define PART "nr_requests = 64;\nscheduler = \"kyber\";\n"
         fuzz_write_file(dirfd_, "part.conf", PART, strlen(PART), 0600);
@@ -164,7 +175,8 @@ static const struct hvt_disk disks[] = {
           .multipath_head = true },
 };
 
-/* The platform defaults (lib/policy.h), as README's table gives them: the plan's first layer. */
+/* The platform defaults (lib/policy.h), as docs/how-it-works.md's table gives them: the plan's
+ * first layer. */
 static void platform_default(const struct hvt_disk *d, size_t i, struct hvt_setting *ret) {
         bool nvme = d->kind >= HVT_KIND_NVME_ACCELERATOR;
 
@@ -176,7 +188,7 @@ static void platform_default(const struct hvt_disk *d, size_t i, struct hvt_sett
 }
 
 /* What is no attribute of the disk at all: SCSI's device/ on NVMe, a request queue's on a
- * multipath head (README, "Native NVMe multipath"). */
+ * multipath head (docs/how-it-works.md, "Native NVMe multipath"). */
 static bool not_its(const struct hvt_disk *d, size_t i) {
         bool nvme = d->kind >= HVT_KIND_NVME_ACCELERATOR;
 
@@ -242,7 +254,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (dirfd_ < 0)
                 setup();
-        fuzz_write_file(dirfd_, CONF, (const char *) data, size, 0600);
+        const uint8_t *mark = memmem(data, size, DROPIN_MARK, strlen(DROPIN_MARK));
+        size_t main_size = mark ? (size_t) (mark - data) : size;
+
+        fuzz_write_file(dirfd_, CONF, (const char *) data, main_size, 0600);
+        if (mark)
+                fuzz_write_file(dropins_fd, DROPIN, (const char *) mark + strlen(DROPIN_MARK),
+                                size - main_size - strlen(DROPIN_MARK), 0600);
+        else if (unlinkat(dropins_fd, DROPIN, 0) < 0 && errno != ENOENT)
+                abort();
         (void) opened();
 
         r = hvt_config_load(path, false, &c, &err);

@@ -3,7 +3,7 @@
  * VM with IDE controllers, VMs already capped from the kernel command line, a kernel without
  * the parameter, and a module parameter that refuses the write: the cap is written when it
  * differs, never above the present CPUs, reported like an attribute, restored on stop; every
- * controller is reported with the estimate of storvsc.md; the boot-time fix is the right one.
+ * controller is reported with the estimate of lib/hwqueues.c; the boot-time fix is the right one.
  * (The opt-in re-probe that applies it without a reboot: test-reprobe.c.) */
 #include <check.h>
 #include <stdbool.h>
@@ -78,22 +78,31 @@ END_TEST
 
 /* Azure's v6 VM (2 vCPUs): the accelerator and the Direct Disk v2 reported with their queues (a
  * namespace's tag set: 2 hw queues of 1023 tags), the decoys (QEMU's controller, a Linux NVMe/TCP
- * target) not at all. Its kernel (6.14) has no NVMe BTF and is no row of the table: memory
- * unknown, said on a line of --once's summary. Under native multipath (azure-v6-mpath) the
- * figures come from the hidden path devices below each controller. */
+ * target) not at all. Its kernel has no NVMe BTF (vmlinux's struct request only) and is no row
+ * of the table: the nearest row's nvme_iod is assumed, and said so with each figure's band
+ * (6.14: 6.12's row, 272 + 208 -> 512 bytes; azure-v6-mpath runs Ubuntu's 6.8: 6.1's, 272 + 136
+ * -> 448). Under native multipath (azure-v6-mpath) the figures come from the hidden path
+ * devices below each controller. */
 START_TEST(test_nvme_controller) {
-        static const char *const beds[] = { "azure-v6", "azure-v6-mpath" };
+        static const struct { const char *bed, *each, *status; } beds[] = {
+                { "azure-v6", "~1.2 MiB preallocated (assumed 6.12's layout, +/-10% across 5.10-7.3); ",
+                  "\nNVMe: 2 Azure controllers, ~2.5 MiB preallocated (assumed 6.12's layout, +/-10%)\n" },
+                { "azure-v6-mpath", "~1.1 MiB preallocated (assumed 6.1's layout, +/-11% across 5.10-7.3); ",
+                  "\nNVMe: 2 Azure controllers, ~2.3 MiB preallocated (assumed 6.1's layout, +/-11%)\n" },
+        };
         UMockdevTestbed *tb;
         char *err;
 
         host_files(AZURE_CMDLINE, NULL, NULL, NULL);
-        tb = testbed_load(beds[_i]);
+        tb = testbed_load(beds[_i].bed);
         ck_assert_int_eq(hvtuned_run_once("", &err), 0);
-        assert_contains(err, "nvme0 (MSFT NVMe Accelerator v1.0, nvme-accelerator): 2 I/O queues x 1023 requests "
-                        "(1024 ring entries), memory unknown (unknown layout); ");
-        assert_contains(err, "nvme1 (Microsoft NVMe Direct Disk v2, nvme-direct-v2): 2 I/O queues x 1023 requests "
-                        "(1024 ring entries), memory unknown (unknown layout); ");
-        assert_contains(err, "\nNVMe: 2 Azure controllers, memory unknown\n");
+        assert_contains(err, hv_keep(g_strconcat("nvme0 (MSFT NVMe Accelerator v1.0, nvme-accelerator): 2 I/O queues "
+                                                 "x 1023 requests (1024 ring entries), ", beds[_i].each, NULL)));
+        assert_contains(err, hv_keep(g_strconcat("nvme1 (Microsoft NVMe Direct Disk v2, nvme-direct-v2): 2 I/O queues "
+                                                 "x 1023 requests (1024 ring entries), ", beds[_i].each, NULL)));
+        assert_contains(err, beds[_i].status);
+        assert_contains(err, "NVMe request layout assumed: ");
+        ck_assert_ptr_null(strstr(err, "unknown layout"));
         ck_assert_ptr_null(strstr(err, "QEMU NVMe Ctrl"));
         ck_assert_ptr_null(strstr(err, "nvme3 ("));
         ck_assert_ptr_null(strstr(err, "nvme2 ("));
@@ -122,23 +131,97 @@ START_TEST(test_gen1_ide) {
 }
 END_TEST
 
-/* WSL caps storvsc from the command line, and builds it into the kernel. */
+/* WSL caps storvsc from the command line, and builds it into the kernel. This one has no BTF
+ * (Microsoft's own WSL kernels have had it since 5.15.74.2: a kernel built without): its
+ * release is no row of the table, so the nearest row older than it, 5.10's, is assumed and
+ * said so; WSL's first kernel, 4.19, is older than every row: no figure at all. */
 START_TEST(test_wsl_capped) {
+        static const char *const wsl_cmdline = "initrd=\\initrd.img WSL_ROOT_INIT=1 panic=-1 nr_cpus=16 "
+                "hv_storvsc.storvsc_max_hw_queues=4 console=hvc0 debug pty.legacy_count=0\n";
         UMockdevTestbed *tb;
-        char *err;
+        char *err, *osrelease;
 
-        host_files("initrd=\\initrd.img WSL_ROOT_INIT=1 panic=-1 nr_cpus=16 hv_storvsc.storvsc_max_hw_queues=4 "
-                   "console=hvc0 debug pty.legacy_count=0\n", NULL, NULL, NULL);
+        host_files(wsl_cmdline, NULL, NULL, NULL);
+        osrelease = hv_keep(g_build_filename(getenv("HVTUNED_TEST_HOST"), "osrelease", NULL));
+        ck_assert(g_file_set_contents(osrelease, "5.15.167.4-microsoft-standard-WSL2\n", -1, NULL));
         tb = testbed_load("wsl2");
         ck_assert_int_eq(hvtuned_run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
         ck_assert_str_eq(testbed_sys_read(PARAM), "4");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unchanged)\n");
-        /* WSL's 5.15: no BTF here, and no upstream-numbered release: no figure from another kernel. */
+        /* 1152 bytes (5.10's row); the rows go down to 1024 (6.12's): the controller's figure
+         * 11.5% lower, said as 12%. */
+        assert_contains(err, "Request layout assumed: no BTF in /sys/kernel/btf has all of struct request, scsi_cmnd, "
+                        "storvsc_cmd_request and scatterlist, and this kernel is no upstream-numbered one of "
+                        "hvtuned's table, so 5.10's row fills in what BTF lacks: struct request 280 + scsi_cmnd 392 "
+                        "+ storvsc_cmd_request 416 + 2 x scatterlist 32, 1152 bytes a preallocated request; the "
+                        "rows 5.10-7.3 would make it 1024 to 1152, and each memory estimate says how far that moves "
+                        "it\n");
+        assert_contains(err, "host0 (controller {a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65}, scsi): 4 hw queues x 1267 "
+                        "requests, ~6.5 MiB preallocated (assumed 5.10's layout, +/-12% across 5.10-7.3); within the "
+                        "cap of 4\n");
+        assert_contains(err, "; hw queues: every controller within cap 4\n");
+        ck_assert_ptr_null(strstr(err, "To cap them from boot"));
+        ck_assert_ptr_null(strstr(err, "unknown"));
+        g_object_unref(tb);
+
+        host_files(wsl_cmdline, NULL, NULL, NULL);
+        ck_assert(g_file_set_contents(osrelease, "4.19.128-microsoft-standard\n", -1, NULL));
+        tb = testbed_load("wsl2");
+        ck_assert_int_eq(hvtuned_run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
         assert_contains(err, "Unknown request layout: ");
         assert_contains(err, "host0 (controller {a3c7e9f1-52b8-4d06-9e1a-7b4c2d8f0e65}, scsi): 4 hw queues x 1267 "
                         "requests, memory unknown (unknown layout); within the cap of 4\n");
-        assert_contains(err, "; hw queues: every controller within cap 4\n");
-        ck_assert_ptr_null(strstr(err, "To cap them from boot"));
+        ck_assert_ptr_null(strstr(err, "(assumed"));
+        (void) unlink(osrelease);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A kernel whose SCSI core and storvsc are modules without BTF (built without
+ * DEBUG_INFO_BTF_MODULES, or its modules' BTF stripped when packaged): vmlinux's BTF has
+ * struct request and scatterlist, and its release is no row's (this host's, 6.18.44-fc-v1294).
+ * The figures are 6.12's row's with the kernel's own struct request, said as assumed wherever
+ * they appear: each controller's line and journal fields, the boot advice, STATUS= and the
+ * metrics. */
+START_TEST(test_assumed_layout) {
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX", *prom, *text, *config, *err, *m, *osrelease;
+        UMockdevTestbed *tb;
+        const char *args[3];
+        struct hv_run run;
+
+        host_files(AZURE_CMDLINE, NULL, NULL, NULL);
+        osrelease = hv_keep(g_build_filename(getenv("HVTUNED_TEST_HOST"), "osrelease", NULL));
+        ck_assert(g_file_set_contents(osrelease, "6.18.44-fc-v1294\n", -1, NULL));
+        tb = testbed_load("azure-gen2");
+        ck_assert_int_eq(unlink(testbed_sys_path("kernel/btf/hv_storvsc")), 0);
+        ck_assert_int_eq(unlink(testbed_sys_path("kernel/btf/scsi_mod")), 0);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = hv_keep(g_build_filename(dir, "hvtuned.prom", NULL));
+        text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", prom);
+        config = config_write(text);
+        g_free(text);
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
+        args[0] = "-c", args[1] = config, args[2] = NULL;
+        hvtuned_start(&run, args);
+        /* 272 (its BTF) + 296 + 416 + 64 = 1048 -> 1088; with 5.10's scsi_cmnd (392) 1152: a 64 KiB
+         * block holds 56 requests instead of 60, and what the cap gives back grows by 6.2%: 7%. */
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers "
+                         "over cap 4, ~169 MiB reclaimable at next boot (assumed 6.12's layout, +/-7%)");
+        m = hvtuned_wait_metrics(prom, "hvtuned_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n");
+        assert_contains(m, "hvtuned_controller_preallocated_error_ratio{host=\"host0\",controller=\"" SCSI0 "\",kind=\"scsi\"} 0.07\n");
+        assert_contains(m, "hvtuned_controller_preallocated_bytes{host=\"host0\",controller=\"" SCSI0 "\",kind=\"scsi\"} ");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "host0 (controller " SCSI0 ", scsi): 32 hw queues x 2534 requests, ~96.6 MiB preallocated "
+                        "(assumed 6.12's layout, +/-7% across 5.10-7.3); over the cap of 4: ~12.1 MiB with 4 queues, "
+                        "once re-probed\n");
+        assert_contains(err, "2 controllers probed before the cap keep their queues until re-probed (~169.1 MiB "
+                        "(assumed 6.12's layout, +/-7%) reclaimable)");
+        ck_assert_ptr_null(strstr(err, "unknown"));
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        (void) unlink(prom);
+        (void) rmdir(dir);
+        (void) unlink(osrelease);
+        unlink(config);
         g_object_unref(tb);
 }
 END_TEST
@@ -220,12 +303,12 @@ START_TEST(test_configured_cap) {
         ck_assert_str_eq(testbed_sys_read(PARAM), "8");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 8 (applied)\n");
         assert_contains(err, "over the cap of 8: ~24.2 MiB with 8 queues, once re-probed\n");
-        ck_assert_ptr_null(strstr(err, "mq-deadline (about 226 KiB"));
+        ck_assert_ptr_null(strstr(err, "mq-deadline (about 320 KiB"));
         /* A cap of 1: new disks get mq-deadline from the kernel, and hvtuned says what keeps it off. */
         ck_assert_int_eq(hvtuned_run_once("host = { max_hw_queues = 1; };\n", &err), 0);
         ck_assert_str_eq(testbed_sys_read(PARAM), "1");
         assert_contains(err, "With a cap of 1, each disk on a controller probed from now on has a single hw queue, "
-                        "and the kernel gives such a disk mq-deadline (about 226 KiB more per disk than none, "
+                        "and the kernel gives such a disk mq-deadline (about 320 KiB more per disk than none, "
                         "measured on 6.1)");
 
         /* 64 on 32 CPUs would make the kernel fall back to one queue per CPU: 32 is asked
@@ -425,6 +508,7 @@ int main(void) {
         tcase_add_test(cap, test_gen1_ide);
         tcase_add_loop_test(cap, test_nvme_controller, 0, 2);
         tcase_add_test(cap, test_wsl_capped);
+        tcase_add_test(cap, test_assumed_layout);
         tcase_add_test(cap, test_azure_capped);
         tcase_add_test(cap, test_cmdline_too_large);
         tcase_add_loop_test(cap, test_boot_advice_per_platform, 0, G_N_ELEMENTS(platforms));

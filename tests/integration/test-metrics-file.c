@@ -341,6 +341,47 @@ START_TEST(test_metrics_stale_temporaries) {
 }
 END_TEST
 
+/* Under a watchdog (WatchdogSec=, here 0.2 s), the same figures are written again once twice
+ * its period has passed: a new file, so that its mtime (node_textfile_mtime_seconds) says
+ * the daemon still runs (the alert HvtunedNotReporting). */
+START_TEST(test_metrics_refreshed) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char dir[] = "/tmp/hvtuned-metrics.XXXXXX";
+        g_autofree char *prom = NULL, *text = NULL, *first = NULL, *again = NULL;
+        const char *args[3] = { "-c", NULL, NULL };
+        struct hv_run run;
+        struct stat st;
+        ino_t ino;
+        char *config;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        prom = g_build_filename(dir, "hvtuned.prom", NULL);
+        text = g_strdup_printf("queue = { scheduler = \"none\"; };\nmetrics_file = \"%s\";\n", prom);
+        args[1] = config = config_write(text);
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
+        ck_assert_int_eq(setenv("WATCHDOG_USEC", "200000", 1), 0);
+
+        hvtuned_start(&run, args);
+        first = g_strdup(hvtuned_wait_metrics(prom, "hvtuned_disks{result=\"tuned\"} 4\n"));
+        ck_assert_int_eq(stat(prom, &st), 0);
+        ino = st.st_ino;
+        for (int i = 0; i < 100 && st.st_ino == ino; i++) {
+                usleep(50 * 1000);
+                ck_assert_int_eq(stat(prom, &st), 0);
+        }
+        ck_assert_msg(st.st_ino != ino, "%s was not written again in 5 s", prom);
+        ck_assert(g_file_get_contents(prom, &again, NULL, NULL));
+        ck_assert_str_eq(again, first);
+
+        hvtuned_stop(&run);
+        ck_assert_int_eq(unsetenv("WATCHDOG_USEC"), 0);
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        ck_assert_int_eq(rmdir(dir), 0);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("metrics-file");
         TCase *tc = tcase_create("azure");
@@ -350,6 +391,7 @@ int main(void) {
         tcase_add_test(tc, test_metrics_dir_swapped);
         tcase_add_loop_test(tc, test_metrics_file_not_ours, 0, 4);
         tcase_add_test(tc, test_metrics_stale_temporaries);
+        tcase_add_test(tc, test_metrics_refreshed);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

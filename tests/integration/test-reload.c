@@ -265,6 +265,67 @@ START_TEST(test_fifo_at_reload_temporary) {
 }
 END_TEST
 
+/* Drop-ins (the config path + ".d"): a reload reads the directory as it is now, a drop-in
+ * added or removed since counts, and one that is refused names its file:line in STATUS and to
+ * hvtuned --reload, the running configuration kept. --check-config says what it read. */
+START_TEST(test_reload_dropins) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        g_autofree char *dir = NULL, *fleet = NULL, *bad = NULL, *pid = NULL, *where = NULL, *valid = NULL;
+        char *config, *err;
+        int w;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "128");
+        dir = g_strconcat(config, ".d", NULL);
+        fleet = g_build_filename(dir, "50-fleet.conf", NULL);
+        bad = g_build_filename(dir, "60-bad.conf", NULL);
+        pid = g_strdup_printf("--reload=%d", (int) run.pid);
+        umask(022);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+
+        /* Added: over the main file, attribute by attribute. */
+        ck_assert(g_file_set_contents(fleet, "queue = { nr_requests = 64; read_ahead_kb = 1024; };\n", -1, NULL));
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/nr_requests"), "64");
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/read_ahead_kb"), "1024");
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/scheduler"), "none");
+        }
+        valid = g_strdup_printf("%s (+1 drop-in): valid\n", config);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--check-config", "-c", config, NULL }, &err), 0);
+        assert_contains(err, valid);
+
+        /* Refused: the reload says where, and what runs stays. */
+        ck_assert(g_file_set_contents(bad, "# from the fleet\n\nqueue = { nr_requests = 1; };\n", -1, NULL));
+        w = watch_writes();
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { pid, NULL }, &err), 1);
+        where = g_strdup_printf("error at %s:3", bad);
+        assert_contains(err, where);
+        ck_assert_str_eq(watched_writes(w), "");
+        hvtuned_wait_notify(&run, "READY=1");
+        assert_contains(run.status, hv_keep(g_strdup_printf("; config error at %s:3, keeping previous", bad)));
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "64");
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--check-config", "-c", config, NULL }, &err), 1);
+        assert_contains(err, hv_keep(g_strdup_printf("%s:3: queue.nr_requests: ", bad)));
+
+        /* Removed, both: the main file alone again, read_ahead_kb back to its original. */
+        ck_assert_int_eq(unlink(bad), 0);
+        ck_assert_int_eq(unlink(fleet), 0);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { pid, NULL }, &err), 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(azure_disks); i++) {
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/nr_requests"), "128");
+                ck_assert_str_eq(testbed_value(azure_disks[i], "queue/read_ahead_kb"), "128");
+        }
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        assert_contains(hvtuned_stop(&run), hv_keep(g_strdup_printf("%s:3: queue.nr_requests: ", bad)));
+        ck_assert_int_eq(rmdir(dir), 0);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("reload");
         TCase *tc = tcase_create("azure");
@@ -276,6 +337,7 @@ int main(void) {
         tcase_add_test(tc, test_config_error_notice_whole);
         tcase_add_test(tc, test_config_error_name_adds_no_line);
         tcase_add_test(tc, test_fifo_at_reload_temporary);
+        tcase_add_test(tc, test_reload_dropins);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

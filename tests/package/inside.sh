@@ -15,6 +15,9 @@ hvtuned_install /opt/pkg/hvtuned_*.deb
 [ -e /etc/hvtuned.conf ] && fail "the package shipped /etc/hvtuned.conf"
 [ -f /usr/share/doc/hvtuned/examples/hvtuned.conf ] || fail "no example configuration"
 man -w hvtuned.conf > /dev/null 2>&1 || [ -f /usr/share/man/man5/hvtuned.conf.5.gz ] || fail "no hvtuned.conf(5)"
+# The shell completions where bash-completion and Debian's zsh load a package's.
+[ -f /usr/share/bash-completion/completions/hvtuned ] || fail "no bash completion"
+[ -f /usr/share/zsh/vendor-completions/_hvtuned ] || fail "no zsh completion"
 
 # --- run the installed service on the testbed, as the system test does (its drop-in only
 # points it at the testbed and lifts the condition; the configuration is the built-in one).

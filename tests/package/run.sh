@@ -43,7 +43,8 @@ rpm=$(echo "$work"/rpm/RPMS/*/hvtuned-"$version"-*.rpm)
 echo "ok: rpmbuild built $(basename "$rpm")"
 rpm -qlp "$rpm" > "$work/rpm-files.txt"
 for f in /usr/sbin/hvtuned /usr/lib/systemd/system/hvtuned.service /usr/lib/udev/rules.d/70-hvtuned.rules \
-         /usr/lib/systemd/catalog/hvtuned.catalog; do
+         /usr/lib/systemd/catalog/hvtuned.catalog /usr/share/bash-completion/completions/hvtuned \
+         /usr/share/zsh/site-functions/_hvtuned; do
         grep -qx "$f" "$work/rpm-files.txt" || { cat "$work/rpm-files.txt"; echo "FAIL: the RPM lacks $f"; exit 1; }
 done
 rpm -qp --scripts "$rpm" > "$work/rpm-scripts.txt"

@@ -64,7 +64,10 @@ for _ in $(seq 200); do [ -s "$work/textfile/hvtuned.prom" ] && break; sleep 0.1
 promtool check metrics < "$work/textfile/hvtuned.prom" || fail "promtool check metrics"
 echo "ok: promtool check metrics passes on hvtuned.prom"
 
-# --- node_exporter serves it, Prometheus scrapes it
+# --- node_exporter serves it, Prometheus scrapes it. This machine is no Microsoft VM, and the
+# dmi collector is off: a file beside hvtuned's says it is one, for HvtunedNotReporting.
+printf '# TYPE node_dmi_info gauge\nnode_dmi_info{product_name="Virtual Machine",system_vendor="Microsoft Corporation"} 1\n' \
+        > "$work/textfile/dmi.prom"
 ne_port=$(free_port)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
         --collector.textfile --collector.textfile.directory="$work/textfile" > "$work/node-exporter.log" 2>&1 &
@@ -102,6 +105,9 @@ echo "   ($((want / 1048576)) MiB reclaimable, as hvtuned's STATUS says)"
 wait_query 'count(ALERTS{alertname="HvtunedControllerOverCap",alertstate="pending"})' 2
 wait_query 'count(ALERTS{alertname="HvtunedDiskFailed"}) or vector(0)' 0
 wait_query 'hvtuned_build_info{version="'"$(project_version "$build")"'"}' 1
+# The file as the alert finds it in node_exporter's own label, fresh, and no alert.
+wait_query 'count(node_textfile_mtime_seconds{file=~"(.*/)?hvtuned\\.prom"} > time() - 300)' 1
+wait_query 'count(ALERTS{alertname="HvtunedNotReporting"}) or vector(0)' 0
 
 # A reload is counted, and Prometheus sees it.
 kill -HUP "$hvtuned_pid"
@@ -113,4 +119,5 @@ kill -TERM "$hvtuned_pid"
 wait "$hvtuned_pid" || fail "hvtuned exited with $?"
 [ ! -e "$work/textfile/hvtuned.prom" ] || fail "hvtuned.prom is left after stop"
 wait_query 'absent(hvtuned_disks)' 1
+wait_query 'count(ALERTS{alertname="HvtunedNotReporting",alertstate="pending",reason="missing"})' 1
 echo PASS

@@ -7,7 +7,8 @@
 #     testbed's sysfs shim compiled with that release's compiler against its C library;
 #  2. on a fresh overlay, booted with the release's systemd as PID 1 (package-inside.sh): the
 #     .deb installed with dpkg and checked on the Azure testbed, the unit verified, its
-#     exposure rated, the package purged.
+#     exposure rated, the package purged; on bookworm, before that, the README's operator
+#     sections run as written from install to purge (walk-inside.sh, docs/testing.md).
 # The .deb, its .changes, lintian's and systemd-analyze's reports stay in
 # BUILD_DIR/release/SUITE/, one build a run, for what boots the release next (a QEMU guest).
 # A missing root skips (77) with the command that makes it; with HVTUNED_REQUIRE_RELEASES=1
@@ -52,12 +53,17 @@ deb=$(echo "$keep"/hvtuned_"$version"_*.deb)
 # --- 2. boot the release, install, run, purge.
 mkdir -p "$work/out-boot" "$work/shim"
 cp "$work/out-build/hvtuned-sysfs-kernel.so" "$work/shim/"
+# A branch's commands the README documents ahead of them (walk-inside.sh); unset in CI.
+printf '%s\n' "${HVTUNED_WALK_PENDING:-}" > "$work/out-boot/walk-pending"
 container_overlay "$root" "$work/boot"
 rc=0
 container_boot "boot-$suite" "$work/out-boot" "$work/boot.log" "$src/tests/release/package-inside.sh" \
         -D "$work/boot/root" --private-network \
         --bind-ro="$keep:/opt/pkg" --bind-ro="$work/shim:/opt/shim" \
-        --bind-ro="$build/tests/testbeds:/opt/testbeds" || rc=$?
+        --bind-ro="$build/tests/testbeds:/opt/testbeds" \
+        --bind-ro="$work/src/hvtuned-$version/README.md:/opt/README.md" \
+        --bind-ro="$work/src/hvtuned-$version/tests/docs/readme-blocks.py:/opt/readme-blocks.py" \
+        --bind-ro="$work/src/hvtuned-$version/tests/release/walk-inside.sh:/opt/walk-inside.sh" || rc=$?
 cp "$work/out-boot"/verify.txt "$work/out-boot"/security.txt "$keep/" 2>/dev/null || true
 container_verdict "$work/out-boot" "$work/boot.log" "$rc" || exit 1
 echo "--- systemd-analyze security hvtuned.service under $suite's systemd:"

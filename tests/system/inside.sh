@@ -12,8 +12,8 @@ message_id APPLIED ATTR_APPLIED
 message_id CONFIG_ERROR CONFIG_ERROR
 message_id CONTROLLER CONTROLLER
 
-# The Azure VM, persisted so that the daemon runs on it directly (testing.md), with a
-# watchdog short enough to see fire.
+# The Azure VM, persisted so that the daemon runs on it directly (docs/testing.md, "A
+# testbed by hand"), with a watchdog short enough to see fire.
 testbed_persist "$build/tests/testbeds"
 testbed_unit "$build/tests/emulate/hvtuned-sysfs-kernel.so" WatchdogSec=3s TimeoutAbortSec=2s
 printf 'queue = { scheduler = "none"; };\n' > /etc/hvtuned.conf
@@ -82,5 +82,33 @@ expect "sda scheduler after stop" "$(active "$sda")" mq-deadline
 expect "sdc scheduler after stop" "$(active "$sdc")" bfq
 expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256
 expect "the cap after stop" "$(cat "$param")" 0
+
+# Opting out (hvtuned(8), OPTING OUT): the udev rule's SYSTEMD_WANTS=hvtuned.service makes each
+# Hyper-V disk's .device unit want the service (systemd.device(5)), enabled or not. No udevd
+# runs in a container: a unit with the same Wants= stands for the device. It starts hvtuned,
+# and once `systemctl mask --now hvtuned.service` is done, neither it nor a start by name
+# does. The mask is a link in /etc, which a reboot keeps.
+mkdir -p /run/systemd/system
+printf '[Unit]\nWants=hvtuned.service\n[Service]\nType=oneshot\nExecStart=/bin/true\n' > /run/systemd/system/disk-wants.service
+systemctl daemon-reload
+systemctl start disk-wants.service || fail "the stand-in for a disk's device unit did not start"
+for _ in $(seq 100); do [ "$(systemctl is-active hvtuned)" = active ] && break; sleep 0.1; done
+expect "is-active after a disk's Wants=" "$(systemctl is-active hvtuned)" active
+expect "sda scheduler after a disk's Wants=" "$(active "$sda")" none
+# As hvtuned(8) says it: --now stops the running daemon too, which puts the originals back.
+systemctl mask --now hvtuned.service || fail "systemctl mask --now hvtuned.service failed"
+expect "is-active after mask --now" "$(systemctl is-active hvtuned)" inactive
+expect "the mask" "$(readlink /etc/systemd/system/hvtuned.service)" /dev/null
+expect "is-enabled when masked" "$(systemctl is-enabled hvtuned)" masked
+systemctl start disk-wants.service || fail "the stand-in for a disk's device unit did not start when masked"
+sleep 1
+expect "is-active after a disk's Wants=, masked" "$(systemctl is-active hvtuned)" inactive
+systemctl start hvtuned 2> /opt/out/masked-start.txt && fail "systemctl start hvtuned started a masked unit"
+grep -q "masked" /opt/out/masked-start.txt || fail "systemctl start of the masked unit said: $(cat /opt/out/masked-start.txt)"
+expect "sda scheduler when masked" "$(active "$sda")" mq-deadline
+echo "ok: masked, hvtuned starts neither through a disk's Wants= nor by name"
+systemctl unmask hvtuned || fail "systemctl unmask hvtuned failed"
+[ -L /etc/systemd/system/hvtuned.service ] && fail "systemctl unmask left the mask"
+[ "$(systemctl is-enabled hvtuned)" != masked ] || fail "still masked after systemctl unmask"
 journalctl -u hvtuned --no-pager > /opt/out/journal.txt
 finish PASS

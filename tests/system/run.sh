@@ -31,8 +31,11 @@ echo "ok: meson install --destdir put the daemon, unit, catalog, rule and man pa
 
 # journalctl --update-catalog reads /usr/local/lib/systemd/catalog and /usr/lib/systemd/catalog
 # only; the container's /usr is the host's, read-only, and its /usr/local/lib can be covered.
-mkdir -p "$work/local-lib/systemd/catalog"
+# The unit goes there too, below /etc as a package's is: `systemctl mask hvtuned` puts its
+# /dev/null link in /etc/systemd/system, where a unit bound in would be in the way.
+mkdir -p "$work/local-lib/systemd/catalog" "$work/local-lib/systemd/system"
 cp "$dest$catalogdir/hvtuned.catalog" "$work/local-lib/systemd/catalog/"
+cp "$dest$unitdir/hvtuned.service" "$work/local-lib/systemd/system/"
 
 # Under the test setup "valgrind" (HVTUNED_TEST_VALGRIND) the unit runs hvtuned, and its
 # ExecReload= helper, under memcheck: a drop-in that only adds the wrapper, its report in
@@ -67,7 +70,6 @@ fi
 rc=0
 container_boot systest "$out" "$work/nspawn.log" "$src/tests/system/inside.sh" -D / --volatile=yes \
         --bind-ro="$dest$prefix/sbin:$prefix/sbin" \
-        --bind-ro="$dest$unitdir/hvtuned.service:/etc/systemd/system/hvtuned.service" \
         --bind-ro="$work/local-lib:/usr/local/lib" \
         --bind-ro="$build:/opt/build" "${valgrind_args[@]}" || rc=$?
 if ! container_verdict "$out" "$work/nspawn.log" "$rc"; then
@@ -85,4 +87,5 @@ if [ -n "${HVTUNED_TEST_VALGRIND:-}" ]; then
 fi
 echo "--- systemctl status hvtuned, as it was:"; cat "$out/status.txt"
 echo "--- systemctl reload hvtuned of a bad file said:"; cat "$out/bad-reload.txt"
+echo "--- systemctl start hvtuned, masked, said:"; cat "$out/masked-start.txt"
 echo PASS

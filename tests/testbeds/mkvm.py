@@ -116,7 +116,9 @@ OSRELEASE = {
 # The BTF each kernel's /sys/kernel/btf has, as struct sizes (lib/layout.c): 6.1 as Debian
 # builds it (vmlinux, and split BTF for the scsi_mod and hv_storvsc modules); 5.10 has
 # vmlinux's only (module BTF came in 5.11), so the layout comes from the table by release;
-# WSL's 5.15 and the legacy kernel none: an unknown layout.
+# WSL's 5.15 and the legacy kernel none. Microsoft's own WSL kernels have had BTF, with storvsc
+# built in, since 5.15.74.2 (docs/layout-platforms.md): this one stands for a WSL kernel built
+# without it, whose layout is assumed from the nearest row when its release is known.
 BTF = {
     "6x": {"vmlinux": [("request", 272), ("scatterlist", 32)], "scsi_mod": [("scsi_cmnd", 296)],
            "hv_storvsc": [("scsi_cmnd", 296), ("storvsc_cmd_request", 416)]},

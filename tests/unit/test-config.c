@@ -5,9 +5,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "macro.h"
+#include "policy.h"
 #include "testutil.h"
 
 static char dir[PATH_MAX];
@@ -486,6 +489,406 @@ START_TEST(test_size_cap) {
 }
 END_TEST
 
+/* Drop-ins: every PATH.d/NAME.conf after PATH, in name order, each over the files before it. */
+
+/* The main file's path in this test's directory (which it makes), and its drop-in directory,
+ * made 0755. */
+static char *main_path(void) {
+        char *path = test_write_file(dir, "hvtuned.conf", "");
+
+        ck_assert_int_eq(unlink(path), 0);
+        return path;
+}
+
+static char *dropin_dir(const char *main) {
+        char *d;
+
+        ck_assert_int_ge(asprintf(&d, "%s.d", main), 0);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+        ck_assert_int_eq(chmod(d, 0755), 0);
+        return d;
+}
+
+static struct hvt_config *load_path_ok(const char *path, bool missing_ok) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        int r = hvt_config_load(path, missing_ok, &c, &err);
+
+        ck_assert_msg(r == 0, "load failed (%d): %s:%d: %s: %s", r, err.file, err.line, err.key, err.message);
+        return c;
+}
+
+/* Loads path, expecting error r at file:line (0: none) with a message containing needle. */
+static void load_path_bad(const char *path, int r, const char *file, int line, const char *needle) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char formatted[1024], where[600];
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), r);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, file);
+        ck_assert_int_eq(err.line, line);
+        ck_assert_msg(strstr(err.message, needle), "message \"%s\" lacks \"%s\"", err.message, needle);
+        /* What --check-config and the journal print starts with it: "FILE:LINE: ". */
+        hvt_config_error_format(&err, formatted, sizeof(formatted));
+        if (line > 0)
+                snprintf(where, sizeof(where), "%s:%d: ", file, line);
+        else
+                snprintf(where, sizeof(where), "%s: ", file);
+        ck_assert_msg(strncmp(formatted, where, strlen(where)) == 0, "\"%s\" does not start with \"%s\"",
+                      formatted, where);
+}
+
+START_TEST(test_dropins_merge) {
+        char *path = main_path(), *d = dropin_dir(path), desc[512];
+        struct hvt_config *c;
+
+        free(test_write_file(dir, "hvtuned.conf",
+                "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
+                "device = { queue_depth = 254; };\n"
+                "verify_interval = 300;\n"
+                "metrics_file = \"/run/a/hvtuned.prom\";\n"
+                "host = { max_hw_queues = 8; };\n"
+                "contested = { queue = { read_ahead_kb = \"insist\"; }; };\n"
+                "override = ( { match = { kind = \"ide\"; }; queue = { nomerges = 1; }; } );\n"));
+        free(test_write_file(d, "10-fleet.conf",
+                "queue = { nr_requests = 64; };\n"
+                "host = { reprobe_idle_controllers = true; };\n"
+                "contested = { queue = { read_ahead_kb = \"yield\"; scheduler = \"insist\"; }; };\n"
+                "override = ( { match = { lun = 1; }; queue = { nomerges = 2; }; },\n"
+                "             { match = { lun = 2; }; queue = { nomerges = 0; }; } );\n"));
+        free(test_write_file(d, "20-site.conf",
+                "verify_interval = 60;\nrestore_on_stop = false;\n"
+                "override = ( { match = {}; device = { queue_depth = 32; }; } );\n"));
+
+        c = load_path_ok(path, false);
+        /* Per attribute, the last file that sets it. */
+        ck_assert_str_eq(c->settings[HVT_ATTR_SCHEDULER].text, "none");
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        ck_assert_int_eq(c->settings[HVT_ATTR_QUEUE_DEPTH].num, 254);
+        ck_assert_uint_eq(c->verify_interval, 60);
+        ck_assert(!c->restore_on_stop);
+        ck_assert_str_eq(c->metrics_file, "/run/a/hvtuned.prom");
+        ck_assert(c->host.max_hw_queues_set);
+        ck_assert_uint_eq(c->host.max_hw_queues, 8);
+        ck_assert(c->host.reprobe_idle_controllers);
+        ck_assert_uint_eq(c->contest_insist, UINT32_C(1) << HVT_ATTR_SCHEDULER);
+        /* Overrides in file order, the main file's first. */
+        ck_assert_uint_eq(c->n_overrides, 4);
+        ck_assert_int_eq(c->overrides[0].match.kind, HVT_KIND_IDE);
+        ck_assert_uint_eq(c->overrides[1].match.lun, 1);
+        ck_assert_uint_eq(c->overrides[2].match.lun, 2);
+        ck_assert_uint_eq(c->overrides[3].match.fields, 0);
+        ck_assert_int_eq(c->overrides[3].settings[HVT_ATTR_QUEUE_DEPTH].num, 32);
+        /* The files read, in order. */
+        ck_assert_str_eq(c->path, path);
+        ck_assert_uint_eq(c->n_files, 3);
+        ck_assert_uint_eq(c->n_dropins, 2);
+        ck_assert_str_eq(c->files[0], path);
+        ck_assert_ptr_nonnull(strstr(c->files[1], ".conf.d/10-fleet.conf"));
+        ck_assert_ptr_nonnull(strstr(c->files[2], ".conf.d/20-site.conf"));
+        hvt_config_describe(c, desc, sizeof(desc));
+        ck_assert_str_eq(desc + strlen(path), " (+2 drop-ins)");
+
+        /* Through the plan, the later file's override wins where both match, as a later one
+         * in one file does: an IDE disk at LUN 1 gets the drop-in's nomerges. */
+        struct hvt_disk disk = { .kind = HVT_KIND_IDE, .lun = 1 };
+        struct hvt_plan plan;
+
+        hvt_policy_plan(c, &disk, &plan);
+        ck_assert_int_eq(plan.want[HVT_ATTR_NOMERGES].num, 2);
+        ck_assert_int_eq(plan.want[HVT_ATTR_QUEUE_DEPTH].num, 32);
+        ck_assert_int_eq(plan.want[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* Name order in the C locale, not the directory's; other names are not read (each of those
+ * would be an error if it were). */
+START_TEST(test_dropins_order) {
+        static const char *const order[] = { "10-x.conf", "9-y.conf", "A.conf", "a.conf", "b.conf" };
+        static const char *const ignored[] = { "c.conf~", ".hidden.conf", "d.txt", "e.conf.dpkg-old",
+                                               ".conf", "f.conf.swp", "g.CONF" };
+        char *path = main_path(), *d = dropin_dir(path), text[64];
+        struct hvt_config *c;
+
+        free(test_write_file(dir, "hvtuned.conf", "verify_interval = 1;\n"));
+        /* Written in another order than read. */
+        for (size_t i = ELEMENTSOF(order); i-- > 0; ) {
+                snprintf(text, sizeof(text), "verify_interval = %zu;\n", 10 + i);
+                free(test_write_file(d, order[i], text));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(ignored); i++)
+                free(test_write_file(d, ignored[i], "not a configuration\n"));
+
+        c = load_path_ok(path, false);
+        ck_assert_uint_eq(c->verify_interval, 10 + ELEMENTSOF(order) - 1);
+        ck_assert_uint_eq(c->n_dropins, ELEMENTSOF(order));
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                ck_assert_str_eq(strrchr(c->files[i + 1], '/') + 1, order[i]);
+        hvt_config_free(c);
+
+        /* An empty directory, or none: the main file alone. */
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+                snprintf(text, sizeof(text), "%s/%s", d, order[i]);
+                ck_assert_int_eq(unlink(text), 0);
+        }
+        c = load_path_ok(path, false);
+        ck_assert_uint_eq(c->verify_interval, 1);
+        ck_assert_uint_eq(c->n_files, 1);
+        ck_assert_uint_eq(c->n_dropins, 0);
+        hvt_config_free(c);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* Every error in a drop-in names it and its line; the first file at fault stops the load. */
+START_TEST(test_dropins_errors) {
+        char *path = main_path(), *d = dropin_dir(path), *bad, *inc;
+
+        free(test_write_file(dir, "hvtuned.conf", "queue = { scheduler = \"none\"; };\n"));
+        free(test_write_file(d, "10-good.conf", "queue = { nr_requests = 64; };\n"));
+        bad = test_write_file(d, "20-bad.conf", "# a comment\nqueue = {\n  nr_requests = 2;\n};\n");
+        free(test_write_file(d, "30-worse.conf", "queue = ;\n"));
+        load_path_bad(path, -EINVAL, bad, 3, "out of range");
+        free(bad);
+
+        bad = test_write_file(d, "20-bad.conf", "\n\nqueue = ;\n");
+        load_path_bad(path, -EINVAL, bad, 3, "syntax error");
+        free(bad);
+
+        bad = test_write_file(d, "20-bad.conf", "verify = 1;\n");
+        load_path_bad(path, -EINVAL, bad, 1, "unknown key");
+        free(bad);
+
+        bad = test_write_file(d, "20-bad.conf", "queue = {\n read_ahead_kb = 4294967296;\n};\n");
+        load_path_bad(path, -EINVAL, bad, 2, "write 4294967296L");
+        free(bad);
+
+        /* The index of an override is its file's. */
+        bad = test_write_file(d, "20-bad.conf", "override = ( { match = { kind = \"x\"; }; queue = { nomerges = 1; }; } );\n");
+        {
+                struct hvt_config_error err = {};
+                struct hvt_config *c = NULL;
+
+                ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+                ck_assert_str_eq(err.file, bad);
+                ck_assert_str_eq(err.key, "override[0].match.kind");
+        }
+        free(bad);
+
+        /* device.timeout and queue.io_timeout are one kernel value across the files too: the
+         * second one set names where the first is. */
+        free(test_write_file(d, "10-good.conf", "device = {\n  timeout = 300;\n};\n"));
+        bad = test_write_file(d, "20-bad.conf", "override = ( { match = {}; queue = { io_timeout = 30000; }; } );\n");
+        {
+                struct hvt_config_error err = {};
+                struct hvt_config *c = NULL;
+                char *first;
+
+                ck_assert_int_ge(asprintf(&first, "the other is set at %s/10-good.conf:2", d), 0);
+                ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+                ck_assert_str_eq(err.file, bad);
+                ck_assert_int_eq(err.line, 1);
+                ck_assert_str_eq(err.key, "override[0].queue.io_timeout");
+                ck_assert_msg(strstr(err.message, first), "\"%s\" lacks \"%s\"", err.message, first);
+                free(first);
+        }
+        free(bad);
+
+        /* An error in a file a drop-in includes names that file. */
+        inc = test_write_file(d, "common.inc", "\nnr_requests = 1;\n");
+        bad = test_write_file(d, "20-bad.conf", "queue = {\n  @include \"common.inc\"\n};\n");
+        free(test_write_file(d, "10-good.conf", "\n"));
+        load_path_bad(path, -EINVAL, inc, 2, "out of range");
+        free(inc);
+        free(bad);
+
+        /* A name listed that cannot be read as a file: a directory, a dangling symlink. */
+        bad = test_write_file(d, "20-bad.conf", "\n");
+        ck_assert_int_eq(unlink(bad), 0);
+        ck_assert_int_eq(mkdir(bad, 0755), 0);
+        load_path_bad(path, -EISDIR, bad, 0, "cannot read");
+        ck_assert_int_eq(rmdir(bad), 0);
+        ck_assert_int_eq(symlink("/nonexistent/hvtuned.conf", bad), 0);
+        load_path_bad(path, -ENOENT, bad, 0, "No such file");
+        ck_assert_int_eq(unlink(bad), 0);
+        free(bad);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* Each drop-in is held to the main file's rule, and its directory too, sticky or not. */
+START_TEST(test_dropins_trust) {
+        char *path = main_path(), *d = dropin_dir(path), *f, *target, *link;
+        struct hvt_config *c;
+
+        free(test_write_file(dir, "hvtuned.conf", "queue = { scheduler = \"none\"; };\n"));
+        f = test_write_file(d, "50-x.conf", "queue = { nr_requests = 64; };\n");
+        ck_assert_int_eq(chmod(f, 0644), 0);
+        hvt_config_free(load_path_ok(path, false));
+
+        ck_assert_int_eq(chmod(f, 0664), 0);
+        load_path_bad(path, -EPERM, f, 0, "refused, writable by group or others (mode 0664)");
+        ck_assert_int_eq(chmod(f, 0644), 0);
+
+        ck_assert_int_eq(chmod(d, 0775), 0);
+        load_path_bad(path, -EPERM, d, 0, ".conf.d on its path is writable by group or others (mode 0775)");
+        /* Sticky: anyone could add a file, and one refused file refuses them all. */
+        ck_assert_int_eq(chmod(d, 01777), 0);
+        load_path_bad(path, -EPERM, d, 0, "refused, the drop-in directory is writable by group or others (mode 1777): "
+                      "sticky or not, anyone could add a drop-in");
+        /* Refused even when nothing is in it to read, and when there is no main file. */
+        ck_assert_int_eq(unlink(f), 0);
+        load_path_bad(path, -EPERM, d, 0, "mode 1777");
+        ck_assert_int_eq(unlink(path), 0);
+        {
+                struct hvt_config_error err = {};
+
+                c = NULL;
+                ck_assert_int_eq(hvt_config_load(path, true, &c, &err), -EPERM);
+                ck_assert_ptr_null(c);
+                ck_assert_str_eq(err.file, d);
+        }
+        ck_assert_int_eq(chmod(d, 0755), 0);
+        free(test_write_file(dir, "hvtuned.conf", "queue = { scheduler = \"none\"; };\n"));
+
+        /* A symlink is followed as the main file's is, to a file held to the same rule. */
+        target = test_write_file(dir, "elsewhere.conf", "queue = { nr_requests = 96; };\n");
+        ck_assert_int_eq(symlink(target, f), 0);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 96);
+        hvt_config_free(c);
+        ck_assert_int_eq(chmod(target, 0666), 0);
+        load_path_bad(path, -EPERM, f, 0, "writable by group or others (mode 0666)");
+        ck_assert_int_eq(unlink(f), 0);
+
+        /* A symlink to /dev/null masks nothing (there is one directory): it is not a regular
+         * file, refused as the main file would be. */
+        ck_assert_int_eq(symlink("/dev/null", f), 0);
+        load_path_bad(path, -EPERM, f, 0, "not a regular file");
+        ck_assert_int_eq(unlink(f), 0);
+
+        /* The directory itself may be a symlink, as any directory on the main file's path. */
+        ck_assert_int_ge(asprintf(&link, "%s/real.d", dir), 0);
+        ck_assert_int_eq(rename(d, link), 0);
+        ck_assert_int_eq(symlink(link, d), 0);
+        free(test_write_file(link, "50-x.conf", "queue = { nr_requests = 80; };\n"));
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 80);
+        hvt_config_free(c);
+        ck_assert_int_eq(chmod(link, 0777), 0);
+        load_path_bad(path, -EPERM, d, 0, "real.d on its path is writable by group or others (mode 0777)");
+        free(link);
+        free(target);
+        free(f);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* A drop-in's @include is sealed as the main file's, and found in the drop-in directory. */
+START_TEST(test_dropins_include) {
+        char *path = main_path(), *d = dropin_dir(path), *f;
+        struct hvt_config *c;
+
+        free(test_write_file(dir, "hvtuned.conf", "queue = { scheduler = \"none\"; };\n"));
+        /* Beside the main file, under the same name: not the one a drop-in includes. */
+        free(test_write_file(dir, "common.inc", "nr_requests = 4;\n"));
+        /* Not a *.conf name: read only where it is included. */
+        free(test_write_file(d, "common.inc", "nr_requests = 64;\n"));
+        f = test_write_file(d, "50-x.conf", "queue = {\n  @include \"common.inc\"\n};\n");
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        ck_assert_uint_eq(c->n_files, 2);
+        hvt_config_free(c);
+
+        /* The included file is held to the rule too. */
+        free(test_write_file(d, "common.inc", "nr_requests = 64;\n"));
+        {
+                char *inc;
+
+                ck_assert_int_ge(asprintf(&inc, "%s/common.inc", d), 0);
+                ck_assert_int_eq(chmod(inc, 0646), 0);
+                load_path_bad(path, -EPERM, inc, 0, "writable by group or others (mode 0646)");
+                free(inc);
+        }
+        free(f);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* Drop-ins without a main file are a configuration: the built-in policy is for no file at
+ * all. Named with -c, the main file must exist. */
+START_TEST(test_dropins_without_main) {
+        char *path = main_path(), *d = dropin_dir(path), *f, desc[512], *want;
+        struct hvt_config_error err = {};
+        struct hvt_config *c;
+
+        /* An empty directory: the built-in policy. */
+        c = load_path_ok(path, true);
+        ck_assert_ptr_null(c->path);
+        ck_assert_str_eq(c->settings[HVT_ATTR_SCHEDULER].text, "none");
+        hvt_config_describe(c, desc, sizeof(desc));
+        ck_assert_str_eq(desc, "no configuration file, built-in defaults");
+        hvt_config_free(c);
+
+        f = test_write_file(d, "50-x.conf", "queue = { nr_requests = 64; };\n");
+        c = load_path_ok(path, true);
+        ck_assert(!c->settings[HVT_ATTR_SCHEDULER].set);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        ck_assert(c->platform_defaults);
+        ck_assert(c->restore_on_stop);
+        ck_assert_str_eq(c->path, path);
+        ck_assert_uint_eq(c->n_files, 1);
+        ck_assert_uint_eq(c->n_dropins, 1);
+        ck_assert_str_eq(c->files[0], f);
+        hvt_config_describe(c, desc, sizeof(desc));
+        ck_assert_int_ge(asprintf(&want, "%s.d (1 drop-in, no %s)", path, path), 0);
+        ck_assert_str_eq(desc, want);
+        hvt_config_free(c);
+
+        c = NULL;
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -ENOENT);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(err.file, path);
+        free(want);
+        free(f);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* A load reads the directory as it is now: a drop-in added or removed since the last one
+ * counts (what a reload does). */
+START_TEST(test_dropins_added_removed) {
+        char *path = main_path(), *d = dropin_dir(path), *f;
+        struct hvt_config *c;
+
+        free(test_write_file(dir, "hvtuned.conf", "queue = { nr_requests = 128; };\n"));
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 128);
+        hvt_config_free(c);
+        f = test_write_file(d, "50-x.conf", "queue = { nr_requests = 64; };\n");
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        ck_assert_int_eq(unlink(f), 0);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 128);
+        ck_assert_uint_eq(c->n_dropins, 0);
+        hvt_config_free(c);
+        free(f);
+        free(d);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
@@ -508,6 +911,13 @@ int main(void) {
         tcase_add_test(tc, test_include_without_name);
         tcase_add_test(tc, test_nul_byte);
         tcase_add_test(tc, test_size_cap);
+        tcase_add_test(tc, test_dropins_merge);
+        tcase_add_test(tc, test_dropins_order);
+        tcase_add_test(tc, test_dropins_errors);
+        tcase_add_test(tc, test_dropins_trust);
+        tcase_add_test(tc, test_dropins_include);
+        tcase_add_test(tc, test_dropins_without_main);
+        tcase_add_test(tc, test_dropins_added_removed);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

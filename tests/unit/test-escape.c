@@ -4,6 +4,7 @@
 #include <check.h>
 
 #include "escape.h"
+#include "macro.h"
 #include "testutil.h"
 
 static void assert_escaped(const char *raw, const char *want) {
@@ -87,6 +88,34 @@ START_TEST(test_cut_between_escapes) {
 }
 END_TEST
 
+START_TEST(test_unescape_round_trip) {
+        char raw[256], esc[HVT_ESCAPED_SIZE(255)];
+
+        /* Every byte but NUL, escaped and back. */
+        for (int i = 1; i < 256; i++)
+                raw[i - 1] = (char) i;
+        raw[255] = '\0';
+        ck_assert_uint_lt(hvt_escape(esc, sizeof(esc), raw), sizeof(esc));
+        ck_assert_int_eq(hvt_unescape(esc), 0);
+        ck_assert_str_eq(esc, raw);
+}
+END_TEST
+
+START_TEST(test_unescape_refuses) {
+        /* What hvt_escape() never makes: read as damage, never guessed at. */
+        static const char *const bad[] = { "\\", "a\\", "\\q", "\\x", "\\x4", "\\xg0", "\\x00", "\\r" };
+        char buf[16];
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                snprintf(buf, sizeof(buf), "%s", bad[i]);
+                ck_assert_msg(hvt_unescape(buf) == -EINVAL, "%s taken", bad[i]);
+        }
+        snprintf(buf, sizeof(buf), "\\x4A\\x4a");
+        ck_assert_int_eq(hvt_unescape(buf), 0);
+        ck_assert_str_eq(buf, "JJ");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("escape");
         TCase *tc = tcase_create("escape");
@@ -96,6 +125,8 @@ int main(void) {
         tcase_add_test(tc, test_backslash_and_high_bytes);
         tcase_add_test(tc, test_every_byte);
         tcase_add_test(tc, test_cut_between_escapes);
+        tcase_add_test(tc, test_unescape_round_trip);
+        tcase_add_test(tc, test_unescape_refuses);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

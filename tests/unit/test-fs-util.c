@@ -222,6 +222,10 @@ START_TEST(test_write_atomic) {
         ck_assert_uint_eq(st.st_mode & 07777, 0644);
         ck_assert(st.st_ino == made.st_ino && st.st_dev == made.st_dev);
         umask(022);
+        /* Private whatever the umask (the state file, run outside the unit too). */
+        ck_assert_int_eq(hvt_write_atomic(fd, "private", "four\n", 5, HVT_WRITE_PRIVATE, &made), 0);
+        ck_assert_uint_eq(made.st_mode & 07777, 0600);
+        ck_assert_int_eq(unlinkat(fd, "private", 0), 0);
 
         /* The name is swapped, never written into: a hard link's other name keeps its text,
          * and a FIFO there is replaced, not waited on. */

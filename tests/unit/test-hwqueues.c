@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hw queue arithmetic: CPU lists as the kernel prints them, the cap hvtuned asks for,
  * what storvsc_probe makes of a parameter value, the memory estimate against figures
- * computed by hand from storvsc.md, and the kernel command line as parse_args() reads it. */
+ * computed by hand from the model lib/hwqueues.h describes, and the kernel command line as
+ * parse_args() reads it. */
 #include <check.h>
 #include <stdint.h>
 
@@ -67,7 +68,8 @@ START_TEST(test_estimate) {
         /* 16 vCPUs and capped at 4 */
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 16, 1267), 25356288);
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 4, 1267), 6339072);
-        /* 32 vCPUs: ~97 MiB, capped ~12 MiB (realkernel.md's figures for 6.1); 1.21-1.25 KiB
+        /* 32 vCPUs: ~97 MiB, capped ~12 MiB (what bench/vm measured on 6.1: docs/performance.md,
+         * "The payoff on a real kernel"); 1.21-1.25 KiB
          * a request. Pointer arrays of 20,272 bytes come as 32 KiB of whole pages. */
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 32, 2534), 101294080);
         ck_assert_uint_eq(hvt_hwq_estimate_bytes(rq, 32, 2534) / 1024 / 1024, 96);

@@ -3,14 +3,18 @@
  * caches them ($HVTUNED_VM_CACHE, /var/cache/hvtuned-vm), the .BTF sections of vmlinux,
  * scsi_mod.ko, hv_storvsc.ko and nvme.ko taken out with objcopy at test time (no blob is kept
  * in the tree). Each gives its storvsc and its NVMe request size, and the tables' rows for
- * that release agree with every size its BTF has. Without the cache: exit 77, saying so. */
+ * that release agree with every size its BTF has; without its modules' BTF and under a foreign
+ * release, the assumed layout's band holds its own figure. Without the cache: exit 77, saying
+ * so. */
 #include <glob.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "hwqueues.h"
 #include "layout.h"
 #include "macro.h"
 #include "nvme.h"
@@ -114,6 +118,34 @@ int main(void) {
 
                         if (!row || memcmp(row, &sizes, sizeof(sizes)) != 0) {
                                 printf("FAIL %s: the table's row differs from its BTF\n", kernels[i].kernel);
+                                failed++;
+                        }
+                }
+                /* The same kernel without its modules' BTF and under a release no row is for (a
+                 * distribution's numbering): the nearest row is assumed for what vmlinux lacks,
+                 * and the band said with a controller's figure (32 queues x 2534) holds the
+                 * figure this kernel's real layout makes. */
+                {
+                        struct hvt_layout_sizes only_vmlinux = { sizes.request, 0, 0, sizes.scatterlist };
+                        uint64_t others[HVT_LAYOUT_ROWS_MAX], fig, real;
+                        char foreign[64];
+                        struct hvt_layout al;
+                        unsigned band;
+
+                        snprintf(foreign, sizeof(foreign), "%s.1-1.foreign", kernels[i].kernel);
+                        hvt_layout_decide(&only_vmlinux, foreign, &al);
+                        for (size_t k = 0; k < al.n_rows; k++)
+                                others[k] = hvt_hwq_estimate_bytes(al.row_bytes[k], 32, 2534);
+                        fig = hvt_hwq_estimate_bytes(al.request_bytes, 32, 2534);
+                        real = hvt_hwq_estimate_bytes(kernels[i].bytes, 32, 2534);
+                        band = hvt_layout_band_pct(fig, others, al.n_rows);
+                        printf("%s as %s: assumed %s, %u bytes (%u to %u), a controller %" PRIu64 " +/-%u%%, "
+                               "its own %" PRIu64 "\n", kernels[i].kernel, foreign, al.table_row, al.request_bytes,
+                               al.request_lo, al.request_hi, fig, band, real);
+                        if (al.source != HVT_LAYOUT_ASSUMED || kernels[i].bytes < al.request_lo ||
+                            kernels[i].bytes > al.request_hi ||
+                            (real > fig ? real - fig : fig - real) * 100 > (uint64_t) band * fig) {
+                                printf("FAIL %s: the assumed band misses its own figure\n", kernels[i].kernel);
                                 failed++;
                         }
                 }

@@ -96,8 +96,8 @@ END_TEST
 /* Azure's NVMe controllers: queues and depth for each, bytes only where there is an estimate. */
 START_TEST(test_nvme) {
         const struct hvt_metrics_nvme nvme[] = {
-                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424 },
-                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0 },
+                { "nvme0", HVT_KIND_NVME_ACCELERATOR, 8, 1024, 4559424, 9 },
+                { "nvme1", HVT_KIND_NVME_DIRECT_V2, 4, 1024, 0, 0 },
         };
         struct hvt_metrics m = { .version = "1", .nvme = nvme, .n_nvme = 2 };
         char *text = render(&m);
@@ -111,7 +111,25 @@ START_TEST(test_nvme) {
         /* No estimate: no figure, rather than a 0 that reads as one. */
         ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_bytes{"), 1);
         ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        ck_assert_ptr_null(strstr(text, "hvtuned_nvme_request_layout_info"));  /* no layout read */
         free(text);
+
+        /* An assumed layout: where from, and each estimate's band; none for no estimate. */
+        m.nvme_layout_source = "assumed", m.nvme_layout_row = "6.12";
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_nvme_controller_preallocated_error_ratio gauge\n"
+                                           "hvtuned_nvme_controller_preallocated_error_ratio{controller=\"nvme0\","
+                                           "kind=\"nvme-accelerator\"} 0.09\n"));
+        ck_assert_uint_eq(count(text, "hvtuned_nvme_controller_preallocated_error_ratio{"), 1);
+        ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
+        free(text);
+        m.nvme_layout_source = "btf", m.nvme_layout_row = NULL;
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_nvme_request_layout_info{source=\"btf\",row=\"\"} 1\n"));
+        ck_assert_ptr_null(strstr(text, "# TYPE hvtuned_nvme_controller_preallocated_error_ratio"));
+        free(text);
+        m.nvme_layout_source = NULL;
 
         /* None with an estimate: no preallocated_bytes family at all. */
         m.n_nvme = 1;
@@ -132,7 +150,7 @@ END_TEST
 START_TEST(test_controllers_and_escaping) {
         const struct hvt_metrics_controller c[] = {
                 { .host = 0, .controller = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", .kind = HVT_KIND_SCSI,
-                  .nr_hw_queues = 32, .can_queue = 2534, .bytes = 101294080, .capped_bytes = 12661760 },
+                  .nr_hw_queues = 32, .can_queue = 2534, .bytes = 101294080, .capped_bytes = 12661760, .band_pct = 8 },
                 { .host = 7, .controller = "a\"b\\c\nd", .kind = HVT_KIND_IDE, .nr_hw_queues = 1, .can_queue = 1,
                   .bytes = 1, .capped_bytes = 1 },
         };
@@ -145,6 +163,23 @@ START_TEST(test_controllers_and_escaping) {
                 "hvtuned_controller_preallocated_bytes{host=\"host7\",controller=\"a\\\"b\\\\c\\nd\",kind=\"ide\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(text, "kind=\"scsi\"} 12661760\n"));
         ck_assert_uint_eq(count(text, "# TYPE hvtuned_controller_"), 4);
+        ck_assert_ptr_null(strstr(text, "hvtuned_request_layout"));  /* no layout read: nothing said */
+        free(text);
+
+        /* From BTF: where the figures come from, no band. */
+        m.layout_source = "btf";
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_request_layout_info gauge\n"
+                                           "hvtuned_request_layout_info{source=\"btf\",row=\"\"} 1\n"));
+        ck_assert_ptr_null(strstr(text, "# TYPE hvtuned_controller_preallocated_error_ratio"));
+        free(text);
+        /* Assumed: the row, and how far off each controller's estimates may be. */
+        m.layout_source = "assumed", m.layout_row = "6.12";
+        text = render(&m);
+        ck_assert_ptr_nonnull(strstr(text, "hvtuned_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_controller_preallocated_error_ratio gauge\n"
+                "hvtuned_controller_preallocated_error_ratio{host=\"host0\",controller=\"{f8b3781a-1e82-4818-a1c3-63d806ec15bb}\",kind=\"scsi\"} 0.08\n"
+                "hvtuned_controller_preallocated_error_ratio{host=\"host7\",controller=\"a\\\"b\\\\c\\nd\",kind=\"ide\"} 0.00\n"));
         free(text);
 }
 END_TEST

@@ -72,17 +72,43 @@ START_TEST(test_decide) {
         hvt_nvme_layout_decide(NULL, "6.12.118+deb13-amd64", &l);
         ck_assert_int_eq(l.source, HVT_LAYOUT_TABLE);
         ck_assert_uint_eq(l.request_bytes, 512);
-        /* A BTF that disagrees with the row: not that row's kernel. */
+        /* A BTF that disagrees with the row: not that row's kernel, so at most an assumption:
+         * its own struct request, the row's nvme_iod. */
         hvt_nvme_layout_decide(&(struct hvt_nvme_layout_sizes) { 272, 0 }, "5.10.0-46-amd64", &l);
-        ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
-        ck_assert_uint_eq(l.request_bytes, 0);
-        /* A distribution's own numbering, a version without a row, no release. */
+        ck_assert_int_eq(l.source, HVT_LAYOUT_ASSUMED);
+        ck_assert_uint_eq(l.sizes.request, 272);
+        ck_assert_uint_eq(l.sizes.nvme_iod, 152);
+        ck_assert_uint_eq(l.request_bytes, 448);
+        /* A distribution's own numbering, a version without a row: the nearest row, assumed. */
         hvt_nvme_layout_decide(NULL, "5.14.21-150500.55.65-azure", &l);
-        ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
+        ck_assert_int_eq(l.source, HVT_LAYOUT_ASSUMED);
+        ck_assert_str_eq(l.table_row, "5.10");
         hvt_nvme_layout_decide(NULL, "6.6.0-1-amd64", &l);
+        ck_assert_int_eq(l.source, HVT_LAYOUT_ASSUMED);
+        ck_assert_str_eq(l.table_row, "6.1");
+        /* Azure's v6 testbed: 6.14, vmlinux BTF with struct request 272, no nvme module BTF.
+         * 6.12's nvme_iod (208): 480 -> 512; the rows make it 448 (5.10, 6.1) to 512. */
+        hvt_nvme_layout_decide(&(struct hvt_nvme_layout_sizes) { 272, 0 }, "6.14.0-1012-azure", &l);
+        ck_assert_int_eq(l.source, HVT_LAYOUT_ASSUMED);
+        ck_assert_str_eq(l.table_row, "6.12");
+        ck_assert_uint_eq(l.request_bytes, 512);
+        ck_assert_uint_eq(l.request_lo, 448);
+        ck_assert_uint_eq(l.request_hi, 512);
+        ck_assert_uint_eq(l.n_rows, 4);
+        {
+                char text[96];
+
+                hvt_nvme_layout_describe(&l, text, sizeof(text));
+                ck_assert_str_eq(text, "assumed 6.12 (448 to 512 bytes across 5.10-7.3)");
+        }
+        /* Older than every row, no release, a size no kernel has: unknown. */
+        hvt_nvme_layout_decide(NULL, "4.18.0-553.el8_10.x86_64", &l);
         ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
         hvt_nvme_layout_decide(NULL, NULL, &l);
         ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
+        hvt_nvme_layout_decide(&(struct hvt_nvme_layout_sizes) { 5000, 0 }, "6.14.0-1012-azure", &l);
+        ck_assert_int_eq(l.source, HVT_LAYOUT_UNKNOWN);
+        ck_assert_uint_eq(l.request_bytes, 0);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include "fs-util.h"
 #include "macro.h"
 #include "records.h"
+#include "state.h"
 #include "sysfs.h"
 #include "testutil.h"
 
@@ -504,6 +505,18 @@ START_TEST(test_prune_temporaries) {
 }
 END_TEST
 
+START_TEST(test_state_no_record_name) {
+        struct hvt_subject s = { .name = HVT_STATE_FILE, .syspath = "/sys/block/x", .dev = "8:0" };
+        struct hvt_originals o = {};
+        int fd = open_dir();
+
+        /* No disk can be named so: its record would be the state file. */
+        o.value[HVT_ATTR_SCHEDULER] = (struct hvt_setting) { .set = true, .text = "none" };
+        ck_assert_int_eq(hvt_records_save(fd, &s, &o, 0), -EINVAL);
+        close(fd);
+}
+END_TEST
+
 START_TEST(test_prune) {
         int fd = open_dir();
         unsigned asked = 0;
@@ -513,6 +526,9 @@ START_TEST(test_prune) {
         free(test_write_file(dir, "sdd", "x"));
         free(test_write_file(dir, "sde", "# hvtuned: values before hvtuned first wrote them\nsyspath=/sys/block/sde\n"));
         free(test_write_file(dir, ".#sdf", "x"));
+        /* The daemon's own files: the state of --status (lib/state.h), the reload's record. */
+        free(test_write_file(dir, HVT_STATE_FILE, "hvtuned-state\t1\nend\t1\n"));
+        free(test_write_file(dir, ".reload", "1 2 3 ok\n"));
         /* Not hvtuned's: an operator's notes, a FIFO, an editor's lock link. */
         free(test_write_file(dir, "notes.txt", "mine\n"));
         snprintf(link, sizeof(link), "%s/fifo", dir);
@@ -524,6 +540,7 @@ START_TEST(test_prune) {
         ck_assert(!exists("sde"));
         ck_assert(!exists(".#sdf"));
         ck_assert(exists(".keep-dir"));
+        ck_assert(exists(HVT_STATE_FILE) && exists(".reload"));
         ck_assert(exists("notes.txt") && exists("fifo"));
         ck_assert_int_eq(lstat(link, &st), 0);  /* the lock link stays, dangling as it was */
         ck_assert_uint_eq(asked, 4);
@@ -578,7 +595,7 @@ START_TEST(test_read_deletes_nothing) {
 
         ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "bfq"), 0);
         ck_assert_int_eq(hvt_records_save(fd, &d, &o, 0), 0);
-        ck_assert_int_eq(hvt_records_read(fd, &other, &back), -ESTALE);
+        ck_assert_int_eq(hvt_records_read(fd, &other, &back), -ENOENT);
         ck_assert(exists("sda"));
         ck_assert_int_eq(hvt_records_read(fd, &d, &back), 0);
         ck_assert_str_eq(back.value[HVT_ATTR_SCHEDULER].text, "bfq");
@@ -602,6 +619,7 @@ int main(void) {
         tcase_add_test(tc, test_prune);
         tcase_add_test(tc, test_list_and_delete);
         tcase_add_test(tc, test_read_deletes_nothing);
+        tcase_add_test(tc, test_state_no_record_name);
         tcase_add_test(tc, test_limits_and_odd_files);
         tcase_add_test(tc, test_unreadable_dropped);
         tcase_add_test(tc, test_nul_byte);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The queue/scheduler formats of storvsc.md: 6.x (none first), 5.15 (none last), legacy
- * single-queue, a queue without elevator support, and what is not a list at all. */
+/* The queue/scheduler formats kernels print (block/elevator.c): 6.x (none first), 5.15 (none
+ * last), legacy single-queue, a queue without elevator support, and what is not a list at all. */
 #include <check.h>
 #include <string.h>
 

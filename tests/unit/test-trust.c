@@ -368,6 +368,41 @@ START_TEST(test_swap_race) {
 }
 END_TEST
 
+/* Drop-ins (PATH.d) are held to the rule as the main file is, their directory too: a refused
+ * one refuses the whole configuration, named. */
+START_TEST(test_dropins) {
+        char sub[128], dropins[160], *path, *f, *target, link[200];
+
+        snprintf(sub, sizeof(sub), "%s/dropins", dir);
+        ck_assert_int_eq(mkdir(sub, 0755), 0);
+        path = test_write_file(sub, "hvtuned.conf", "queue = { nr_requests = 64; };\n");
+        snprintf(dropins, sizeof(dropins), "%s.d", path);
+        ck_assert_int_eq(mkdir(dropins, 0755), 0);
+        f = test_write_file(dropins, "50-x.conf", "queue = { nr_requests = 32; };\n");
+        assert_loads(path);
+
+        ck_assert_int_eq(chown(f, NOBODY, NOBODY), 0);
+        assert_refused(path, f, "refused, owned by uid 65534, neither root's nor ours");
+        ck_assert_int_eq(chown(f, 0, 0), 0);
+        assert_loads(path);
+
+        ck_assert_int_eq(chown(dropins, NOBODY, 0), 0);
+        assert_refused(path, dropins, "is owned by uid 65534, neither root's nor ours");
+        ck_assert_int_eq(chown(dropins, 0, 0), 0);
+
+        /* A symlink in the directory is followed only when it is root's. */
+        target = test_write_file(sub, "elsewhere.conf", "queue = { nr_requests = 16; };\n");
+        snprintf(link, sizeof(link), "%s/60-link.conf", dropins);
+        ck_assert_int_eq(symlink(target, link), 0);
+        assert_loads(path);
+        ck_assert_int_eq(lchown(link, NOBODY, NOBODY), 0);
+        assert_refused(path, link, "60-link.conf on its path is owned by uid 65534");
+        free(target);
+        free(f);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("trust");
         TCase *tc = tcase_create("strict-modes");
@@ -391,6 +426,7 @@ int main(void) {
         tcase_add_test(tc, test_include_as_libconfig_sees_it);
         tcase_add_test(tc, test_symlink_hops);
         tcase_add_test(tc, test_swap_race);
+        tcase_add_test(tc, test_dropins);
         tcase_set_timeout(tc, 30);
         suite_add_tcase(s, tc);
         return test_run(s);

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* hvtuned --status against the real daemon on the testbeds: while it runs, from its state
+ * file (a drift repair counted and named, a knock-on shown, the values now read from sysfs,
+ * the JSON form parsed by Python's json), and once it has stopped or after --once, from the
+ * records and sysfs, saying so. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testutil.h"
+
+/* What Python's json makes of the object, one line a disk: every key a tool relies on. */
+static const char *const summary_py =
+        "import json, sys\n"
+        "d = json.load(open(sys.argv[1]))\n"
+        "assert d['format'] == 1, d['format']\n"
+        "print('running', d['running'], d['pid'] is not None, d['driver']['parameter'])\n"
+        "for disk in d['disks']:\n"
+        "    attrs = ' '.join('%s=%s/%s/%s/%s' % (a['name'], a['role'], a['current'], a['wanted'], a['original'])\n"
+        "                     for a in disk['attributes'])\n"
+        "    last = disk['last_repair']['attribute'] if disk['last_repair'] else None\n"
+        "    print(disk['name'], disk['kind'], disk['role'], disk['drift_repairs'], last, ','.join(disk['knock_ons']), attrs)\n"
+        "for c in d['controllers']:\n"
+        "    print(c['host'], c['kind'], c['hw_queues'], c['can_queue'], c['over_cap'], c['estimate_bytes'] is not None)\n"
+        "for n in d['nvme_controllers']:\n"
+        "    print(n['name'], n['kind'], n['io_queues'], n['queue_depth'])\n"
+        "print('reclaimable', d['controllers_over_cap'], d['reclaimable_bytes'] is not None)\n";
+
+/* --status (and json) on stdout; its exit code must be 0 and stderr empty. */
+static char *status(bool json) {
+        const char *args[] = { "--status", json ? "--json" : NULL, NULL };
+        char *out, *err;
+        int r = hvtuned_run_out(args, &out, &err);
+
+        ck_assert_msg(r == 0, "--status exited %d: %s", r, err);
+        ck_assert_msg(*err == '\0', "--status said on stderr: %s", err);
+        return out;
+}
+
+/* The JSON form, through Python's parser, as summary_py prints it. */
+static char *json_summary(void) {
+        char path[] = "/tmp/hvtuned-status.XXXXXX", *out = NULL, *err = NULL;
+        const char *argv[] = { "python3", "-c", summary_py, path, NULL };
+        int fd = mkstemp(path), code = 0;
+        const char *text = status(true);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        ck_assert(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &code, NULL));
+        ck_assert_msg(g_spawn_check_wait_status(code, NULL), "python3 refused the JSON: %s\n%s", err, text);
+        unlink(path);
+        hv_keep(err);
+        return hv_keep(out);
+}
+
+static void drop_to_nobody(gpointer userdata) {
+        (void) userdata;
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                _exit(99);
+}
+
+/* --status as a user who may not read what root's daemon keeps: exit 1, saying so. */
+static void assert_needs_root(void) {
+        const char *argv[] = { getenv("HVTUNED_BIN"), "--status", NULL };
+        /* Without the test's shims, which keep logs nobody may write: the directory is refused
+         * before anything else is read. */
+        g_autofree char *rt = g_strdup_printf("RUNTIME_DIRECTORY=%s", runtime_dir());
+        const char *envp[] = { rt, NULL };
+        char *out = NULL, *err = NULL;
+        int code = 0;
+
+        if (geteuid() != 0)
+                return;  /* no other user to be */
+        ck_assert(g_spawn_sync(NULL, (char **) argv, (char **) envp, 0, drop_to_nobody, NULL, &out, &err, &code, NULL));
+        hv_keep(out);
+        hv_keep(err);
+        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 1, "as nobody: status %d: %s", code, err);
+        assert_contains(err, "hvtuned --status needs root: ");
+        ck_assert_str_eq(out, "");
+}
+
+static char *state_path(void) {
+        return hv_keep(g_build_filename(runtime_dir(), ".state", NULL));
+}
+
+START_TEST(test_gen2_running_then_stopped) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *text, *summary, *was;
+        struct stat st;
+
+        tb = testbed_load("azure-gen2");
+        was = testbed_value("sda", "queue/scheduler");
+        g_object_unref(tb);
+        /* Only the scheduler: the switch resets nr_requests, a knock-on hvtuned puts back. */
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        testbed_sentinel(tb, "sda");
+        /* The repair is in the file once the loop iteration after it ends. */
+        (void) hvtuned_wait_file(state_path(), "\tscsi\tos\t1\t", 10000);
+        /* A second repair at once: within the second that holds the next gathering back, so
+         * written when it is over. */
+        testbed_sentinel(tb, "sdc");
+        (void) hvtuned_wait_file(state_path(), "\tscsi\tdata\t1\t", 10000);
+        ck_assert_int_eq(stat(state_path(), &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+
+        text = status(false);
+        assert_contains(text, "hvtuned is running (pid ");
+        assert_contains(text, "drift repairs: 1, last ");
+        assert_contains(text, "(queue/scheduler)");
+        assert_contains(text, "knock-on");
+        summary = json_summary();
+        assert_contains(summary, "running True True hv_storvsc.storvsc_max_hw_queues\n");
+        assert_contains(summary, "sda scsi os 1 queue/scheduler queue/nr_requests ");
+        assert_contains(summary, hv_keep(g_strdup_printf(" queue/scheduler=managed/none/none/%s ", was)));
+        assert_contains(summary, " queue/nr_requests=knock-on/");
+        assert_contains(summary, "sdb scsi resource 0 None");
+        assert_contains(summary, "sdc scsi data 1 queue/scheduler ");
+        assert_contains(summary, "host0 scsi ");
+        assert_contains(summary, "reclaimable ");
+        assert_needs_root();
+
+        (void) hvtuned_stop(&run);
+        ck_assert_int_eq(access(state_path(), F_OK), -1);
+        /* Stopped: everything went back, so no original is left, and there is no history. */
+        text = status(false);
+        assert_contains(text, "hvtuned is not running: from its records and sysfs (no repair history)\n");
+        ck_assert_ptr_null(strstr(text, "drift repairs"));
+        summary = json_summary();
+        assert_contains(summary, "running False False");
+        assert_contains(summary, hv_keep(g_strdup_printf("sda scsi os None None  queue/scheduler=managed/%s/none/None ",
+                                                         was)));
+        g_object_unref(tb);
+        unlink(config);
+}
+END_TEST
+
+START_TEST(test_gen2_after_once) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *err, *text, *summary, *was = testbed_value("sda", "queue/scheduler");
+        char *was_nr = testbed_value("sda", "queue/nr_requests");
+
+        ck_assert_int_eq(hvtuned_run_once("queue = { scheduler = \"none\"; };\n", &err), 0);
+        ck_assert(record_exists("sda"));
+        /* The records hold what --once found; sysfs what it left; the configuration what is
+         * wanted. The config is the one --status finds: none here, so the built-in policy, the
+         * same scheduler. */
+        text = status(false);
+        assert_contains(text, "hvtuned is not running: from its records and sysfs (no repair history)\n");
+        summary = json_summary();
+        assert_contains(summary, "sda scsi os None None queue/nr_requests ");
+        assert_contains(summary, hv_keep(g_strdup_printf(" queue/scheduler=managed/none/none/%s ", was)));
+        /* What --once found before its switch reset it. */
+        assert_contains(summary, hv_keep(g_strdup_printf(" queue/nr_requests=knock-on/%s/None/%s",
+                                                         testbed_value("sda", "queue/nr_requests"), was_nr)));
+        g_object_unref(tb);
+}
+END_TEST
+
+START_TEST(test_v6_running) {
+        const char *args[] = { "-c", NULL, NULL };
+        struct hv_run run;
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        char *summary, *config = config_write("queue = { scheduler = \"none\"; };\n");
+
+        args[1] = config;
+        hvtuned_start(&run, args);
+        testbed_sentinel(tb, "nvme0n3");
+        (void) hvtuned_wait_file(state_path(), "\tnvme-accelerator\tdata\t1\t", 10000);
+        summary = json_summary();
+        assert_contains(summary, "nvme0n3 nvme-accelerator data 1 queue/scheduler ");
+        assert_contains(summary, "queue/scheduler=managed/none/none/mq-deadline");
+        assert_contains(summary, "nvme1n1 nvme-direct-v2 local 0 None");
+        assert_contains(summary, "nvme0 nvme-accelerator ");
+        assert_contains(status(false), "NVME ");
+        (void) hvtuned_stop(&run);
+        g_object_unref(tb);
+        unlink(config);
+}
+END_TEST
+
+START_TEST(test_refusals) {
+        const char *args[] = { "--json", NULL };
+        char *out, *err;
+
+        /* --json alone is a usage error. */
+        ck_assert_int_eq(hvtuned_run_out(args, &out, &err), 1);
+        assert_contains(err, "--json goes with --status");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("status");
+        TCase *tc = tcase_create("status");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_gen2_running_then_stopped);
+        tcase_add_test(tc, test_gen2_after_once);
+        tcase_add_test(tc, test_v6_running);
+        tcase_add_test(tc, test_refusals);
+        suite_add_tcase(s, tc);
+        return test_run(s);
+}

@@ -57,7 +57,7 @@ while read -r name arg; do
 done <<< "$names"
 for w in $all; do
         n=${w#--}
-        echo "$names" | grep -q "^${n%=} " || echo "note: $w is offered, and not in $main_c yet"
+        echo "$names" | grep -q "^${n%=} " || fail "$w is offered, and hvtuned does not take it ($main_c)"
 done
 
 [ $failed = 0 ] || exit 1

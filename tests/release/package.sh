@@ -53,8 +53,6 @@ deb=$(echo "$keep"/hvtuned_"$version"_*.deb)
 # --- 2. boot the release, install, run, purge.
 mkdir -p "$work/out-boot" "$work/shim"
 cp "$work/out-build/hvtuned-sysfs-kernel.so" "$work/shim/"
-# A branch's commands the README documents ahead of them (walk-inside.sh); unset in CI.
-printf '%s\n' "${HVTUNED_WALK_PENDING:-}" > "$work/out-boot/walk-pending"
 container_overlay "$root" "$work/boot"
 rc=0
 container_boot "boot-$suite" "$work/out-boot" "$work/boot.log" "$src/tests/release/package-inside.sh" \

@@ -16,28 +16,16 @@
 #  - the service runs on an Azure testbed through the testbed drop-in (testbed_unit), and the
 #    commands that run hvtuned by hand see that testbed too: `hvtuned` is a function that gives
 #    the installed /usr/sbin/hvtuned the same environment (the sysfs shim and umockdev's preload,
-#    UMOCKDEV_DIR), exported to the blocks' shells;
-#  - HVTUNED_WALK_PENDING, for a branch that lacks a command the README already documents
-#    (package.sh hands it in as /opt/out/walk-pending; CI never sets it): the names in it
-#    (status, restore, dropins) make those hvtuned lines no-ops and leave their checks out,
-#    said in the log.
+#    UMOCKDEV_DIR), exported to the blocks' shells.
 
 # shellcheck disable=SC2154 # container_out, dropin: tests/common/container.sh, which package-inside.sh sourced
 walk_tb=/run/tb-walk
 walk_dir=/root/walk/hvtuned
 walk_shim=/opt/shim/hvtuned-sysfs-kernel.so
-walk_pending=" $(cat "$container_out/walk-pending" 2>/dev/null) "
 # What the package can leave: the before and after of every name of hvtuned's.
 walk_where="/etc /run /var/lib/systemd /var/lib/prometheus /lib/systemd /lib/udev /usr/lib /usr/sbin /usr/share/man /usr/share/doc /usr/share/bash-completion"
 
-pending() { [[ $walk_pending == *" $1 "* ]]; }
-
 hvtuned() {
-        if { pending status && [[ " $* " == *" --status "* ]]; } ||
-                { pending restore && [[ " $* " == *" --restore "* ]]; }; then
-                echo "walk: hvtuned $* is pending on this branch: not run"
-                return 0
-        fi
         LD_PRELOAD="$walk_shim:libumockdev-preload.so.0" UMOCKDEV_DIR="$walk_tb" command hvtuned "$@"
 }
 
@@ -69,7 +57,6 @@ walk_metrics=/var/lib/prometheus/node-exporter/hvtuned.prom
 walk() {
         local tb_saved=$tb left start=$SECONDS
         echo "--- the README's operator walk-through ($(python3 /opt/readme-blocks.py --list /opt/README.md | tr '\n' ' '))"
-        [ "$walk_pending" = "  " ] || echo "walk: PENDING on this branch, not checked:$walk_pending"
         # The machine: a Hyper-V guest's disks (the testbed), the service pointed at them, and the
         # directory Debian's prometheus-node-exporter makes. No hvtuned yet.
         tb=$walk_tb
@@ -77,8 +64,8 @@ walk() {
         testbed_unit "$walk_shim"
         tb=$tb_saved
         mkdir -p /var/lib/prometheus/node-exporter
-        export walk_tb walk_shim walk_pending
-        export -f hvtuned pending
+        export walk_tb walk_shim
+        export -f hvtuned
         # As hvtuned_install: no policy-rc.d of a build root, no man-db index rebuilt in the boot.
         rm -f /usr/sbin/policy-rc.d /var/lib/man-db/auto-update
         dpkg-query -W hvtuned > /dev/null 2>&1 && fail "hvtuned is installed before the walk"
@@ -115,14 +102,12 @@ walk() {
 
         # --- Operate
         walk_block status
-        if ! pending status; then
-                for d in sda sdb sdc sdd; do
-                        grep -qw "$d" "$container_out/walk-status.txt" || fail "hvtuned --status does not show $d"
-                done
-                hvtuned --status --json | python3 -c 'import json, sys; json.load(sys.stdin)' ||
-                        fail "hvtuned --status --json is not one JSON object"
-                echo "ok: hvtuned --status shows sda, sdb, sdc and sdd, and --json parses"
-        fi
+        for d in sda sdb sdc sdd; do
+                grep -qw "$d" "$container_out/walk-status.txt" || fail "hvtuned --status does not show $d"
+        done
+        hvtuned --status --json | python3 -c 'import json, sys; json.load(sys.stdin)' ||
+                fail "hvtuned --status --json is not one JSON object"
+        echo "ok: hvtuned --status shows sda, sdb, sdc and sdd, and --json parses"
         walk_block journal
         grep -q "sda queue/scheduler: mq-deadline -> none" "$container_out/walk-journal.txt" ||
                 fail "journalctl -u hvtuned does not show sda's scheduler change"
@@ -136,21 +121,17 @@ walk() {
         expect "sda scheduler after --once" "$(active "$walk_tb/sys/block/sda")" none
         [ -n "$(walk_records)" ] || fail "hvtuned --once left no records in /run/hvtuned"
         walk_block restore
-        if ! pending restore; then
-                walk_originals "after --restore"
-                expect "records after --restore" "$(walk_records)" ""
-        fi
+        walk_originals "after --restore"
+        expect "records after --restore" "$(walk_records)" ""
         systemctl start hvtuned || fail "systemctl start hvtuned, after --restore"
 
         # --- Fleets: a drop-in with the metrics file and a later override (512 on data disks).
         walk_block fleet-dropin
         expect "ReloadResult after the drop-in" "$(systemctl show -P ReloadResult hvtuned)" success
-        if ! pending dropins; then
-                expect "sdc read_ahead_kb after the drop-in" "$(cat "$walk_tb/sys/block/sdc/queue/read_ahead_kb")" 512
-                grep -qx 'hvtuned_disks{result="tuned"} 4' "$walk_metrics" ||
-                        fail "no hvtuned_disks{result=\"tuned\"} 4 in $walk_metrics: $(cat "$walk_metrics" 2>&1)"
-                echo "ok: the drop-in is applied and the metrics file written"
-        fi
+        expect "sdc read_ahead_kb after the drop-in" "$(cat "$walk_tb/sys/block/sdc/queue/read_ahead_kb")" 512
+        grep -qx 'hvtuned_disks{result="tuned"} 4' "$walk_metrics" ||
+                fail "no hvtuned_disks{result=\"tuned\"} 4 in $walk_metrics: $(cat "$walk_metrics" 2>&1)"
+        echo "ok: the drop-in is applied and the metrics file written"
 
         # --- Uninstall and roll back
         walk_block mask

@@ -194,6 +194,7 @@ struct ancestors {
          * its subsystem (class nvme-subsystem, nvme_head true). */
         size_t nvme;
         bool nvme_head;
+        const struct hvt_nvme_seen *nvme_seen;  /* the cache's entry of that parent, or NULL */
 };
 
 /* The ancestor of length len, in buf. */
@@ -254,6 +255,14 @@ static size_t cached_vmbus(const struct hvt_classify_cache *c, const char *path,
         return 0;
 }
 
+/* The cache's entry of the NVMe parent at path[0..len], or NULL. */
+static const struct hvt_nvme_seen *cached_nvme(const struct hvt_classify_cache *c, const char *path, size_t len) {
+        for (size_t i = 0; c && i < c->n_nvme; i++)
+                if (strlen(c->nvme[i].path) == len && strncmp(path, c->nvme[i].path, len) == 0)
+                        return &c->nvme[i];
+        return NULL;
+}
+
 static int find_ancestors(const char *top, const char *syspath, const struct hvt_classify_cache *cache,
                           struct ancestors *a) {
         const size_t top_len = strlen(top);
@@ -263,6 +272,7 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
 
         a->sdev = a->vmbus = a->nvme = 0;
         a->nvme_head = false;
+        a->nvme_seen = NULL;
         if (!below(top, syspath))
                 return 0;  /* no device of top's: none of its ancestors either */
         if (len >= sizeof(a->path))
@@ -275,6 +285,13 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
                  * its path: the levels between (target, host) need no look. */
                 if (a->sdev && (a->vmbus = cached_vmbus(cache, a->path, len)) > 0)
                         break;
+                /* A namespace of an NVMe parent met before: what is above it is known too. */
+                if (!seen && (a->nvme_seen = cached_nvme(cache, a->path, len))) {
+                        a->nvme = len;
+                        a->nvme_head = a->nvme_seen->head;
+                        a->vmbus = a->nvme_seen->vmbus;
+                        break;
+                }
                 ancestor(a, len, dir);
                 if (link_name(dir, "subsystem", subsystem, sizeof(subsystem)) < 0)
                         continue;  /* not a device: a class directory ("block") */
@@ -485,13 +502,38 @@ static bool is_nvme_path_device(const char *name) {
         return sscanf(name, "nvme%uc%un%u%n", &a, &b, &c, &consumed) == 3 && name[consumed] == '\0';
 }
 
+/* The kind of the NVMe parent at path by its model, -ENOMEDIUM when it is none of Azure's, or
+ * -errno; kept in the cache (out of memory, simply not kept). An error is not kept: the next
+ * namespace reads again. */
+static int nvme_parent_kind(const char *path, const struct ancestors *a, struct hvt_classify_cache *cache) {
+        struct hvt_nvme_seen *more;
+        char model[64];
+        int r;
+
+        r = read_below(path, "model", model, sizeof(model));
+        /* No model (nothing there, or no file), or one too long or odd for any of Azure's. */
+        if (r == -ENOENT || r == -ELOOP || r == -EISDIR || r == -ENOTDIR || r == -EFBIG || r == -EBADMSG)
+                r = -1;
+        else if (r < 0)
+                return r;
+        else
+                r = hvt_nvme_model_kind(model);
+        if (cache && (more = reallocarray(cache->nvme, cache->n_nvme + 1, sizeof(*more)))) {
+                cache->nvme = more;
+                more[cache->n_nvme] = (struct hvt_nvme_seen) {
+                        .path = strdup(path), .kind = r < 0 ? -1 : r, .head = a->nvme_head, .vmbus = a->vmbus };
+                cache->n_nvme += more[cache->n_nvme].path != NULL;
+        }
+        return r < 0 ? -ENOMEDIUM : r;
+}
+
 /* The walk reads only what is on the disk's syspath: a direct namespace's controller is its
  * parent, and a VMBus device above it bound to hv_pci is Azure's way in. A multipath head's
  * controllers are elsewhere (links in its subsystem's directory): whether one of them is under
  * hv_pci is not looked up. */
 static int classify_nvme(const char *syspath, dev_t devnum, struct hvt_classify_cache *cache,
                          const struct ancestors *a, struct hvt_disk *ret) {
-        char parent[PATH_MAX], model[64], nsid[32], vmbus[PATH_MAX];
+        char parent[PATH_MAX], nsid[32], vmbus[PATH_MAX];
         struct hvt_disk d = { .lun = HVT_LUN_NONE };
         unsigned long n;
         int consumed = 0, r;
@@ -499,15 +541,10 @@ static int classify_nvme(const char *syspath, dev_t devnum, struct hvt_classify_
         if (is_nvme_path_device(strrchr(syspath, '/') + 1))
                 return 0;
         ancestor(a, a->nvme, parent);
-        r = read_below(parent, "model", model, sizeof(model));
-        /* No model (nothing there, or no file), or one too long or odd for any of Azure's. */
-        if (r == -ENOENT || r == -ELOOP || r == -EISDIR || r == -ENOTDIR || r == -EFBIG || r == -EBADMSG)
-                return 0;
+        r = !a->nvme_seen ? nvme_parent_kind(parent, a, cache) :
+                a->nvme_seen->kind < 0 ? -ENOMEDIUM : a->nvme_seen->kind;
         if (r < 0)
-                return r;
-        r = hvt_nvme_model_kind(model);
-        if (r < 0)
-                return 0;
+                return r == -ENOMEDIUM ? 0 : r;
         d.kind = (enum hvt_kind) r;
         d.multipath_head = a->nvme_head;
 
@@ -579,6 +616,9 @@ void hvt_classify_cache_done(struct hvt_classify_cache *c) {
         for (size_t i = 0; i < c->n; i++)
                 free(c->v[i].path);
         free(c->v);
+        for (size_t i = 0; i < c->n_nvme; i++)
+                free(c->nvme[i].path);
+        free(c->nvme);
         *c = (struct hvt_classify_cache) {};
 }
 

@@ -108,9 +108,21 @@ struct hvt_vmbus_seen {
         enum hvt_kind kind;
 };
 
+/* What the walk learnt of an NVMe namespace's parent (controller, or a multipath head's
+ * subsystem), so that the namespaces of one accelerator do not each read its model again, nor
+ * walk the PCI levels above it to the VMBus device. */
+struct hvt_nvme_seen {
+        char *path;
+        int kind;        /* an NVMe enum hvt_kind, or -1: not one of Azure's models */
+        bool head;       /* a subsystem: the namespace is a native-multipath head */
+        size_t vmbus;    /* the length of the VMBus ancestor's path (a prefix of path), 0: none */
+};
+
 struct hvt_classify_cache {
         struct hvt_vmbus_seen *v;
         size_t n;
+        struct hvt_nvme_seen *nvme;
+        size_t n_nvme;
 };
 
 /* hvt_classify_syspath() with the cache of a walk (NULL: none). */

@@ -55,6 +55,11 @@ static void check_walk(struct udev_device *dev, int r, const struct hvt_disk *d,
         ck_assert_str_eq(w.model, d->model);
         ck_assert_str_eq(w.dev, d->dev);
         ck_assert_uint_eq(w.diskseq, d->diskseq);
+        /* An NVMe namespace of a parent met before takes all of these from the cache. */
+        ck_assert_int_eq(w.role, d->role);
+        ck_assert_uint_eq(w.nsid, d->nsid);
+        ck_assert_int_eq(w.multipath_head, d->multipath_head);
+        ck_assert_int_eq(w.via_hv_pci, d->via_hv_pci);
         hvt_disk_done(&w);
 }
 
@@ -336,6 +341,54 @@ START_TEST(test_nvme_multipath_head) {
 }
 END_TEST
 
+static int classify_cached_at(const char *rel, struct hvt_classify_cache *cache, struct hvt_disk *d) {
+        char top[PATH_MAX], syspath[PATH_MAX];
+
+        snprintf(top, sizeof(top), "%s/devices", tree);
+        snprintf(syspath, sizeof(syspath), "%s/%s", tree, rel);
+        return hvt_classify_syspath_cached(top, syspath, makedev(259, 1), cache, d);
+}
+
+/* A walk reads a controller's model once: the next namespaces take the kind, the way in
+ * (hv_pci) and the not-Azure answer from the cache, which the changed model file proves. */
+START_TEST(test_nvme_cache) {
+        _cleanup_(hvt_classify_cache_done) struct hvt_classify_cache cache = {}, decoys = {};
+        char model[PATH_MAX];
+        struct hvt_disk d;
+
+        tree_new();
+        make_direct("MSFT NVMe Accelerator v1.0", "../../../bus/vmbus/drivers/hv_pci");
+        ck_assert_int_eq(classify_cached_at(CTRL "/nvme0n1", &cache, &d), 1);
+        ck_assert_int_eq(d.role, HVT_ROLE_OS);
+        hvt_disk_done(&d);
+        snprintf(model, sizeof(model), "%s/" CTRL "/model", tree);
+        ck_assert_int_eq(unlink(model), 0);
+        ck_assert_int_eq(classify_at(CTRL "/nvme0n2", &d), 0);
+        ck_assert_int_eq(classify_cached_at(CTRL "/nvme0n2", &cache, &d), 1);
+        ck_assert_int_eq(d.kind, HVT_KIND_NVME_ACCELERATOR);
+        ck_assert_int_eq(d.role, HVT_ROLE_DATA);
+        ck_assert_uint_eq(d.lun, 0);
+        ck_assert(d.via_hv_pci && !d.multipath_head);
+        ck_assert_str_eq(d.controller, "{7870a1b2-0c3d-4e5f-8a9b-0c1d2e3f4a5b}");
+        ck_assert(strstr(d.device_syspath, "/nvme/nvme0") && !strstr(d.device_syspath, "nvme0n2"));
+        hvt_disk_done(&d);
+        /* A per-path device is still told by its name. */
+        make(CTRL "/nvme0c0n1/subsystem", "../../../../../../../../class/block", NULL);
+        make(CTRL "/nvme0c0n1/nsid", NULL, "1\n");
+        ck_assert_int_eq(classify_cached_at(CTRL "/nvme0c0n1", &cache, &d), 0);
+        tree_done();
+
+        tree_new();
+        make_direct("QEMU NVMe Ctrl", "../../../bus/vmbus/drivers/hv_pci");
+        ck_assert_int_eq(classify_cached_at(CTRL "/nvme0n1", &decoys, &d), 0);
+        snprintf(model, sizeof(model), "%s/" CTRL "/model", tree);
+        ck_assert_int_eq(unlink(model), 0);
+        make(CTRL "/model", NULL, "MSFT NVMe Accelerator v1.0\n");
+        ck_assert_int_eq(classify_cached_at(CTRL "/nvme0n2", &decoys, &d), 0);
+        tree_done();
+}
+END_TEST
+
 START_TEST(test_nvme_model_kind) {
         ck_assert_int_eq(hvt_nvme_model_kind("MSFT NVMe Accelerator v1.0"), HVT_KIND_NVME_ACCELERATOR);
         ck_assert_int_eq(hvt_nvme_model_kind("Microsoft NVMe Direct Disk                \n"), HVT_KIND_NVME_DIRECT);
@@ -374,6 +427,7 @@ int main(void) {
         tcase_add_test(tc, test_nvme_direct_disk_without_hv_pci);
         tcase_add_test(tc, test_nvme_decoys);
         tcase_add_test(tc, test_nvme_multipath_head);
+        tcase_add_test(tc, test_nvme_cache);
         tcase_add_test(tc, test_nvme_model_kind);
         suite_add_tcase(s, tc);
         return test_run(s);

@@ -542,7 +542,7 @@ static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *
         uint64_t bytes = nvme_estimate(&d->host, c);
         unsigned param = 0, band = nvme_band(&d->host, c);
         bool have_param = hvt_nvme_io_queue_depth_read(NVME_DEPTH_PARAM, &param) >= 0;
-        char held[128], figures[96], depth[192], note[64];
+        char held[128], figures[96], depth[192], note[96];
         char f_param[64], f_layout[32], f_row[40], f_band[32], f_est[48];
         const char *fields[6] = {};
         size_t n = 0;

@@ -398,7 +398,7 @@ static const struct {
 static int read_line(struct in *in, char **f, unsigned n, struct hvt_state *s, bool *end) {
         const char *key = f[0];
         unsigned want = 0;
-        int r = 0, pid;
+        int r = 0, pid = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(records); i++)
                 if (strcmp(key, records[i].key) == 0)

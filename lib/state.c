@@ -170,6 +170,7 @@ struct in {
         size_t size;
 };
 
+__attribute__((format(printf, 3, 4)))
 static int bad(struct in *in, int r, const char *fmt, ...) {
         va_list ap;
         int n = in->line ? snprintf(in->why, in->size, "line %u: ", in->line) : 0;

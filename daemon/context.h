@@ -98,7 +98,8 @@ struct hvt_daemon {
         unsigned reloads;        /* reloads begun, for the ExecReload handshake (reload.h) */
         struct hvt_counters counters;
         struct hvt_metrics_file metrics;
-        char *state_written;     /* the state file's text as last written, its time left out (state-file.h) */
+        uint64_t state_hash;     /* of the state file's text as last written, its time left out (state-file.h) */
+        bool state_hash_set;
         bool state_error_told;   /* a failure to write it was said */
         uint64_t state_gathered_usec;         /* CLOCK_MONOTONIC, its last gathering; 0: none yet */
         struct hvt_event_source *state_later; /* set while a gathering waits out the interval */

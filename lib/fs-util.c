@@ -354,8 +354,9 @@ static int make_temporary(int dir_fd, const char *name, mode_t mode, char tmp[st
         }
 }
 
-int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len, unsigned flags,
-                     struct stat *ret_st) {
+/* Writes the temporary fd by fill(), then makes it name: one way for every file hvtuned writes. */
+static int write_atomic(int dir_fd, const char *name, int (*fill)(int fd, const void *userdata),
+                        const void *userdata, unsigned flags, struct stat *ret_st) {
         _cleanup_close_ int fd = -EBADF;
         char tmp[NAME_MAX + 1];
         int r;
@@ -366,7 +367,7 @@ int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len,
         fd = make_temporary(dir_fd, name, flags & HVT_WRITE_PRIVATE ? 0600 : 0644, tmp);
         if (fd < 0)
                 return fd;
-        r = hvt_write_all(fd, data, len);
+        r = fill(fd, userdata);
         if (r == 0 && (flags & HVT_WRITE_READABLE) && fchmod(fd, 0644) < 0)
                 r = negative_errno();
         /* After a crash, the old text or the new, never an empty file. */
@@ -379,6 +380,54 @@ int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len,
         if (r < 0)
                 (void) unlinkat(dir_fd, tmp, 0);
         return r;
+}
+
+struct buffer {
+        const char *data;
+        size_t len;
+};
+
+static int fill_buffer(int fd, const void *userdata) {
+        const struct buffer *b = userdata;
+
+        return hvt_write_all(fd, b->data, b->len);
+}
+
+int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len, unsigned flags,
+                     struct stat *ret_st) {
+        return write_atomic(dir_fd, name, fill_buffer, &(struct buffer) { data, len }, flags, ret_st);
+}
+
+struct stream {
+        int (*fill)(FILE *f, void *userdata);
+        void *userdata;
+};
+
+static int fill_stream(int fd, const void *userdata) {
+        const struct stream *s = userdata;
+        _cleanup_close_ int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        FILE *f;
+        int r;
+
+        if (copy < 0)
+                return negative_errno();
+        f = fdopen(copy, "w");
+        if (!f)
+                return negative_errno();
+        copy = -EBADF;  /* the stream's now */
+        r = s->fill(f, s->userdata);
+        if (fflush(f) != 0 && r == 0)
+                r = errno > 0 ? -errno : -EIO;
+        if (ferror(f) && r == 0)
+                r = -EIO;
+        if (fclose(f) != 0 && r == 0)
+                r = errno > 0 ? -errno : -EIO;
+        return r;
+}
+
+int hvt_write_atomic_stream(int dir_fd, const char *name, int (*fill)(FILE *f, void *userdata), void *userdata,
+                            unsigned flags, struct stat *ret_st) {
+        return write_atomic(dir_fd, name, fill_stream, &(struct stream) { fill, userdata }, flags, ret_st);
 }
 
 static bool all_of(const char *s, size_t n, const char *set) {

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -60,6 +61,12 @@ enum {
 };
 int hvt_write_atomic(int dir_fd, const char *name, const char *data, size_t len, unsigned flags,
                      struct stat *ret_st);
+
+/* hvt_write_atomic() of what fill() writes to f (the temporary, buffered), for a text too
+ * large to hold whole in memory (the state file at thousands of disks). fill() returns 0 or
+ * -errno; a write error of the stream fails it too. */
+int hvt_write_atomic_stream(int dir_fd, const char *name, int (*fill)(FILE *f, void *userdata), void *userdata,
+                            unsigned flags, struct stat *ret_st);
 
 /* Whether fd is on tmpfs or ramfs: what is written there lasts as long as the kernel that
  * holds it, fsync()ed or not (/run, where the records are). */

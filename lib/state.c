@@ -65,15 +65,9 @@ struct hvt_state_disk *hvt_state_add_disk(struct hvt_state *s, const char *name,
 
 /* Writing. */
 
-struct out {
-        FILE *f;
-        unsigned lines;
-        bool oom;
-};
-
 /* One line: the key, then each field of fmt escaped after a tab. fmt is a string of 's'
  * (const char *), 'u' (unsigned), 'U' (uint64_t) and 'i' (int). */
-static void line(struct out *o, const char *key, const char *fmt, ...) {
+static void line(struct hvt_state_out *o, const char *key, const char *fmt, ...) {
         va_list ap;
 
         fputs(key, o->f);
@@ -114,49 +108,61 @@ static const char *attr_path(int id, char buf[static 48]) {
         return buf;
 }
 
-int hvt_state_format(const struct hvt_state *s, char **ret) {
-        _cleanup_free_ char *text = NULL;
-        struct out o = {};
-        size_t len = 0;
+void hvt_state_write_head(struct hvt_state_out *o, const struct hvt_state *s) {
+        line(o, MAGIC, "u", HVT_STATE_VERSION);
+        line(o, "pid", "i", (int) s->pid);
+        line(o, "written", "U", s->written_usec);
+        line(o, "status", "s", s->status ? s->status : "");
+        line(o, "driver", "uuis", s->driver.cap, s->driver.present_cpus, s->driver.cap_support, s->driver.orig);
+}
+
+void hvt_state_write_disk(struct hvt_state_out *o, const struct hvt_state_disk *d) {
         char path[48];
 
-        o.f = open_memstream(&text, &len);
-        if (!o.f)
-                return -ENOMEM;
-        line(&o, MAGIC, "u", HVT_STATE_VERSION);
-        line(&o, "pid", "i", (int) s->pid);
-        line(&o, "written", "U", s->written_usec);
-        line(&o, "status", "s", s->status ? s->status : "");
-        line(&o, "driver", "uuis", s->driver.cap, s->driver.present_cpus, s->driver.cap_support, s->driver.orig);
-        for (size_t i = 0; i < s->n_disk; i++) {
-                const struct hvt_state_disk *d = &s->disk[i];
+        line(o, "disk", "ssssssUUsuu", d->name, d->syspath, d->device_syspath, d->controller,
+             hvt_kind_to_string(d->kind), hvt_role_to_string(d->role), d->repairs, d->last_repair_usec,
+             attr_path(d->last_repair_attr, path), d->paused ? 1u : 0u, d->failed);
+        for (size_t j = 0; j < d->n_attr; j++) {
+                const struct hvt_state_attr *a = &d->attr[j];
 
-                line(&o, "disk", "ssssssUUsuu", d->name, d->syspath, d->device_syspath, d->controller,
-                     hvt_kind_to_string(d->kind), hvt_role_to_string(d->role), d->repairs, d->last_repair_usec,
-                     attr_path(d->last_repair_attr, path), d->paused ? 1u : 0u, d->failed);
-                for (size_t j = 0; j < d->n_attr; j++) {
-                        const struct hvt_state_attr *a = &d->attr[j];
-
-                        line(&o, "attr", "ssssssi", attr_path(a->id, path), hvt_state_role_to_string(a->role),
-                             a->want, a->orig, a->left,
-                             a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error);
-                }
+                line(o, "attr", "ssssssi", attr_path(a->id, path), hvt_state_role_to_string(a->role),
+                     a->want, a->orig, a->left,
+                     a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error);
         }
+}
+
+int hvt_state_write_tail(struct hvt_state_out *o, const struct hvt_state *s) {
         for (size_t i = 0; i < s->n_controller; i++) {
                 const struct hvt_state_controller *c = &s->controller[i];
 
-                line(&o, "controller", "ussuuuuUUu", c->host, c->controller, hvt_kind_to_string(c->kind),
+                line(o, "controller", "ussuuuuUUu", c->host, c->controller, hvt_kind_to_string(c->kind),
                      c->nr_hw_queues, c->can_queue, c->capped_queues, c->over_cap ? 1u : 0u, c->bytes, c->capped_bytes,
                      c->band_pct);
         }
         for (size_t i = 0; i < s->n_nvme; i++) {
                 const struct hvt_state_nvme *n = &s->nvme[i];
 
-                line(&o, "nvme", "ssuuUu", n->name, hvt_kind_to_string(n->kind), n->nr_io_queues, n->q_depth, n->bytes,
+                line(o, "nvme", "ssuuUu", n->name, hvt_kind_to_string(n->kind), n->nr_io_queues, n->q_depth, n->bytes,
                      n->band_pct);
         }
-        line(&o, "end", "u", o.lines);
-        if (fclose(o.f) != 0 || o.oom)
+        line(o, "end", "u", o->lines);
+        return o->oom ? -ENOMEM : 0;
+}
+
+int hvt_state_format(const struct hvt_state *s, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        struct hvt_state_out o = {};
+        size_t len = 0;
+        int r;
+
+        o.f = open_memstream(&text, &len);
+        if (!o.f)
+                return -ENOMEM;
+        hvt_state_write_head(&o, s);
+        for (size_t i = 0; i < s->n_disk; i++)
+                hvt_state_write_disk(&o, &s->disk[i]);
+        r = hvt_state_write_tail(&o, s);
+        if (fclose(o.f) != 0 || r < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(text);
         return 0;

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "apply.h"
@@ -127,6 +128,19 @@ struct hvt_state_disk *hvt_state_add_disk(struct hvt_state *s, const char *name,
 
 /* The text of s, in *ret (malloc'd, NUL-terminated): 0 or -ENOMEM. */
 int hvt_state_format(const struct hvt_state *s, char **ret);
+
+/* The same text a record at a time, to f: the head (s's pid, time, status and driver), each
+ * disk, then the tail (s's controllers, and the end line). A daemon with thousands of disks
+ * writes them one by one, never all of them in memory at once. The tail returns -ENOMEM when
+ * a field could not be escaped; the stream's own errors are the stream's. */
+struct hvt_state_out {
+        FILE *f;
+        unsigned lines;
+        bool oom;
+};
+void hvt_state_write_head(struct hvt_state_out *o, const struct hvt_state *s);
+void hvt_state_write_disk(struct hvt_state_out *o, const struct hvt_state_disk *d);
+int hvt_state_write_tail(struct hvt_state_out *o, const struct hvt_state *s);
 
 /* Reads text (modified) into *ret (running set). -EBADMSG for a text that is no state file or
  * cut short, -EPROTONOSUPPORT for another version, each with why; -ENOMEM. */

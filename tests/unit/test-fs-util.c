@@ -260,6 +260,42 @@ START_TEST(test_write_atomic) {
 }
 END_TEST
 
+static int fill_lines(FILE *f, void *userdata) {
+        unsigned *n = userdata;
+
+        for (unsigned i = 0; i < *n; i++)
+                fprintf(f, "line %u\n", i);
+        return 0;
+}
+
+static int fill_then_fail(FILE *f, void *userdata) {
+        (void) userdata;
+        fputs("half\n", f);
+        return -ENOMEM;
+}
+
+/* The stream's text, larger than its buffer, lands whole; a fill that fails leaves the old
+ * text and no temporary. */
+START_TEST(test_write_atomic_stream) {
+        _cleanup_close_ int fd = open_test_dir();
+        unsigned n = 5000, kept = 0;
+        struct stat made;
+        char buf[64] = "";
+
+        ck_assert_int_eq(hvt_write_atomic(fd, "out", "old\n", 4, 0, NULL), 0);
+        ck_assert_int_eq(hvt_write_atomic_stream(fd, "out", fill_then_fail, NULL, 0, NULL), -ENOMEM);
+        ck_assert_int_eq(hvt_read_small(fd, "out", buf, sizeof(buf)), 0);
+        ck_assert_str_eq(buf, "old\n");
+        ck_assert_int_eq(hvt_prune_temporaries(fd, 0, &kept), 0);
+        ck_assert_int_eq(hvt_write_atomic_stream(fd, "out", fill_lines, &n, HVT_WRITE_PRIVATE, &made), 0);
+        ck_assert_uint_eq(made.st_mode & 07777, 0600);
+        ck_assert_int_gt(made.st_size, 8192);
+        ck_assert_int_eq((int) made.st_size, 48890);  /* "line 0\n" to "line 4999\n" */
+        ck_assert_int_eq(hvt_prune_temporaries(fd, 0, &kept), 0);
+        ck_assert_int_eq(unlinkat(fd, "out", 0), 0);
+}
+END_TEST
+
 /* Today's temporaries, and those of earlier releases, are told from everyone else's files. */
 START_TEST(test_temporaries) {
         static const char *const ours[] = {
@@ -400,6 +436,7 @@ int main(void) {
         tcase_add_test(tc, test_walk_parent);
         tcase_add_test(tc, test_walk_regular);
         tcase_add_test(tc, test_write_atomic);
+        tcase_add_test(tc, test_write_atomic_stream);
         tcase_add_test(tc, test_temporaries);
         tcase_add_test(tc, test_read_small);
         tcase_add_test(tc, test_opendirat_and_take);

@@ -126,7 +126,7 @@ static void set_param(struct hvt_daemon *d, unsigned value, enum hvt_action acti
                  * and could not be opened is a failure, whose original stays recorded. */
                 bool absent = r == -ENOENT &&
                               faccessat(fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "storvsc_max_hw_queues" :
-                                        PARAM_DIR "/storvsc_max_hw_queues", F_OK, 0) < 0;
+                                        PARAM_DIR "/storvsc_max_hw_queues", F_OK, 0) < 0 && errno == ENOENT;
 
                 res.outcome = absent ? HVT_UNSUPPORTED : HVT_FAILED;
                 res.error = -r;

@@ -12,6 +12,7 @@
 
 #include "enumerate.h"
 #include "macro.h"
+#include "records.h"
 #include "route.h"
 #include "rundir.h"
 #include "udev-util.h"
@@ -27,14 +28,6 @@ struct listing {
         size_t n;
 };
 
-/* The kernel's order of disk names: sdz before sdaa. */
-static int name_cmp(const void *a, const void *b) {
-        const char *x = *(const char *const *) a, *y = *(const char *const *) b;
-        size_t lx = strlen(x), ly = strlen(y);
-
-        return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
-}
-
 /* A record is kept while a block device of its name exists, Hyper-V's or not: a disk hvtuned
  * could not classify this time keeps its originals for the next. A name the walk's listing
  * had is kept without asking the kernel again; one it had not may have come since. */
@@ -43,7 +36,7 @@ static bool record_wanted(const char *sysname, void *userdata) {
 
         if (strcmp(sysname, HVT_DRIVER_NAME) == 0)
                 return true;  /* the module parameter's: the driver pass owns it */
-        if (l->n > 0 && bsearch(&sysname, l->names, l->n, sizeof(*l->names), name_cmp))
+        if (l->n > 0 && bsearch(&sysname, l->names, l->n, sizeof(*l->names), hvt_disk_name_cmp))
                 return true;
         return faccessat(dirfd(l->dir), sysname, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
@@ -92,7 +85,7 @@ static int block_names(DIR *dir, char ***ret, size_t *n_ret) {
                 return r;
         }
         if (n > 0)
-                qsort(names, n, sizeof(*names), name_cmp);
+                qsort(names, n, sizeof(*names), hvt_disk_name_cmp);
         *ret = names;
         *n_ret = n;
         return 0;

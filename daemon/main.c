@@ -59,6 +59,21 @@ static void help(void) {
                HVTUNED_CONFIG_PATH);
 }
 
+/* Each of --check-config, --once, --reload, --status and --restore is a mode of its own: two
+ * of them are refused, but --check-config over --once (whatever their order: a check of the
+ * file a pass would use). */
+static int set_mode(enum mode *mode, const char **given, enum mode m, const char *option) {
+        if (*mode == MODE_CHECK_CONFIG && m == MODE_ONCE)
+                return 0;
+        if (*mode != MODE_DAEMON && *mode != m && !(*mode == MODE_ONCE && m == MODE_CHECK_CONFIG)) {
+                fprintf(stderr, "hvtuned: %s and %s cannot be given together\n", *given, option);
+                return -EINVAL;
+        }
+        *mode = m;
+        *given = option;
+        return 0;
+}
+
 static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid,
                       bool *json) {
         enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION, ARG_STATUS, ARG_JSON, ARG_RESTORE };
@@ -76,24 +91,22 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                 { "version",      no_argument,       NULL, ARG_VERSION },
                 {}
         };
-        int c;
+        const char *given = NULL;
+        int c, r = 0;
 
-        while ((c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)
+        while (r >= 0 && (c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)
                 switch (c) {
                 case 'c':
                         d->config_path = optarg;
                         d->config_explicit = true;
                         break;
                 case ARG_CHECK_CONFIG:
-                        *mode = MODE_CHECK_CONFIG;
+                        r = set_mode(mode, &given, MODE_CHECK_CONFIG, "--check-config");
                         break;
                 case ARG_ONCE:
-                        if (*mode == MODE_DAEMON)
-                                *mode = MODE_ONCE;
+                        r = set_mode(mode, &given, MODE_ONCE, "--once");
                         break;
                 case ARG_DRY_RUN:
-                        if (*mode == MODE_DAEMON)
-                                *mode = MODE_ONCE;
                         d->apply_flags |= HVT_APPLY_DRY_RUN;
                         break;
                 case ARG_RELOAD: {
@@ -109,17 +122,17 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                                 return -EINVAL;
                         }
                         *pid = (pid_t) v;
-                        *mode = MODE_RELOAD;
+                        r = set_mode(mode, &given, MODE_RELOAD, "--reload");
                         break;
                 }
                 case ARG_STATUS:
-                        *mode = MODE_STATUS;
+                        r = set_mode(mode, &given, MODE_STATUS, "--status");
                         break;
                 case ARG_JSON:
                         *json = true;
                         break;
                 case ARG_RESTORE:
-                        *mode = MODE_RESTORE;
+                        r = set_mode(mode, &given, MODE_RESTORE, "--restore");
                         break;
                 case 'v':
                         *level = LOG_DEBUG;
@@ -134,6 +147,15 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                         return -EINVAL;
                 }
 
+        if (r < 0)
+                return r;
+        /* --dry-run alone is --once's; with --restore, a restore that writes nothing. */
+        if ((d->apply_flags & HVT_APPLY_DRY_RUN) && *mode == MODE_DAEMON)
+                *mode = MODE_ONCE;
+        if ((d->apply_flags & HVT_APPLY_DRY_RUN) && (*mode == MODE_STATUS || *mode == MODE_RELOAD)) {
+                fprintf(stderr, "hvtuned: --dry-run goes with --once or --restore\n");
+                return -EINVAL;
+        }
         if (*json && *mode != MODE_STATUS) {
                 fprintf(stderr, "hvtuned: --json goes with --status\n");
                 return -EINVAL;

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "messages.h"
 #include "rundir.h"
+#include "state.h"
 
 #define RUNDIR_DEFAULT "/run/hvtuned"
 
@@ -88,6 +89,24 @@ static int open_held(struct hvt_daemon *d, const char *path) {
         return 0;
 }
 
+/* flock(LOCK_EX|LOCK_NB), tried again for a moment: hvtuned --status takes a shared lock for
+ * an instant to see whether a daemon runs, and a start that met it must not fail for it. */
+static int lock_patiently(int fd) {
+        for (unsigned i = 0;; i++) {
+                if (flock(fd, LOCK_EX | LOCK_NB) >= 0)
+                        return 0;
+                if (errno != EWOULDBLOCK || i >= 10)
+                        return negative_errno();
+                (void) usleep(20 * 1000);
+        }
+}
+
+/* A state file left by a daemon killed before its stop is no one's now: --status must not
+ * take it for the holder's. */
+static void drop_stale_state(int fd) {
+        (void) unlinkat(fd, HVT_STATE_FILE, 0);
+}
+
 int hvt_rundir_open(struct hvt_daemon *d) {
         char path[4096];
         int held, r;
@@ -105,8 +124,7 @@ int hvt_rundir_open(struct hvt_daemon *d) {
          * service's values for originals, or restore what the service still manages. That
          * holds where the records are refused too: the values in memory are the service's. */
         held = d->state_fd >= 0 ? d->state_fd : d->lock_fd;
-        if (held >= 0 && flock(held, LOCK_EX | LOCK_NB) < 0) {
-                r = negative_errno();
+        if (held >= 0 && (r = lock_patiently(held)) < 0) {
                 close(held);
                 d->state_fd = d->lock_fd = -EBADF;
                 if (r == -EWOULDBLOCK)
@@ -114,6 +132,8 @@ int hvt_rundir_open(struct hvt_daemon *d) {
                                              "reload it (systemctl reload hvtuned) instead", path);
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);
         }
+        if (d->state_fd >= 0)
+                drop_stale_state(d->state_fd);
         return 0;
 }
 
@@ -144,11 +164,12 @@ static pid_t lock_holder(int fd) {
 }
 
 int hvt_rundir_lock(int fd, pid_t *ret_holder) {
+        int r = lock_patiently(fd);
+
         *ret_holder = 0;
-        if (flock(fd, LOCK_EX | LOCK_NB) >= 0)
-                return 0;
-        if (errno != EWOULDBLOCK)
-                return negative_errno();
-        *ret_holder = lock_holder(fd);
-        return -EWOULDBLOCK;
+        if (r >= 0)
+                drop_stale_state(fd);
+        else if (r == -EWOULDBLOCK)
+                *ret_holder = lock_holder(fd);
+        return r;
 }

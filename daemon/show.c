@@ -51,7 +51,7 @@ static int read_state(struct hvt_daemon *d, int dir_fd, const char *dir, struct 
                 return needs_root(d, path);
         if (fd < 0 && errno == ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, -ENOENT, "hvtuned is running (it holds %s) but has published "
-                                     "no state: it is starting, runs --once, or cannot write there", dir);
+                                     "no state: it is starting, is a --once or a --restore, or cannot write there", dir);
         if (fd < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot open %s: %m", path);
         if (fstat(fd, &st) < 0)

@@ -13,14 +13,6 @@
 #include "macro.h"
 #include "state-file.h"
 
-static uint64_t now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        if (clock_gettime(clock, &ts) < 0)
-                return 0;
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static enum hvt_state_role role_of(const struct hvt_slot *slot) {
         return slot->yielded ? HVT_STATE_YIELDED : slot->want_set ? HVT_STATE_MANAGED : HVT_STATE_KNOCK_ON;
 }
@@ -29,7 +21,7 @@ static enum hvt_state_role role_of(const struct hvt_slot *slot) {
  * CLOCK_REALTIME, to the second: the offset between the clocks is rounded, so that the file is
  * not rewritten for a microsecond between two readings of it. */
 static uint64_t repair_realtime(const struct hvt_slot *slot) {
-        uint64_t mono = now_usec(CLOCK_MONOTONIC), real = now_usec(CLOCK_REALTIME), offset_s;
+        uint64_t mono = hvt_now_usec(CLOCK_MONOTONIC), real = hvt_now_usec(CLOCK_REALTIME), offset_s;
 
         if (!slot || slot->repaired_s == 0 || real < mono)
                 return 0;
@@ -252,7 +244,7 @@ void hvt_state_file_update(struct hvt_daemon *d, const char *status) {
                 hvt_state_done(&head);
                 return;
         }
-        head.written_usec = now_usec(CLOCK_REALTIME);
+        head.written_usec = hvt_now_usec(CLOCK_REALTIME);
         if (r >= 0)
                 r = hvt_write_atomic_stream(d->state_fd, HVT_STATE_FILE, emit, &e,
                                             d->state_write_flags | HVT_WRITE_PRIVATE, NULL);

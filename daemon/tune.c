@@ -192,7 +192,8 @@ static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, const str
         d->counters.repairs += tally->repairs;
         t->n_repairs = tally->repairs > UINT32_MAX - t->n_repairs ? UINT32_MAX : t->n_repairs + tally->repairs;
         if (tally->repaired)
-                t->last_repair_id = (uint8_t) __builtin_ctz(tally->repaired);
+                /* A pass applies in the attributes' order: its last repair is the highest. */
+                t->last_repair_id = (uint8_t) (31 - __builtin_clz(tally->repaired));
         if (!d->event)
                 return;
         now = hvt_event_now(d->event);

@@ -38,12 +38,6 @@ static bool dry_run(const struct hvt_daemon *d) {
         return d->apply_flags & HVT_APPLY_DRY_RUN;
 }
 
-static void names_free(char **names, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-}
-
 /* The runtime directory into d->state_fd, locked: 0; 1 when there is none (nothing was ever
  * recorded); -errno, said. A directory the daemon would refuse for its records holds none it
  * wrote: nothing is taken from it. */
@@ -60,10 +54,15 @@ static int hold(struct hvt_daemon *d, const char *path) {
                                      "and restores none from it", path);
         if (fd < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, fd, "Cannot open %s: %m", path);
-        d->state_fd = fd;
         /* Held while this works, as a daemon holds it: one starting meanwhile fails as it does
-         * beside another daemon, instead of recording the values this is putting back. */
+         * beside another daemon, instead of recording the values this is putting back. The fd
+         * is the context's once held: what is done at exit with it (the state file) is the
+         * holder's to do. */
         r = hvt_rundir_lock(fd, &holder);
+        if (r >= 0)
+                d->state_fd = fd;
+        else
+                close(fd);
         if (r == -EWOULDBLOCK && holder > 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "hvtuned (pid %d) is running: `systemctl stop hvtuned` puts the "
                                      "originals back (with restore_on_stop = false, hvtuned --restore does once it has "
@@ -279,13 +278,14 @@ int hvt_undo(struct hvt_daemon *d) {
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot list the records in %s: %m", path);
         if (n_names == 0) {
                 hvt_log_info(&d->log, "Nothing to restore: %s holds no records", path);
-                names_free(names, n_names);
+                hvt_strv_free(names, n_names);
                 return 0;
         }
         class_block = open("/sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (class_block < 0) {
-                names_free(names, n_names);
-                return hvt_log_errno(&d->log, LOG_ERR, negative_errno(), "Cannot open /sys/class/block: %m");
+                r = negative_errno();
+                hvt_strv_free(names, n_names);
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot open /sys/class/block: %m");
         }
 
         for (size_t i = 0; i < n_names; i++) {
@@ -294,7 +294,7 @@ int hvt_undo(struct hvt_daemon *d) {
                 else
                         take_disk(d, class_block, names[i], &n);
         }
-        names_free(names, n_names);
+        hvt_strv_free(names, n_names);
         r = driver ? hvt_driver_load(d) : 0;
         if (r < 0) {
                 driver = false;  /* nothing loaded, nothing written */

@@ -115,7 +115,7 @@ static int item_read(struct item *item, enum hvt_attr_id id, char buf[static REA
 static void result_read_error(const struct item *item, struct hvt_result *res, int r) {
         res->error = -r;
         res->outcome = r == -ENOENT &&
-                (item->dirfd < 0 || faccessat(item->dirfd, hvt_attr_get(res->attr)->name, F_OK, 0) < 0)
+                (item->dirfd < 0 || (faccessat(item->dirfd, hvt_attr_get(res->attr)->name, F_OK, 0) < 0 && errno == ENOENT))
                 ? HVT_UNSUPPORTED : HVT_FAILED;
 }
 

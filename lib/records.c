@@ -271,18 +271,11 @@ static bool maybe_record(int dirfd, const char *name) {
         return r != -EBADMSG && r != -ENOENT;
 }
 
-/* The kernel's order of disk names: sdz before sdaa. */
-static int name_cmp(const void *a, const void *b) {
+int hvt_disk_name_cmp(const void *a, const void *b) {
         const char *x = *(const char *const *) a, *y = *(const char *const *) b;
         size_t lx = strlen(x), ly = strlen(y);
 
         return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
-}
-
-static void names_free(char **names, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
 }
 
 int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
@@ -303,7 +296,7 @@ int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
                         continue;
                 more = reallocarray(names, n + 1, sizeof(*names));
                 if (!more || !(more[n] = strdup(de->d_name))) {
-                        names_free(more ?: names, n);
+                        hvt_strv_free(more ?: names, n);
                         return -ENOMEM;
                 }
                 names = more;
@@ -311,11 +304,11 @@ int hvt_records_list(int dirfd, char ***ret, size_t *ret_n) {
         }
         if (errno != 0) {
                 r = negative_errno();
-                names_free(names, n);
+                hvt_strv_free(names, n);
                 return r;
         }
         if (n > 0)
-                qsort(names, n, sizeof(*names), name_cmp);
+                qsort(names, n, sizeof(*names), hvt_disk_name_cmp);
         *ret = names;
         *ret_n = n;
         return 0;

@@ -60,3 +60,6 @@ int hvt_records_list(int dirfd, char ***ret, size_t *ret_n);
  * file is provably not hvtuned's; -errno when it cannot be read (it may be a record, and stays)
  * or deleted. */
 int hvt_records_delete(int dirfd, const char *name);
+
+/* qsort() of disk names (char *) in the kernel's order: sdz before sdaa. */
+int hvt_disk_name_cmp(const void *a, const void *b);

@@ -205,7 +205,9 @@ static void show_controllers(FILE *f, const struct hvt_state *s) {
                         snprintf(can, sizeof(can), "%u", c->can_queue);
                         row(&t, name, hvt_kind_to_string(c->kind), queues, can, estimate_text(c->bytes, c->band_pct, est),
                             c->over_cap ? (s->driver.cap_support == 0 ? "yes, cannot cap" : "yes") : "no",
-                            !c->over_cap ? "-" : known ? estimate_text(c->bytes - c->capped_bytes, c->band_pct, rec) : "unknown");
+                            !c->over_cap ? "-" :
+                            known && c->bytes > c->capped_bytes ? estimate_text(c->bytes - c->capped_bytes, c->band_pct, rec) :
+                            known ? "none" : "unknown");
                 }
                 fputc('\n', f);
                 table_print(f, &t);
@@ -228,6 +230,8 @@ static void show_controllers(FILE *f, const struct hvt_state *s) {
 
 static void show_cap(FILE *f, const struct hvt_state *s) {
         const struct hvt_state_driver *d = &s->driver;
+        /* What sysfs and the file say is escaped, as every such text here. */
+        _cleanup_free_ char *current = hvt_escape_dup(d->current), *orig = hvt_escape_dup(d->orig);
         size_t over;
         uint64_t bytes = hvt_state_reclaimable(s, &over);
         char cur[64], b[48];
@@ -235,7 +239,7 @@ static void show_cap(FILE *f, const struct hvt_state *s) {
         if (d->cap_support < 0 && d->cap == 0)
                 return;
         if (d->current_error == 0)
-                snprintf(cur, sizeof(cur), "%s", d->current);
+                snprintf(cur, sizeof(cur), "%s", strna(current));
         else
                 snprintf(cur, sizeof(cur), "(%s)", strerror(-d->current_error));
         fputc('\n', f);
@@ -243,7 +247,8 @@ static void show_cap(FILE *f, const struct hvt_state *s) {
                 fprintf(f, "hw queue cap: none (hv_storvsc.storvsc_max_hw_queues is %s", cur);
         else
                 fprintf(f, "hw queue cap: %u (hv_storvsc.storvsc_max_hw_queues is %s", d->cap, cur);
-        fprintf(f, "%s%s%s)\n", *d->orig ? ", original " : "", d->orig, d->cap_support == 0 ? ", which this kernel lacks" : "");
+        fprintf(f, "%s%s%s)\n", *d->orig ? ", original " : "", *d->orig ? strna(orig) : "",
+                d->cap_support == 0 ? ", which this kernel lacks" : "");
         if (over == 0)
                 fputs("Left to reclaim: nothing, no controller is over the cap\n", f);
         else if (d->cap_support == 0)

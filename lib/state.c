@@ -137,13 +137,13 @@ int hvt_state_write_tail(struct hvt_state_out *o, const struct hvt_state *s) {
 
                 line(o, "controller", "ussuuuuUUu", c->host, c->controller, hvt_kind_to_string(c->kind),
                      c->nr_hw_queues, c->can_queue, c->capped_queues, c->over_cap ? 1u : 0u, c->bytes, c->capped_bytes,
-                     c->band_pct);
+                     c->band_pct > 100 ? 100u : c->band_pct);
         }
         for (size_t i = 0; i < s->n_nvme; i++) {
                 const struct hvt_state_nvme *n = &s->nvme[i];
 
                 line(o, "nvme", "ssuuUu", n->name, hvt_kind_to_string(n->kind), n->nr_io_queues, n->q_depth, n->bytes,
-                     n->band_pct);
+                     n->band_pct > 100 ? 100u : n->band_pct);
         }
         line(o, "end", "u", o->lines);
         return o->oom ? -ENOMEM : 0;

@@ -14,8 +14,8 @@
  *   driver         CAP  CPUS  SUPPORT  ORIGINAL   SUPPORT: 1 yes, 0 no, -1 unknown
  *   disk           NAME SYSPATH DEVICE_SYSPATH CONTROLLER KIND ROLE REPAIRS LAST_USEC LAST_ATTR PAUSED FAILED
  *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO    (of the disk line before it)
- *   controller     HOST CONTROLLER KIND HW_QUEUES CAN_QUEUE CAPPED_QUEUES OVER_CAP BYTES CAPPED_BYTES
- *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES
+ *   controller     HOST CONTROLLER KIND HW_QUEUES CAN_QUEUE CAPPED_QUEUES OVER_CAP BYTES CAPPED_BYTES BAND_PCT
+ *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES BAND_PCT   (BAND_PCT: an assumed layout's, 0..100)
  *   end            N                  last: the number of lines before it
  *
  * An empty field is "none". A reader of version 1 skips the records it does not know and the

@@ -218,8 +218,22 @@ static void count_disks(struct hvt_daemon *d, struct tally *n) {
                 char left[512];
 
                 format_left(t, left, sizeof(left));
-                if (!*left || dry_run(d)) {
+                if (dry_run(d)) {
                         n->restored++;
+                        continue;
+                }
+                /* The record itself says whether it went: its save after the pass deletes it
+                 * only when nothing of it is left (not one of an attribute this hvtuned does
+                 * not know, nor one whose delete failed). */
+                if (!*left && faccessat(d->state_fd, t->disk.sysname, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+                        n->restored++;
+                        continue;
+                }
+                if (!*left) {
+                        (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, 0, HVT_MESSAGE_STATE_ERROR, NULL,
+                                            "%s: its originals went back, but its record is still there: kept",
+                                            t->disk.sysname);
+                        n->kept++;
                         continue;
                 }
                 (void) hvt_log_disk(&d->log, &t->disk, LOG_ERR, 0, HVT_MESSAGE_STATE_ERROR, NULL,

@@ -29,10 +29,6 @@ static int dir_error(struct hvt_config_error *err, const char *dir, int error, c
         return error;
 }
 
-static int compare_names(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 static bool is_dropin_name(const char *name) {
         size_t n = strlen(name);
 
@@ -130,7 +126,7 @@ int hvt_config_dropins(const char *path, char ***ret, size_t *ret_n, struct hvt_
 
         /* Sorted by name, then made paths: the order is the names', whatever the directory. */
         if (n > 0)
-                qsort(names, n, sizeof(*names), compare_names);
+                qsort(names, n, sizeof(*names), hvt_strcmpp);
         for (size_t i = 0; i < n; i++) {
                 char *full;
 

@@ -24,10 +24,6 @@ static bool no_queue_count(const char *syspath) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static int strcmpp(const void *a, const void *b) {
-        return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 /* The syspaths of the SCSI hosts, sorted as libudev sorts an enumeration: each name in
  * /sys/class/scsi_host is a link to the host's class device ("../../devices/.../hostN/
  * scsi_host/hostN"). Not udev_enumerate: it builds a device and its every ancestor for each
@@ -73,7 +69,7 @@ static int host_syspaths(char ***ret, size_t *n_ret) {
                 return r;
         }
         if (n > 0)
-                qsort(v, n, sizeof(*v), strcmpp);
+                qsort(v, n, sizeof(*v), hvt_strcmpp);
         *ret = v;
         *n_ret = n;
         return 0;

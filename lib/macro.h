@@ -78,6 +78,11 @@ static inline pid_t hvt_getpid(void) {
         return (pid_t) syscall(SYS_getpid);
 }
 
+/* qsort() and bsearch() of strings (char *) in strcmp()'s order. */
+static inline int hvt_strcmpp(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* A string that may be NULL (out of memory), for a message. */
 static inline const char *strna(const char *s) {
         return s ? s : "n/a";

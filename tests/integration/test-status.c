@@ -54,7 +54,8 @@ static char *json_summary(void) {
         ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
         close(fd);
         ck_assert(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &code, NULL));
-        ck_assert_msg(g_spawn_check_wait_status(code, NULL), "python3 refused the JSON: %s\n%s", err, text);
+        /* The wait status checked by hand: g_spawn_check_wait_status() is glib 2.70's (bullseye has 2.66). */
+        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "python3 refused the JSON: %s\n%s", err, text);
         unlink(path);
         hv_keep(err);
         return hv_keep(out);

@@ -110,15 +110,21 @@ unsigned hvt_host_band(const struct hvt_daemon *d, unsigned qa, unsigned cqa, un
         return hvt_layout_band_pct(a > b ? a - b : 0, others, n);
 }
 
+/* What an estimate on an assumed layout (storvsc's or NVMe's) says after its figure. */
+static void layout_note(enum hvt_layout_source source, const char *row, const char *rows, unsigned band, bool full,
+                        char *buf, size_t size) {
+        if (source != HVT_LAYOUT_ASSUMED)
+                buf[0] = '\0';
+        else if (full)
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", row, band, rows);
+        else
+                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", row, band);
+}
+
 void hvt_host_layout_note(const struct hvt_daemon *d, unsigned band, bool full, char *buf, size_t size) {
         const struct hvt_layout *l = &d->host.layout;
 
-        if (l->source != HVT_LAYOUT_ASSUMED)
-                buf[0] = '\0';
-        else if (full)
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
-        else
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
+        layout_note(l->source, l->table_row, l->band_rows, band, full, buf, size);
 }
 
 /* HVTUNED_LAYOUT's value, and the metrics' source label. */
@@ -529,12 +535,7 @@ static unsigned nvme_total_band(const struct hvt_host *h) {
 static void nvme_note(const struct hvt_host *h, unsigned band, bool full, char *buf, size_t size) {
         const struct hvt_nvme_layout *l = &h->nvme_layout;
 
-        if (l->source != HVT_LAYOUT_ASSUMED)
-                buf[0] = '\0';
-        else if (full)
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%% across %s)", l->table_row, band, l->band_rows);
-        else
-                snprintf(buf, size, " (assumed %s's layout, +/-%u%%)", l->table_row, band);
+        layout_note(l->source, l->table_row, l->band_rows, band, full, buf, size);
 }
 
 static void report_nvme(struct hvt_daemon *d, const struct hvt_nvme_controller *c) {

@@ -25,6 +25,10 @@ What is checked, each in both directions where both make sense:
   `README, "Part"` a heading or a paragraph's bold lead of that file; a man page's
   "see SECTION", "SECTION below" or "see SECTION in PAGE(N)" names a section or a list entry
   of that page.
+- id values: every MESSAGE_ID the docs give an operator to copy (Markdown files, man pages as
+  shown, the catalog, contrib/'s alert rules), whole or cut short before an ellipsis (... or
+  \u2026), is (or begins exactly one) id of daemon/messages.h; none after MESSAGE_ID stops short
+  without one.
 
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.
@@ -96,8 +100,17 @@ class Tree:
 # ---------------------------------------------------------------------------------------------
 # C: comments out, string literals in.
 
+_STRIPPED = {}
+
+
 def c_strip_comments(text):
     """The text with every comment blanked (newlines kept, so line numbers hold)."""
+    if text not in _STRIPPED:
+        _STRIPPED[text] = _c_strip_comments(text)
+    return _STRIPPED[text]
+
+
+def _c_strip_comments(text):
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -477,12 +490,15 @@ def check_metrics(tree):
 # ---------------------------------------------------------------------------------------------
 # Check 4: MESSAGE_IDs.
 
-def message_ids(tree):
+def message_ids(tree, elsewhere=True):
+    """daemon/messages.h's ids; with elsewhere, a problem for each id defined in another file."""
     text = c_strip_comments(tree.text("daemon/messages.h"))
     ids = re.findall(r'#define\s+HVT_MESSAGE_\w+\s+"([0-9a-f]{32})"', text)
     bad = []
     if not ids or len(ids) != len(re.findall(r"#define\s+HVT_MESSAGE_", text)):
         bad.append("daemon/messages.h: cannot read every HVT_MESSAGE_ define: update tests/docs/docs-match.py")
+    if not elsewhere:
+        return set(ids), bad
     for f in c_sources(tree):
         if f == "daemon/messages.h":
             continue
@@ -733,15 +749,70 @@ def check_references(tree):
 
 
 # ---------------------------------------------------------------------------------------------
+# Check 7: MESSAGE_ID values in the docs. An operator copies them into journalctl, and the
+# catalog and hvtuned(8)'s list (check 4) are not the only places that give one.
+
+# A hex run that reads as an id: whole (32 digits), or cut short before an ellipsis; a GUID's
+# piece ({f8b3781a-...}) or a longer hash is not one.
+ID_WHOLE = re.compile(r"(?<![\w{/-])([0-9a-fA-F]{32})(?![\w-])")
+ID_CUT = re.compile(r"(MESSAGE_ID\W{0,3})?(?<![\w{/-])([0-9a-fA-F]{4,31})(?:\u2026|\.\.\.)")
+# After MESSAGE_ID, a hex run that stops short with no ellipsis: a query that finds nothing.
+ID_SHORT = re.compile(r"MESSAGE_ID\W{0,3}(?=[0-9a-fA-F]*\d)([0-9a-fA-F]{6,31})(?![\w\u2026]|\.\.\.)")
+
+
+def id_documents(tree):
+    """[(file, text)]: every document an operator reads a MESSAGE_ID in, man pages as shown."""
+    out = []
+    for f in tree.files():
+        if f.endswith(".md") or f == CATALOG or (f.startswith("contrib/") and f.endswith((".yml", ".yaml"))):
+            out.append((f, tree.text(f)))
+        elif re.fullmatch(r"docs/[\w.-]+\.[1-8]", f):
+            out.append((f, man_render(tree.text(f)).replace("[[", "").replace("]]", "")))
+    return out
+
+
+def check_id_values(tree):
+    ids, bad = message_ids(tree, elsewhere=False)
+    if not ids:
+        return bad
+    docs = id_documents(tree)
+    STATS["documents read for MESSAGE_ID values"] = len(docs)
+    for f, text in docs:
+        def where(pos):
+            return f"{f}:{text.count(chr(10), 0, pos) + 1}"
+        for m in ID_WHOLE.finditer(text):
+            if m.group(1) not in ids:
+                bad.append(f"{where(m.start())}: MESSAGE_ID {m.group(1)} is none of daemon/messages.h's")
+        for m in ID_CUT.finditer(text):
+            v = m.group(2)
+            if len(v) < 8 and not m.group(1):
+                continue        # a short number before "...", not an id
+            n = sum(i.startswith(v) for i in ids)
+            if n != 1:
+                bad.append(f"{where(m.start(2))}: MESSAGE_ID {v}... begins "
+                           f"{'none' if not n else f'{n}'} of daemon/messages.h's ids")
+        for m in ID_SHORT.finditer(text):
+            bad.append(f"{where(m.start(1))}: MESSAGE_ID {m.group(1)} is cut short "
+                       "(no id of daemon/messages.h is that long)")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
 
 CHECKS = {"options": check_options, "config": check_config, "metrics": check_metrics,
-          "message-ids": check_message_ids, "fields": check_fields, "references": check_references}
+          "message-ids": check_message_ids, "fields": check_fields, "references": check_references,
+          "id-values": check_id_values}
 
 
 def insert_after(text, pattern, addition):
     m = re.search(pattern, text, re.M)
     assert m, f"self-test: no {pattern!r} to change"
     return text[:m.end()] + addition + text[m.end():]
+
+
+def replace_once(text, old, new):
+    assert old in text, f"self-test: no {old!r} to replace"
+    return text.replace(old, new, 1)
 
 
 def remove_line(text, pattern):
@@ -881,6 +952,25 @@ MUTATIONS = [
     ("references", "a cross-page see SECTION in PAGE",
      {MAN8: lambda t: insert_after(t, r"^\.SH SIGNALS\n", "(see\n.B MISSING\nin\n.BR hvtuned.conf (5)).\n")},
      "names MISSING in hvtuned.conf(5)"),
+    ("id-values", "the contested entry's id as hvtuned.conf(5) gave it",
+     {MAN5: lambda t: replace_once(t, "MESSAGE_ID 4e85a45c4fe14ff5ac9427123de22621",
+                                   "MESSAGE_ID f65082f5a6e64d6c9f2f01ba1395c708")},
+     "MESSAGE_ID f65082f5a6e64d6c9f2f01ba1395c708 is none of"),
+    ("id-values", "a wrong id in a man page's journalctl example",
+     {MAN8: lambda t: replace_once(t, "MESSAGE_ID=573b87040f9442c4ae74cb59264b8376",
+                                   "MESSAGE_ID=573b87040f9442c4ae74cb59264b8377")},
+     "MESSAGE_ID 573b87040f9442c4ae74cb59264b8377 is none of"),
+    ("id-values", "an id cut short with an ellipsis (\u2026) that begins no id",
+     {"docs/how-it-works.md": lambda t: replace_once(t, "MESSAGE_ID=73ab5ab808d74f8b99862c698cba139a",
+                                                     "MESSAGE_ID=f65082f5\u2026")},
+     "MESSAGE_ID f65082f5... begins none"),
+    ("id-values", "an id cut short with ... in an alert rule",
+     {RULES: lambda t: replace_once(t, "MESSAGE_ID=4e85a45c4fe14ff5ac9427123de22621", "MESSAGE_ID=f65082f5...")},
+     "MESSAGE_ID f65082f5... begins none"),
+    ("id-values", "an id cut short with no ellipsis in the README",
+     {"README.md": lambda t: replace_once(t, "MESSAGE_ID=51da0b4ec8cb4af58042306e8e2cb9da", "MESSAGE_ID=51da0b4ec8cb")},
+     "MESSAGE_ID 51da0b4ec8cb is cut short"),
+
 ]
 
 

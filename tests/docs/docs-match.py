@@ -29,6 +29,9 @@ What is checked, each in both directions where both make sense:
   shown, the catalog, contrib/'s alert rules), whole or cut short before an ellipsis (... or
   \u2026), is (or begins exactly one) id of daemon/messages.h; none after MESSAGE_ID stops short
   without one.
+- placeholders: the man pages, as groff shows them (read as roff source when there is no
+  groff), show nothing a template or a format left unfilled: {name}, {{ x }}, %(name)s, a
+  printf conversion, @NAME@.
 
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.
@@ -36,6 +39,8 @@ renamed parser, a table in another shape. --selftest shows that each check can f
 import glob
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 # Paths that read like this tree's but are another's: the kernel's source (lib/bitmap.c), an
@@ -798,10 +803,74 @@ def check_id_values(tree):
 
 
 # ---------------------------------------------------------------------------------------------
+# Check 8: no unfilled placeholder in the man pages, as an operator sees them.
+
+# What a template or a format string leaves when nobody filled it in. Not: a GUID ({...-...}),
+# a metric's label set (hvtuned_disks_managed{kind,role}), an empty libconfig group ({}),
+# a shell's ${VAR}, a percentage ("10% of").
+PLACEHOLDERS = [
+    ("a format field", re.compile(r"(?<![\w$%#{])\{(?:[A-Za-z_]\w*(?:\.\w+|\[\w+\])*|\d+)(?:![rsa])?(?::[^{}\s]*)?\}(?!\})")),
+    ("a template's field", re.compile(r"\{\{[^{}]*\}\}")),
+    ("a %(name) conversion", re.compile(r"%\([A-Za-z_]\w*\)[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")),
+    ("a printf conversion", re.compile(r"(?<![%\w])%[-#0+]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|z|j|t|L)?"
+                                       r"[diouxXeEfFgGcspm](?!\w)")),
+    ("a configure variable", re.compile(r"(?<![\w@])@[A-Za-z_][A-Za-z0-9_]*@(?![\w@])")),
+]
+
+# How the pages are shown: groff as man(1) runs it, or, without groff, the roff source read
+# here (the self-test runs both).
+RENDER = {"groff": shutil.which("groff")}
+_RENDERED = {}
+
+
+def man_shown(text):
+    """The page as man(1) shows it (plain text), or (None, why)."""
+    groff = RENDER["groff"]
+    if not groff:
+        lines = []
+        for line in text.splitlines():
+            if re.match(r"[.']\s*\\\"", line):
+                continue
+            m = re.match(r"[.'](\w+)\s*(.*)", line)
+            lines.append(roff_plain(" ".join(roff_args(m.group(2)))) if m else roff_plain(line))
+        return "\n".join(lines), None
+    if text not in _RENDERED:
+        r = subprocess.run([groff, "-k", "-man", "-Tutf8", "-P-cbou"], input=text.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, LC_ALL="C.UTF-8"))
+        if r.returncode != 0 or not r.stdout.strip():
+            _RENDERED[text] = (None, f"groff failed ({r.returncode}): {r.stderr.decode(errors='replace')[:200]}")
+        else:
+            _RENDERED[text] = (r.stdout.decode("utf-8", errors="replace"), None)
+    return _RENDERED[text]
+
+
+def check_placeholders(tree):
+    bad = []
+    pages = man_pages(tree)
+    if not pages:
+        return ["docs/: no man page found: update tests/docs/docs-match.py"]
+    how = "rendered by groff" if RENDER["groff"] else "read as roff source (no groff)"
+    STATS[f"man pages {how}"] = len(pages)
+    for page, f in sorted(pages.items()):
+        shown, err = man_shown(tree.text(f))
+        if err:
+            bad.append(f"{f}: {err}")
+            continue
+        for what, pattern in PLACEHOLDERS:
+            for m in pattern.finditer(shown):
+                line = shown[shown.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()
+                src = re.search(r"\s+".join(map(re.escape, m.group(0).split())), tree.text(f))
+                at = f":{tree.text(f).count(chr(10), 0, src.start()) + 1}" if src else ""
+                bad.append(f"{f}{at}: {page} shows {what} nobody filled in, {m.group(0)}: \"{line}\"")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
 
 CHECKS = {"options": check_options, "config": check_config, "metrics": check_metrics,
           "message-ids": check_message_ids, "fields": check_fields, "references": check_references,
-          "id-values": check_id_values}
+          "id-values": check_id_values, "placeholders": check_placeholders}
 
 
 def insert_after(text, pattern, addition):
@@ -970,14 +1039,44 @@ MUTATIONS = [
     ("id-values", "an id cut short with no ellipsis in the README",
      {"README.md": lambda t: replace_once(t, "MESSAGE_ID=51da0b4ec8cb4af58042306e8e2cb9da", "MESSAGE_ID=51da0b4ec8cb")},
      "MESSAGE_ID 51da0b4ec8cb is cut short"),
+    ("placeholders", "the contested entry's {mid} as hvtuned(8) showed it",
+     {MAN8: lambda t: replace_once(t, "(MESSAGE_ID 4e85a45c4fe14ff5ac9427123de22621, with", "(MESSAGE_ID {mid}, with")},
+     "a format field nobody filled in, {mid}"),
+    ("placeholders", "a {name} in running text",
+     {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {name} is tuned.\n")},
+     "a format field nobody filled in, {name}"),
+    ("placeholders", "a %s in an example",
+     {MAN8: lambda t: replace_once(t, "sdc: reverted 11 times", "%s: reverted 11 times")},
+     "a printf conversion nobody filled in, %s"),
+    ("placeholders", "a %(name)s in an example",
+     {MAN8: lambda t: replace_once(t, "sdc: reverted 11 times", "%(disk)s: reverted 11 times")},
+     "a %(name) conversion nobody filled in, %(disk)s"),
+    ("placeholders", "a configure variable in the title line",
+     {MAN8: lambda t: replace_once(t, '"hvtuned 0.1.0"', '"hvtuned @VERSION@"')},
+     "a configure variable nobody filled in, @VERSION@"),
+    ("placeholders", "a template's field",
+     {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {{ disk }} is tuned.\n")},
+     "a template's field nobody filled in, {{"),
 
 ]
 
 
 def selftest(root):
-    base = {name: set(fn(Tree(root))) for name, fn in CHECKS.items()}
+    failed = run_mutations(root, MUTATIONS, "")
+    # Without groff the pages are read as roff source: that way has to notice as well.
+    if RENDER["groff"]:
+        RENDER["groff"] = None
+        failed += run_mutations(root, [m for m in MUTATIONS if m[0] == "placeholders"], " (roff source, no groff)")
+    print(f"{failed} mutations not caught")
+    return 1 if failed else 0
+
+
+def run_mutations(root, mutations, how):
+    checks = {m[0] for m in mutations}
+    base = {name: set(fn(Tree(root))) for name, fn in CHECKS.items() if name in checks}
     failed = 0
-    for check, what, changes, expect in MUTATIONS:
+    for check, what, changes, expect in mutations:
+        what += how
         tree = Tree(root)
         try:
             for f, change in changes.items():
@@ -992,8 +1091,8 @@ def selftest(root):
         else:
             failed += 1
             print(f"NOT CAUGHT: {check}: {what}: expected \"{expect}\", got {got or 'nothing new'}")
-    print(f"{len(MUTATIONS)} mutations, {failed} not caught")
-    return 1 if failed else 0
+    print(f"{len(mutations)} mutations{how}, {failed} not caught")
+    return failed
 
 
 def main():

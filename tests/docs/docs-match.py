@@ -32,6 +32,14 @@ What is checked, each in both directions where both make sense:
 - placeholders: the man pages, as groff shows them (read as roff source when there is no
   groff), show nothing a template or a format left unfilled: {name}, {{ x }}, %(name)s, a
   printf conversion, @NAME@.
+- scope: each place that sums up what hvtuned manages (hvtuned(8)'s NAME and DESCRIPTION's
+  first paragraph, --help's first lines, debian/control's Description, the spec's Summary and
+  %description, README's introduction) names both kinds lib/classify.c takes (storvsc, NVMe)
+  and none says NVMe disks are not managed but of another vendor; hvtuned(8)'s DESCRIPTION
+  and the README's introduction name each model of nvme_models; and DESCRIPTION's built-in
+  policy names each setting lib/config.c's config_new_default() and lib/policy.c's
+  hvt_platform_defaults() make, and the hw queue cap, with the code's value (and NVMe for a
+  setting made on NVMe disks only).
 
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.
@@ -867,10 +875,185 @@ def check_placeholders(tree):
 
 
 # ---------------------------------------------------------------------------------------------
+# Check 9: what hvtuned manages, where a document sums it up, against the code.
+
+def man_paragraphs(lines):
+    """The running text of each paragraph of LINES (requests out, fonts resolved)."""
+    out, cur = [], []
+    for line in lines:
+        if re.match(r"[.'](PP|P|LP|IP|TP|HP|SS|SH|EX|EE)\b", line):
+            out.append(" ".join(cur))
+            cur = []
+            continue
+        segs = roff_segments(line)
+        if segs:
+            cur.append("".join(t for _, t in segs))
+    out.append(" ".join(cur))
+    return [re.sub(r"\s+", " ", p).strip() for p in out if p.strip()]
+
+
+def c_value(tree, expr):
+    """A setting's value as the code gives it: a literal, or a #define of lib/ (None if not)."""
+    expr = expr.strip()
+    m = re.fullmatch(r'"([^"\\]*)"', expr)
+    if m:
+        return m.group(1)
+    if re.fullmatch(r"\d+[uUlL]*", expr):
+        return expr.rstrip("uUlL")
+    for f in c_sources(tree, ("lib",)):
+        d = re.search(r"^#define\s+" + re.escape(expr) + r"\s+(\d+)[uUlL]*\s*$", c_strip_comments(tree.text(f)), re.M)
+        if d:
+            return d.group(1)
+    return None
+
+
+def attr_names(tree):
+    """{HVT_ATTR_ suffix: the attribute's name} from lib/attr.c's table."""
+    attr = c_strip_comments(tree.text("lib/attr.c"))
+    return {i: name for i, name in re.findall(r'\[HVT_ATTR_(\w+)\]\s*=\s*\{\s*HVT_GROUP_\w+\s*,\s*"([a-z_]+)"', attr)}
+
+
+def settings_in(tree, f, fn, bad):
+    """[(attribute, value, NVMe only)] that the function FN of F sets; a problem when it sets
+    one in a way this cannot read."""
+    body = c_function(tree.text(f), fn)
+    if body is None:
+        bad.append(f"{f}: no function {fn}(): update tests/docs/docs-match.py")
+        return []
+    names, out = attr_names(tree), []
+    calls = list(re.finditer(r"hvt_setting_set_\w+\(\s*&[\w>.-]+\[HVT_ATTR_(\w+)\]\s*,([^;]*)\)\s*;", body))
+    for m in calls:
+        value = c_value(tree, m.group(2).split(",")[-1])
+        guard = body[body.rfind(";", 0, m.start()) + 1:m.start()]
+        if m.group(1) not in names or value is None:
+            bad.append(f"{f}: {fn}() sets HVT_ATTR_{m.group(1)} to {m.group(2).split(',')[-1].strip()}, "
+                       "which this cannot read: update tests/docs/docs-match.py")
+            continue
+        out.append((names[m.group(1)], value, "hvt_kind_is_nvme" in guard))
+    read = {m.group(1) for m in calls}
+    for a in sorted(set(re.findall(r"(?<!\w)HVT_ATTR_(\w+)", body)) - read):
+        bad.append(f"{f}: {fn}() sets HVT_ATTR_{a} in a way this cannot read: update tests/docs/docs-match.py")
+    if not calls:
+        bad.append(f"{f}: {fn}() sets no attribute this can read: update tests/docs/docs-match.py")
+    return out
+
+
+def c_table(tree, f, name, bad):
+    """The string values of the C array NAME in F."""
+    m = re.search(r"\b" + re.escape(name) + r"\[[^\]]*\]\s*=\s*\{(.*?)\n\};", c_strip_comments(tree.text(f)), re.S)
+    values = re.findall(r'"([^"]+)"', m.group(1)) if m else []
+    if not values:
+        bad.append(f"{f}: no table {name}[] of strings: update tests/docs/docs-match.py")
+    return values
+
+
+def says_never_touched(sentence):
+    """Whether SENTENCE says something is not managed and counts Azure's NVMe disks in: an
+    NVMe there must be another vendor's."""
+    if not re.search(r"\b(?:never|not)\s+(?:be\s+)?(?:touched|tuned|managed|written)\b|\bleft\s+alone\b|"
+                     r"\bleaves?\b[^.;]*\balone\b|\bignored?\b", sentence):
+        return False
+    return any(not re.search(r"\b(?:other|non-Azure)\b[\w'\u2019 -]*$", sentence[:m.start()])
+               for m in re.finditer(r"\bNVMe\b", sentence, re.I))
+
+
+def summaries(tree, bad):
+    """[(where, text)]: each place that sums up what hvtuned tunes, and DESCRIPTION whole."""
+    out = []
+    man = Man(tree.text(MAN8))
+    for name in ("NAME", "DESCRIPTION"):
+        if man.section(name) is None:
+            bad.append(f"{MAN8}: no section {name}")
+    if man.section("NAME") is not None:
+        out.append((f"{MAN8} NAME", " ".join(man_paragraphs(man.section("NAME")))))
+    if man.section("DESCRIPTION") is not None:
+        paras = man_paragraphs(man.section("DESCRIPTION"))
+        out.append((f"{MAN8} DESCRIPTION's first paragraph", paras[0] if paras else ""))
+    body = c_function(tree.text("daemon/main.c"), "help")
+    text = "".join(c_strings("{" + body + "}")) if body else ""
+    text = text.replace("\\n", "\n").replace('\\"', '"')
+    if "\n\n" not in text:
+        bad.append("daemon/main.c: no help() whose text starts with lines, then a blank one: "
+                   "update tests/docs/docs-match.py")
+    else:
+        out.append(("hvtuned --help's first lines (daemon/main.c)", text.split("\n\n", 1)[0]))
+    m = re.search(r"^Package:.*?^Description: *([^\n]*)\n((?:[ \t][^\n]*\n?)*)", tree.text("debian/control"), re.M | re.S)
+    if not m:
+        bad.append("debian/control: no binary package's Description: update tests/docs/docs-match.py")
+    else:
+        out.append(("debian/control's Description (its synopsis)", m.group(1)))
+        out.append(("debian/control's Description (its long text)",
+                    " ".join(l.strip() for l in m.group(2).splitlines() if l.strip() != ".")))
+    spec = tree.text("hvtuned.spec")
+    s = re.search(r"^Summary:\s*(.*)$", spec, re.M)
+    d = re.search(r"^%description\s*\n(.*?)(?=^%\w|\Z)", spec, re.M | re.S)
+    if not s or not d:
+        bad.append("hvtuned.spec: no Summary or %description: update tests/docs/docs-match.py")
+    else:
+        out.append(("hvtuned.spec's Summary", s.group(1)))
+        out.append(("hvtuned.spec's %description", d.group(1)))
+    intro = re.split(r"^## ", tree.text("README.md"), maxsplit=1, flags=re.M)[0]
+    out.append(("README.md's introduction", intro))
+    return [(w, re.sub(r"\s+", " ", t)) for w, t in out]
+
+
+def check_scope(tree):
+    bad = []
+    # The kinds: storvsc's controllers by VMBus class, Azure's NVMe ones by model.
+    storvsc = c_table(tree, "lib/classify.c", "storvsc_classes", bad)
+    models = c_table(tree, "lib/classify.c", "nvme_models", bad)
+    kinds = ([("storvsc", r"storvsc")] if storvsc else []) + ([("NVMe", r"\bNVMe\b")] if models else [])
+    places = summaries(tree, bad)
+    STATS["summaries of what hvtuned manages"] = len(places)
+    for where, text in places:
+        for kind, pattern in kinds:
+            if not re.search(pattern, text, re.I):
+                bad.append(f"{where} does not name the {kind} disks hvtuned manages (lib/classify.c): \"{text[:90]}\"")
+    man = Man(tree.text(MAN8))
+    desc = man_paragraphs(man.section("DESCRIPTION", whole=True) or [])
+    for where, texts in [(w, [t]) for w, t in places] + [(f"{MAN8} DESCRIPTION", desc)]:
+        for sentence in (s for t in texts for s in re.split(r"(?<=[.;])\s+", t)):
+            if says_never_touched(sentence):
+                bad.append(f"{where} says NVMe disks are not managed, but hvtuned manages Azure's: \"{sentence}\"")
+    # Which NVMe disks: the models, where the scope is told in full.
+    for where, text in ((f"{MAN8} DESCRIPTION", " ".join(desc)),
+                        ("README.md's introduction", dict(places).get("README.md's introduction", ""))):
+        for model in models:
+            if model not in text:
+                bad.append(f"{where} does not name the NVMe model \"{model}\" (lib/classify.c's nvme_models)")
+    # The built-in policy: every setting the code makes with no file, and the hw queue cap.
+    want = settings_in(tree, "lib/config.c", "config_new_default", bad)
+    want += settings_in(tree, "lib/policy.c", "hvt_platform_defaults", bad)
+    cap = attr_names(tree).get("MAX_HW_QUEUES")
+    cap_value = c_value(tree, "HVT_DEFAULT_MAX_HW_QUEUES")
+    if not cap or not cap_value:
+        bad.append("lib/attr.c, lib/hwqueues.h: no HVT_ATTR_MAX_HW_QUEUES or HVT_DEFAULT_MAX_HW_QUEUES: "
+                   "update tests/docs/docs-match.py")
+    else:
+        want.append((cap, cap_value, False))
+    STATS["settings of the built-in policy"] = len(want)
+    policy = [p for p in desc if "built-in policy" in p]
+    if not policy:
+        return bad + [f"{MAN8}: no paragraph of DESCRIPTION tells the built-in policy"]
+    clauses = [c for p in policy for c in re.split(r";|\.\s", p)]
+    for name, value, nvme in want:
+        said = [c for c in clauses if re.search(r"(?<!\w)" + re.escape(name) + r"\b", c)]
+        if not said:
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not name {name} (set to {value} by the code)")
+        elif not any(re.search(r"(?<![\w.])" + re.escape(value) + r"(?![\w.])", c) for c in said):
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not give {name} the code's value {value}: "
+                       f"\"{said[0].strip()}\"")
+        elif nvme and not any(re.search(r"\bNVMe\b", c) for c in said):
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not say {name} is set on NVMe disks only: "
+                       f"\"{said[0].strip()}\"")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
 
 CHECKS = {"options": check_options, "config": check_config, "metrics": check_metrics,
           "message-ids": check_message_ids, "fields": check_fields, "references": check_references,
-          "id-values": check_id_values, "placeholders": check_placeholders}
+          "id-values": check_id_values, "placeholders": check_placeholders, "scope": check_scope}
 
 
 def insert_after(text, pattern, addition):
@@ -882,6 +1065,18 @@ def insert_after(text, pattern, addition):
 def replace_once(text, old, new):
     assert old in text, f"self-test: no {old!r} to replace"
     return text.replace(old, new, 1)
+
+
+# hvtuned(8)'s built-in policy as it was before it named every setting.
+OLD_POLICY = ("disks; this is why the built-in policy, used when no configuration file\nexists, is\n"
+              ".B queue.scheduler = \\(dqnone\\(dq\nand nothing else.\n")
+
+
+def old_policy(text):
+    new, n = re.subn(r"disks\.\n\.PP\nSo the built-in policy sets:\n.*?turn them off\.\n",
+                     lambda m: OLD_POLICY, text, count=1, flags=re.S)
+    assert n, "self-test: no built-in policy paragraph to put back as it was"
+    return new
 
 
 def remove_line(text, pattern):
@@ -1057,7 +1252,61 @@ MUTATIONS = [
     ("placeholders", "a template's field",
      {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {{ disk }} is tuned.\n")},
      "a template's field nobody filled in, {{"),
-
+    ("scope", "NVMe never touched, as hvtuned(8) said",
+     {MAN8: lambda t: replace_once(t, "Virtio, other vendors\\(aq NVMe, USB", "Virtio, NVMe, USB")},
+     "DESCRIPTION says NVMe disks are not managed"),
+    ("scope", "the same in the README's introduction",
+     {"README.md": lambda t: replace_once(t, "other vendors' NVMe, multipath", "NVMe, multipath")},
+     "README.md's introduction says NVMe disks are not managed"),
+    ("scope", "hvtuned(8)'s NAME as it was, storvsc only",
+     {MAN8: lambda t: replace_once(t, "(storvsc) and Azure NVMe disks and keep", "(storvsc) disks and keep")},
+     "NAME does not name the NVMe disks"),
+    ("scope", "hvtuned(8)'s DESCRIPTION opening as it was, storvsc only",
+     {MAN8: lambda t: replace_once(t, "and Azure (storvsc disks and Azure\\(aqs NVMe disks) to", "(the storvsc driver) to")},
+     "DESCRIPTION's first paragraph does not name the NVMe disks"),
+    ("scope", "--help's first lines as they were, storvsc only",
+     {"daemon/main.c": lambda t: replace_once(t, "(storvsc) and Azure NVMe disks and keep", "(storvsc) disks and keep")},
+     "--help's first lines (daemon/main.c) does not name the NVMe disks"),
+    ("scope", "debian/control's synopsis as it was, storvsc only",
+     {"debian/control": lambda t: replace_once(t, "tunes the storvsc and Azure NVMe disks of", "tunes the storvsc disks of")},
+     "debian/control's Description (its synopsis) does not name the NVMe disks"),
+    ("scope", "hvtuned.spec's Summary as it was, storvsc only",
+     {"hvtuned.spec": lambda t: replace_once(t, "Tunes the storvsc and Azure NVMe disks of", "Tunes the storvsc disks of")},
+     "hvtuned.spec's Summary does not name the NVMe disks"),
+    ("scope", "an NVMe model lib/classify.c takes that hvtuned(8) does not name",
+     {"lib/classify.c": lambda t: replace_once(t, '"Microsoft NVMe Direct Disk v2",',
+                                               '"Microsoft NVMe Direct Disk v2",\n        [HVT_KIND_FROB] = "Microsoft NVMe Frob",')},
+     "DESCRIPTION does not name the NVMe model \"Microsoft NVMe Frob\""),
+    ("scope", "the built-in policy as hvtuned(8) told it: scheduler none and nothing else",
+     {MAN8: old_policy},
+     "built-in policy does not name read_ahead_kb"),
+    ("scope", "the same, io_timeout",
+     {MAN8: old_policy},
+     "built-in policy does not name io_timeout"),
+    ("scope", "the same, the hw queue cap",
+     {MAN8: old_policy},
+     "built-in policy does not name storvsc_max_hw_queues"),
+    ("scope", "io_timeout told for every disk, not Azure's NVMe ones",
+     {MAN8: lambda t: replace_once(t, "to 240000 (ms) on Azure\\(aqs NVMe disks,", "to 240000 (ms) on every disk it manages,")},
+     "does not say io_timeout is set on NVMe disks only"),
+    ("scope", "hvt_platform_defaults() sets one more attribute",
+     {"lib/policy.c": lambda t: replace_once(t, "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n",
+                                             "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n"
+                                             "        (void) hvt_setting_set_int(&ret[HVT_ATTR_NR_REQUESTS], HVT_ATTR_NR_REQUESTS, 64);\n")},
+     "built-in policy does not name nr_requests (set to 64"),
+    ("scope", "the read-ahead cap's value changed in the code",
+     {"lib/policy.h": lambda t: replace_once(t, "HVT_PLATFORM_READ_AHEAD_KB 128", "HVT_PLATFORM_READ_AHEAD_KB 256")},
+     "does not give read_ahead_kb the code's value 256"),
+    ("scope", "the default hw queue cap changed in the code",
+     {"lib/hwqueues.h": lambda t: replace_once(t, "HVT_DEFAULT_MAX_HW_QUEUES 4", "HVT_DEFAULT_MAX_HW_QUEUES 8")},
+     "does not give storvsc_max_hw_queues the code's value 8"),
+    ("scope", "the no-file scheduler changed in the code",
+     {"lib/config.c": lambda t: replace_once(t, 'settings[HVT_ATTR_SCHEDULER], "none")', 'settings[HVT_ATTR_SCHEDULER], "kyber")')},
+     "does not give scheduler the code's value kyber"),
+    ("scope", "a platform default set in a way the test cannot read",
+     {"lib/policy.c": lambda t: replace_once(t, "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n",
+                                             "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n        ret[HVT_ATTR_WBT_LAT_USEC].set = true;\n")},
+     "sets HVT_ATTR_WBT_LAT_USEC in a way this cannot read"),
 ]
 
 

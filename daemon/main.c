@@ -38,7 +38,7 @@ enum mode {
 
 static void help(void) {
         printf("Usage: hvtuned [OPTIONS]\n"
-               "Tune the IO queues of Hyper-V (storvsc) disks and keep them tuned.\n\n"
+               "Tune the IO queues of Hyper-V (storvsc) and Azure NVMe disks and keep them tuned.\n\n"
                "  -c, --config=FILE   configuration file (default %s)\n"
                "      --check-config  validate the configuration and exit (0 valid, 1 not)\n"
                "      --once          tune every disk once, print what was done and exit\n"

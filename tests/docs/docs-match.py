@@ -25,6 +25,21 @@ What is checked, each in both directions where both make sense:
   `README, "Part"` a heading or a paragraph's bold lead of that file; a man page's
   "see SECTION", "SECTION below" or "see SECTION in PAGE(N)" names a section or a list entry
   of that page.
+- id values: every MESSAGE_ID the docs give an operator to copy (Markdown files, man pages as
+  shown, the catalog, contrib/'s alert rules), whole or cut short before an ellipsis (... or
+  \u2026), is (or begins exactly one) id of daemon/messages.h; none after MESSAGE_ID stops short
+  without one.
+- placeholders: the man pages, as groff shows them (read as roff source when there is no
+  groff), show nothing a template or a format left unfilled: {name}, {{ x }}, %(name)s, a
+  printf conversion, @NAME@.
+- scope: each place that sums up what hvtuned manages (hvtuned(8)'s NAME and DESCRIPTION's
+  first paragraph, --help's first lines, debian/control's Description, the spec's Summary and
+  %description, README's introduction) names both kinds lib/classify.c takes (storvsc, NVMe)
+  and none says NVMe disks are not managed but of another vendor; hvtuned(8)'s DESCRIPTION
+  and the README's introduction name each model of nvme_models; and DESCRIPTION's built-in
+  policy names each setting lib/config.c's config_new_default() and lib/policy.c's
+  hvt_platform_defaults() make, and the hw queue cap, with the code's value (and NVMe for a
+  setting made on NVMe disks only).
 
 The extraction fails loudly (a problem, not a pass) when it cannot find what it parses: a
 renamed parser, a table in another shape. --selftest shows that each check can fail.
@@ -32,6 +47,8 @@ renamed parser, a table in another shape. --selftest shows that each check can f
 import glob
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 # Paths that read like this tree's but are another's: the kernel's source (lib/bitmap.c), an
@@ -96,8 +113,17 @@ class Tree:
 # ---------------------------------------------------------------------------------------------
 # C: comments out, string literals in.
 
+_STRIPPED = {}
+
+
 def c_strip_comments(text):
     """The text with every comment blanked (newlines kept, so line numbers hold)."""
+    if text not in _STRIPPED:
+        _STRIPPED[text] = _c_strip_comments(text)
+    return _STRIPPED[text]
+
+
+def _c_strip_comments(text):
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -477,12 +503,15 @@ def check_metrics(tree):
 # ---------------------------------------------------------------------------------------------
 # Check 4: MESSAGE_IDs.
 
-def message_ids(tree):
+def message_ids(tree, elsewhere=True):
+    """daemon/messages.h's ids; with elsewhere, a problem for each id defined in another file."""
     text = c_strip_comments(tree.text("daemon/messages.h"))
     ids = re.findall(r'#define\s+HVT_MESSAGE_\w+\s+"([0-9a-f]{32})"', text)
     bad = []
     if not ids or len(ids) != len(re.findall(r"#define\s+HVT_MESSAGE_", text)):
         bad.append("daemon/messages.h: cannot read every HVT_MESSAGE_ define: update tests/docs/docs-match.py")
+    if not elsewhere:
+        return set(ids), bad
     for f in c_sources(tree):
         if f == "daemon/messages.h":
             continue
@@ -733,15 +762,321 @@ def check_references(tree):
 
 
 # ---------------------------------------------------------------------------------------------
+# Check 7: MESSAGE_ID values in the docs. An operator copies them into journalctl, and the
+# catalog and hvtuned(8)'s list (check 4) are not the only places that give one.
+
+# A hex run that reads as an id: whole (32 digits), or cut short before an ellipsis; a GUID's
+# piece ({f8b3781a-...}) or a longer hash is not one.
+ID_WHOLE = re.compile(r"(?<![\w{/-])([0-9a-fA-F]{32})(?![\w-])")
+ID_CUT = re.compile(r"(MESSAGE_ID\W{0,3})?(?<![\w{/-])([0-9a-fA-F]{4,31})(?:\u2026|\.\.\.)")
+# After MESSAGE_ID, a hex run that stops short with no ellipsis: a query that finds nothing.
+ID_SHORT = re.compile(r"MESSAGE_ID\W{0,3}(?=[0-9a-fA-F]*\d)([0-9a-fA-F]{6,31})(?![\w\u2026]|\.\.\.)")
+
+
+def id_documents(tree):
+    """[(file, text)]: every document an operator reads a MESSAGE_ID in, man pages as shown."""
+    out = []
+    for f in tree.files():
+        if f.endswith(".md") or f == CATALOG or (f.startswith("contrib/") and f.endswith((".yml", ".yaml"))):
+            out.append((f, tree.text(f)))
+        elif re.fullmatch(r"docs/[\w.-]+\.[1-8]", f):
+            out.append((f, man_render(tree.text(f)).replace("[[", "").replace("]]", "")))
+    return out
+
+
+def check_id_values(tree):
+    ids, bad = message_ids(tree, elsewhere=False)
+    if not ids:
+        return bad
+    docs = id_documents(tree)
+    STATS["documents read for MESSAGE_ID values"] = len(docs)
+    for f, text in docs:
+        def where(pos):
+            return f"{f}:{text.count(chr(10), 0, pos) + 1}"
+        for m in ID_WHOLE.finditer(text):
+            if m.group(1) not in ids:
+                bad.append(f"{where(m.start())}: MESSAGE_ID {m.group(1)} is none of daemon/messages.h's")
+        for m in ID_CUT.finditer(text):
+            v = m.group(2)
+            if len(v) < 8 and not m.group(1):
+                continue        # a short number before "...", not an id
+            n = sum(i.startswith(v) for i in ids)
+            if n != 1:
+                bad.append(f"{where(m.start(2))}: MESSAGE_ID {v}... begins "
+                           f"{'none' if not n else f'{n}'} of daemon/messages.h's ids")
+        for m in ID_SHORT.finditer(text):
+            bad.append(f"{where(m.start(1))}: MESSAGE_ID {m.group(1)} is cut short "
+                       "(no id of daemon/messages.h is that long)")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
+# Check 8: no unfilled placeholder in the man pages, as an operator sees them.
+
+# What a template or a format string leaves when nobody filled it in. Not: a GUID ({...-...}),
+# a metric's label set (hvtuned_disks_managed{kind,role}), an empty libconfig group ({}),
+# a shell's ${VAR}, a percentage ("10% of").
+PLACEHOLDERS = [
+    ("a format field", re.compile(r"(?<![\w$%#{])\{(?:[A-Za-z_]\w*(?:\.\w+|\[\w+\])*|\d+)(?:![rsa])?(?::[^{}\s]*)?\}(?!\})")),
+    ("a template's field", re.compile(r"\{\{[^{}]*\}\}")),
+    ("a %(name) conversion", re.compile(r"%\([A-Za-z_]\w*\)[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")),
+    ("a printf conversion", re.compile(r"(?<![%\w])%[-#0+]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|z|j|t|L)?"
+                                       r"[diouxXeEfFgGcspm](?!\w)")),
+    ("a configure variable", re.compile(r"(?<![\w@])@[A-Za-z_][A-Za-z0-9_]*@(?![\w@])")),
+]
+
+# How the pages are shown: groff as man(1) runs it, or, without groff, the roff source read
+# here (the self-test runs both).
+RENDER = {"groff": shutil.which("groff")}
+_RENDERED = {}
+
+
+def man_shown(text):
+    """The page as man(1) shows it (plain text), or (None, why)."""
+    groff = RENDER["groff"]
+    if not groff:
+        lines = []
+        for line in text.splitlines():
+            if re.match(r"[.']\s*\\\"", line):
+                continue
+            m = re.match(r"[.'](\w+)\s*(.*)", line)
+            lines.append(roff_plain(" ".join(roff_args(m.group(2)))) if m else roff_plain(line))
+        return "\n".join(lines), None
+    if text not in _RENDERED:
+        r = subprocess.run([groff, "-k", "-man", "-Tutf8", "-P-cbou"], input=text.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, LC_ALL="C.UTF-8"))
+        if r.returncode != 0 or not r.stdout.strip():
+            _RENDERED[text] = (None, f"groff failed ({r.returncode}): {r.stderr.decode(errors='replace')[:200]}")
+        else:
+            _RENDERED[text] = (r.stdout.decode("utf-8", errors="replace"), None)
+    return _RENDERED[text]
+
+
+def check_placeholders(tree):
+    bad = []
+    pages = man_pages(tree)
+    if not pages:
+        return ["docs/: no man page found: update tests/docs/docs-match.py"]
+    how = "rendered by groff" if RENDER["groff"] else "read as roff source (no groff)"
+    STATS[f"man pages {how}"] = len(pages)
+    for page, f in sorted(pages.items()):
+        shown, err = man_shown(tree.text(f))
+        if err:
+            bad.append(f"{f}: {err}")
+            continue
+        for what, pattern in PLACEHOLDERS:
+            for m in pattern.finditer(shown):
+                line = shown[shown.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()
+                src = re.search(r"\s+".join(map(re.escape, m.group(0).split())), tree.text(f))
+                at = f":{tree.text(f).count(chr(10), 0, src.start()) + 1}" if src else ""
+                bad.append(f"{f}{at}: {page} shows {what} nobody filled in, {m.group(0)}: \"{line}\"")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
+# Check 9: what hvtuned manages, where a document sums it up, against the code.
+
+def man_paragraphs(lines):
+    """The running text of each paragraph of LINES (requests out, fonts resolved)."""
+    out, cur = [], []
+    for line in lines:
+        if re.match(r"[.'](PP|P|LP|IP|TP|HP|SS|SH|EX|EE)\b", line):
+            out.append(" ".join(cur))
+            cur = []
+            continue
+        segs = roff_segments(line)
+        if segs:
+            cur.append("".join(t for _, t in segs))
+    out.append(" ".join(cur))
+    return [re.sub(r"\s+", " ", p).strip() for p in out if p.strip()]
+
+
+def c_value(tree, expr):
+    """A setting's value as the code gives it: a literal, or a #define of lib/ (None if not)."""
+    expr = expr.strip()
+    m = re.fullmatch(r'"([^"\\]*)"', expr)
+    if m:
+        return m.group(1)
+    if re.fullmatch(r"\d+[uUlL]*", expr):
+        return expr.rstrip("uUlL")
+    for f in c_sources(tree, ("lib",)):
+        d = re.search(r"^#define\s+" + re.escape(expr) + r"\s+(\d+)[uUlL]*\s*$", c_strip_comments(tree.text(f)), re.M)
+        if d:
+            return d.group(1)
+    return None
+
+
+def attr_names(tree):
+    """{HVT_ATTR_ suffix: the attribute's name} from lib/attr.c's table."""
+    attr = c_strip_comments(tree.text("lib/attr.c"))
+    return {i: name for i, name in re.findall(r'\[HVT_ATTR_(\w+)\]\s*=\s*\{\s*HVT_GROUP_\w+\s*,\s*"([a-z_]+)"', attr)}
+
+
+def settings_in(tree, f, fn, bad):
+    """[(attribute, value, NVMe only)] that the function FN of F sets; a problem when it sets
+    one in a way this cannot read."""
+    body = c_function(tree.text(f), fn)
+    if body is None:
+        bad.append(f"{f}: no function {fn}(): update tests/docs/docs-match.py")
+        return []
+    names, out = attr_names(tree), []
+    calls = list(re.finditer(r"hvt_setting_set_\w+\(\s*&[\w>.-]+\[HVT_ATTR_(\w+)\]\s*,([^;]*)\)\s*;", body))
+    for m in calls:
+        value = c_value(tree, m.group(2).split(",")[-1])
+        guard = body[body.rfind(";", 0, m.start()) + 1:m.start()]
+        if m.group(1) not in names or value is None:
+            bad.append(f"{f}: {fn}() sets HVT_ATTR_{m.group(1)} to {m.group(2).split(',')[-1].strip()}, "
+                       "which this cannot read: update tests/docs/docs-match.py")
+            continue
+        out.append((names[m.group(1)], value, "hvt_kind_is_nvme" in guard))
+    read = {m.group(1) for m in calls}
+    for a in sorted(set(re.findall(r"(?<!\w)HVT_ATTR_(\w+)", body)) - read):
+        bad.append(f"{f}: {fn}() sets HVT_ATTR_{a} in a way this cannot read: update tests/docs/docs-match.py")
+    if not calls:
+        bad.append(f"{f}: {fn}() sets no attribute this can read: update tests/docs/docs-match.py")
+    return out
+
+
+def c_table(tree, f, name, bad):
+    """The string values of the C array NAME in F."""
+    m = re.search(r"\b" + re.escape(name) + r"\[[^\]]*\]\s*=\s*\{(.*?)\n\};", c_strip_comments(tree.text(f)), re.S)
+    values = re.findall(r'"([^"]+)"', m.group(1)) if m else []
+    if not values:
+        bad.append(f"{f}: no table {name}[] of strings: update tests/docs/docs-match.py")
+    return values
+
+
+def says_never_touched(sentence):
+    """Whether SENTENCE says something is not managed and counts Azure's NVMe disks in: an
+    NVMe there must be another vendor's."""
+    if not re.search(r"\b(?:never|not)\s+(?:be\s+)?(?:touched|tuned|managed|written)\b|\bleft\s+alone\b|"
+                     r"\bleaves?\b[^.;]*\balone\b|\bignored?\b", sentence):
+        return False
+    return any(not re.search(r"\b(?:other|non-Azure)\b[\w'\u2019 -]*$", sentence[:m.start()])
+               for m in re.finditer(r"\bNVMe\b", sentence, re.I))
+
+
+def summaries(tree, bad):
+    """[(where, text)]: each place that sums up what hvtuned tunes, and DESCRIPTION whole."""
+    out = []
+    man = Man(tree.text(MAN8))
+    for name in ("NAME", "DESCRIPTION"):
+        if man.section(name) is None:
+            bad.append(f"{MAN8}: no section {name}")
+    if man.section("NAME") is not None:
+        out.append((f"{MAN8} NAME", " ".join(man_paragraphs(man.section("NAME")))))
+    if man.section("DESCRIPTION") is not None:
+        paras = man_paragraphs(man.section("DESCRIPTION"))
+        out.append((f"{MAN8} DESCRIPTION's first paragraph", paras[0] if paras else ""))
+    body = c_function(tree.text("daemon/main.c"), "help")
+    text = "".join(c_strings("{" + body + "}")) if body else ""
+    text = text.replace("\\n", "\n").replace('\\"', '"')
+    if "\n\n" not in text:
+        bad.append("daemon/main.c: no help() whose text starts with lines, then a blank one: "
+                   "update tests/docs/docs-match.py")
+    else:
+        out.append(("hvtuned --help's first lines (daemon/main.c)", text.split("\n\n", 1)[0]))
+    m = re.search(r"^Package:.*?^Description: *([^\n]*)\n((?:[ \t][^\n]*\n?)*)", tree.text("debian/control"), re.M | re.S)
+    if not m:
+        bad.append("debian/control: no binary package's Description: update tests/docs/docs-match.py")
+    else:
+        out.append(("debian/control's Description (its synopsis)", m.group(1)))
+        out.append(("debian/control's Description (its long text)",
+                    " ".join(l.strip() for l in m.group(2).splitlines() if l.strip() != ".")))
+    spec = tree.text("hvtuned.spec")
+    s = re.search(r"^Summary:\s*(.*)$", spec, re.M)
+    d = re.search(r"^%description\s*\n(.*?)(?=^%\w|\Z)", spec, re.M | re.S)
+    if not s or not d:
+        bad.append("hvtuned.spec: no Summary or %description: update tests/docs/docs-match.py")
+    else:
+        out.append(("hvtuned.spec's Summary", s.group(1)))
+        out.append(("hvtuned.spec's %description", d.group(1)))
+    intro = re.split(r"^## ", tree.text("README.md"), maxsplit=1, flags=re.M)[0]
+    out.append(("README.md's introduction", intro))
+    return [(w, re.sub(r"\s+", " ", t)) for w, t in out]
+
+
+def check_scope(tree):
+    bad = []
+    # The kinds: storvsc's controllers by VMBus class, Azure's NVMe ones by model.
+    storvsc = c_table(tree, "lib/classify.c", "storvsc_classes", bad)
+    models = c_table(tree, "lib/classify.c", "nvme_models", bad)
+    kinds = ([("storvsc", r"storvsc")] if storvsc else []) + ([("NVMe", r"\bNVMe\b")] if models else [])
+    places = summaries(tree, bad)
+    STATS["summaries of what hvtuned manages"] = len(places)
+    for where, text in places:
+        for kind, pattern in kinds:
+            if not re.search(pattern, text, re.I):
+                bad.append(f"{where} does not name the {kind} disks hvtuned manages (lib/classify.c): \"{text[:90]}\"")
+    man = Man(tree.text(MAN8))
+    desc = man_paragraphs(man.section("DESCRIPTION", whole=True) or [])
+    for where, texts in [(w, [t]) for w, t in places] + [(f"{MAN8} DESCRIPTION", desc)]:
+        for sentence in (s for t in texts for s in re.split(r"(?<=[.;])\s+", t)):
+            if says_never_touched(sentence):
+                bad.append(f"{where} says NVMe disks are not managed, but hvtuned manages Azure's: \"{sentence}\"")
+    # Which NVMe disks: the models, where the scope is told in full.
+    for where, text in ((f"{MAN8} DESCRIPTION", " ".join(desc)),
+                        ("README.md's introduction", dict(places).get("README.md's introduction", ""))):
+        for model in models:
+            if model not in text:
+                bad.append(f"{where} does not name the NVMe model \"{model}\" (lib/classify.c's nvme_models)")
+    # The built-in policy: every setting the code makes with no file, and the hw queue cap.
+    want = settings_in(tree, "lib/config.c", "config_new_default", bad)
+    want += settings_in(tree, "lib/policy.c", "hvt_platform_defaults", bad)
+    cap = attr_names(tree).get("MAX_HW_QUEUES")
+    cap_value = c_value(tree, "HVT_DEFAULT_MAX_HW_QUEUES")
+    if not cap or not cap_value:
+        bad.append("lib/attr.c, lib/hwqueues.h: no HVT_ATTR_MAX_HW_QUEUES or HVT_DEFAULT_MAX_HW_QUEUES: "
+                   "update tests/docs/docs-match.py")
+    else:
+        want.append((cap, cap_value, False))
+    STATS["settings of the built-in policy"] = len(want)
+    policy = [p for p in desc if "built-in policy" in p]
+    if not policy:
+        return bad + [f"{MAN8}: no paragraph of DESCRIPTION tells the built-in policy"]
+    clauses = [c for p in policy for c in re.split(r";|\.\s", p)]
+    for name, value, nvme in want:
+        said = [c for c in clauses if re.search(r"(?<!\w)" + re.escape(name) + r"\b", c)]
+        if not said:
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not name {name} (set to {value} by the code)")
+        elif not any(re.search(r"(?<![\w.])" + re.escape(value) + r"(?![\w.])", c) for c in said):
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not give {name} the code's value {value}: "
+                       f"\"{said[0].strip()}\"")
+        elif nvme and not any(re.search(r"\bNVMe\b", c) for c in said):
+            bad.append(f"{MAN8}: DESCRIPTION's built-in policy does not say {name} is set on NVMe disks only: "
+                       f"\"{said[0].strip()}\"")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------
 
 CHECKS = {"options": check_options, "config": check_config, "metrics": check_metrics,
-          "message-ids": check_message_ids, "fields": check_fields, "references": check_references}
+          "message-ids": check_message_ids, "fields": check_fields, "references": check_references,
+          "id-values": check_id_values, "placeholders": check_placeholders, "scope": check_scope}
 
 
 def insert_after(text, pattern, addition):
     m = re.search(pattern, text, re.M)
     assert m, f"self-test: no {pattern!r} to change"
     return text[:m.end()] + addition + text[m.end():]
+
+
+def replace_once(text, old, new):
+    assert old in text, f"self-test: no {old!r} to replace"
+    return text.replace(old, new, 1)
+
+
+# hvtuned(8)'s built-in policy as it was before it named every setting.
+OLD_POLICY = ("disks; this is why the built-in policy, used when no configuration file\nexists, is\n"
+              ".B queue.scheduler = \\(dqnone\\(dq\nand nothing else.\n")
+
+
+def old_policy(text):
+    new, n = re.subn(r"disks\.\n\.PP\nSo the built-in policy sets:\n.*?turn them off\.\n",
+                     lambda m: OLD_POLICY, text, count=1, flags=re.S)
+    assert n, "self-test: no built-in policy paragraph to put back as it was"
+    return new
 
 
 def remove_line(text, pattern):
@@ -881,13 +1216,116 @@ MUTATIONS = [
     ("references", "a cross-page see SECTION in PAGE",
      {MAN8: lambda t: insert_after(t, r"^\.SH SIGNALS\n", "(see\n.B MISSING\nin\n.BR hvtuned.conf (5)).\n")},
      "names MISSING in hvtuned.conf(5)"),
+    ("id-values", "the contested entry's id as hvtuned.conf(5) gave it",
+     {MAN5: lambda t: replace_once(t, "MESSAGE_ID 4e85a45c4fe14ff5ac9427123de22621",
+                                   "MESSAGE_ID f65082f5a6e64d6c9f2f01ba1395c708")},
+     "MESSAGE_ID f65082f5a6e64d6c9f2f01ba1395c708 is none of"),
+    ("id-values", "a wrong id in a man page's journalctl example",
+     {MAN8: lambda t: replace_once(t, "MESSAGE_ID=573b87040f9442c4ae74cb59264b8376",
+                                   "MESSAGE_ID=573b87040f9442c4ae74cb59264b8377")},
+     "MESSAGE_ID 573b87040f9442c4ae74cb59264b8377 is none of"),
+    ("id-values", "an id cut short with an ellipsis (\u2026) that begins no id",
+     {"docs/how-it-works.md": lambda t: replace_once(t, "MESSAGE_ID=73ab5ab808d74f8b99862c698cba139a",
+                                                     "MESSAGE_ID=f65082f5\u2026")},
+     "MESSAGE_ID f65082f5... begins none"),
+    ("id-values", "an id cut short with ... in an alert rule",
+     {RULES: lambda t: replace_once(t, "MESSAGE_ID=4e85a45c4fe14ff5ac9427123de22621", "MESSAGE_ID=f65082f5...")},
+     "MESSAGE_ID f65082f5... begins none"),
+    ("id-values", "an id cut short with no ellipsis in the README",
+     {"README.md": lambda t: replace_once(t, "MESSAGE_ID=51da0b4ec8cb4af58042306e8e2cb9da", "MESSAGE_ID=51da0b4ec8cb")},
+     "MESSAGE_ID 51da0b4ec8cb is cut short"),
+    ("placeholders", "the contested entry's {mid} as hvtuned(8) showed it",
+     {MAN8: lambda t: replace_once(t, "(MESSAGE_ID 4e85a45c4fe14ff5ac9427123de22621, with", "(MESSAGE_ID {mid}, with")},
+     "a format field nobody filled in, {mid}"),
+    ("placeholders", "a {name} in running text",
+     {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {name} is tuned.\n")},
+     "a format field nobody filled in, {name}"),
+    ("placeholders", "a %s in an example",
+     {MAN8: lambda t: replace_once(t, "sdc: reverted 11 times", "%s: reverted 11 times")},
+     "a printf conversion nobody filled in, %s"),
+    ("placeholders", "a %(name)s in an example",
+     {MAN8: lambda t: replace_once(t, "sdc: reverted 11 times", "%(disk)s: reverted 11 times")},
+     "a %(name) conversion nobody filled in, %(disk)s"),
+    ("placeholders", "a configure variable in the title line",
+     {MAN8: lambda t: replace_once(t, '"hvtuned 0.1.0"', '"hvtuned @VERSION@"')},
+     "a configure variable nobody filled in, @VERSION@"),
+    ("placeholders", "a template's field",
+     {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {{ disk }} is tuned.\n")},
+     "a template's field nobody filled in, {{"),
+    ("scope", "NVMe never touched, as hvtuned(8) said",
+     {MAN8: lambda t: replace_once(t, "Virtio, other vendors\\(aq NVMe, USB", "Virtio, NVMe, USB")},
+     "DESCRIPTION says NVMe disks are not managed"),
+    ("scope", "the same in the README's introduction",
+     {"README.md": lambda t: replace_once(t, "other vendors' NVMe, multipath", "NVMe, multipath")},
+     "README.md's introduction says NVMe disks are not managed"),
+    ("scope", "hvtuned(8)'s NAME as it was, storvsc only",
+     {MAN8: lambda t: replace_once(t, "(storvsc) and Azure NVMe disks and keep", "(storvsc) disks and keep")},
+     "NAME does not name the NVMe disks"),
+    ("scope", "hvtuned(8)'s DESCRIPTION opening as it was, storvsc only",
+     {MAN8: lambda t: replace_once(t, "and Azure (storvsc disks and Azure\\(aqs NVMe disks) to", "(the storvsc driver) to")},
+     "DESCRIPTION's first paragraph does not name the NVMe disks"),
+    ("scope", "--help's first lines as they were, storvsc only",
+     {"daemon/main.c": lambda t: replace_once(t, "(storvsc) and Azure NVMe disks and keep", "(storvsc) disks and keep")},
+     "--help's first lines (daemon/main.c) does not name the NVMe disks"),
+    ("scope", "debian/control's synopsis as it was, storvsc only",
+     {"debian/control": lambda t: replace_once(t, "tunes the storvsc and Azure NVMe disks of", "tunes the storvsc disks of")},
+     "debian/control's Description (its synopsis) does not name the NVMe disks"),
+    ("scope", "hvtuned.spec's Summary as it was, storvsc only",
+     {"hvtuned.spec": lambda t: replace_once(t, "Tunes the storvsc and Azure NVMe disks of", "Tunes the storvsc disks of")},
+     "hvtuned.spec's Summary does not name the NVMe disks"),
+    ("scope", "an NVMe model lib/classify.c takes that hvtuned(8) does not name",
+     {"lib/classify.c": lambda t: replace_once(t, '"Microsoft NVMe Direct Disk v2",',
+                                               '"Microsoft NVMe Direct Disk v2",\n        [HVT_KIND_FROB] = "Microsoft NVMe Frob",')},
+     "DESCRIPTION does not name the NVMe model \"Microsoft NVMe Frob\""),
+    ("scope", "the built-in policy as hvtuned(8) told it: scheduler none and nothing else",
+     {MAN8: old_policy},
+     "built-in policy does not name read_ahead_kb"),
+    ("scope", "the same, io_timeout",
+     {MAN8: old_policy},
+     "built-in policy does not name io_timeout"),
+    ("scope", "the same, the hw queue cap",
+     {MAN8: old_policy},
+     "built-in policy does not name storvsc_max_hw_queues"),
+    ("scope", "io_timeout told for every disk, not Azure's NVMe ones",
+     {MAN8: lambda t: replace_once(t, "to 240000 (ms) on Azure\\(aqs NVMe disks,", "to 240000 (ms) on every disk it manages,")},
+     "does not say io_timeout is set on NVMe disks only"),
+    ("scope", "hvt_platform_defaults() sets one more attribute",
+     {"lib/policy.c": lambda t: replace_once(t, "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n",
+                                             "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n"
+                                             "        (void) hvt_setting_set_int(&ret[HVT_ATTR_NR_REQUESTS], HVT_ATTR_NR_REQUESTS, 64);\n")},
+     "built-in policy does not name nr_requests (set to 64"),
+    ("scope", "the read-ahead cap's value changed in the code",
+     {"lib/policy.h": lambda t: replace_once(t, "HVT_PLATFORM_READ_AHEAD_KB 128", "HVT_PLATFORM_READ_AHEAD_KB 256")},
+     "does not give read_ahead_kb the code's value 256"),
+    ("scope", "the default hw queue cap changed in the code",
+     {"lib/hwqueues.h": lambda t: replace_once(t, "HVT_DEFAULT_MAX_HW_QUEUES 4", "HVT_DEFAULT_MAX_HW_QUEUES 8")},
+     "does not give storvsc_max_hw_queues the code's value 8"),
+    ("scope", "the no-file scheduler changed in the code",
+     {"lib/config.c": lambda t: replace_once(t, 'settings[HVT_ATTR_SCHEDULER], "none")', 'settings[HVT_ATTR_SCHEDULER], "kyber")')},
+     "does not give scheduler the code's value kyber"),
+    ("scope", "a platform default set in a way the test cannot read",
+     {"lib/policy.c": lambda t: replace_once(t, "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n",
+                                             "ret[HVT_ATTR_READ_AHEAD_KB].at_most = true;\n        ret[HVT_ATTR_WBT_LAT_USEC].set = true;\n")},
+     "sets HVT_ATTR_WBT_LAT_USEC in a way this cannot read"),
 ]
 
 
 def selftest(root):
-    base = {name: set(fn(Tree(root))) for name, fn in CHECKS.items()}
+    failed = run_mutations(root, MUTATIONS, "")
+    # Without groff the pages are read as roff source: that way has to notice as well.
+    if RENDER["groff"]:
+        RENDER["groff"] = None
+        failed += run_mutations(root, [m for m in MUTATIONS if m[0] == "placeholders"], " (roff source, no groff)")
+    print(f"{failed} mutations not caught")
+    return 1 if failed else 0
+
+
+def run_mutations(root, mutations, how):
+    checks = {m[0] for m in mutations}
+    base = {name: set(fn(Tree(root))) for name, fn in CHECKS.items() if name in checks}
     failed = 0
-    for check, what, changes, expect in MUTATIONS:
+    for check, what, changes, expect in mutations:
+        what += how
         tree = Tree(root)
         try:
             for f, change in changes.items():
@@ -902,8 +1340,8 @@ def selftest(root):
         else:
             failed += 1
             print(f"NOT CAUGHT: {check}: {what}: expected \"{expect}\", got {got or 'nothing new'}")
-    print(f"{len(MUTATIONS)} mutations, {failed} not caught")
-    return 1 if failed else 0
+    print(f"{len(mutations)} mutations{how}, {failed} not caught")
+    return failed
 
 
 def main():

@@ -23,8 +23,8 @@ struct hvt_plan {
         char left[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
 };
 
-/* The platform defaults, for every Azure disk unless the file sets the attribute or says
- * platform_defaults = false:
+/* The platform defaults, for every disk hvtuned manages (storvsc on Hyper-V, Azure and WSL2,
+ * Azure's NVMe) unless the file sets the attribute or says platform_defaults = false:
  * - read_ahead_kb at most 128 (KiB): the kernel's own default (VM_READAHEAD_PAGES) for a disk
  *   that random I/O reads. The Azure NVMe accelerator comes up with 65536, and kernels with
  *   commit 459779d04ae8 give a rotational disk without io_opt its max_sectors, 4096 on

@@ -266,6 +266,7 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
 static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
         struct hook hook = { d, t };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+        struct hvt_originals orig;
         struct hvt_plan plan, back;
         struct hvt_tally tally;
         struct hvt_apply a;
@@ -277,7 +278,8 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
         if (t->resume && (why == HVT_TUNE_EVENT || why == HVT_TUNE_VERIFY || why == HVT_TUNE_BUSY))
                 return;
 
-        hvt_policy_plan(d->config, &t->disk, &plan);
+        hvt_slots_originals(&t->slots, &orig);
+        hvt_policy_plan(d->config, &t->disk, &orig, &plan);
         /* An insisted contest whose neighbour stopped is over; what is yielded stays out of the
          * plan while it says the same (track.h). */
         if (d->event)

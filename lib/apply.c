@@ -124,6 +124,13 @@ static void items_close(struct item *items, size_t n) {
                 closep(&items[i].fd);
 }
 
+/* Whether now, a value parse_current() read as an integer, is at or below want's ceiling. */
+static bool under_ceiling(enum hvt_attr_id id, const struct hvt_setting *want, const char *now) {
+        struct hvt_setting found;
+
+        return want->at_most && hvt_setting_from_kernel(&found, id, now) >= 0 && found.num <= want->num;
+}
+
 /* Reads and compares: the outcome is unchanged, would apply (res->to holds the value to
  * write), failed or unsupported; res->from what was found. */
 static void decide(struct item *item, const char *left, struct hvt_result *res) {
@@ -155,7 +162,7 @@ static void decide(struct item *item, const char *left, struct hvt_result *res) 
                 copy_value(res->to, target);
         }
 
-        if (strcmp(now, res->to) == 0 || (want->at_most && strtoll(now, NULL, 10) <= want->num)) {
+        if (strcmp(now, res->to) == 0 || under_ceiling(res->attr, want, now)) {
                 res->outcome = HVT_UNCHANGED;
                 return;
         }

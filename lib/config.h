@@ -59,8 +59,8 @@ struct hvt_config {
         size_t n_dropins;
         unsigned verify_interval;  /* 0: no timer at all */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
-        /* Azure's disks' defaults (hvt_policy_plan()), under every file's settings (default
-         * true): with or without a file, as the queue cap. */
+        /* The platform defaults (hvt_platform_defaults()), under every file's settings
+         * (default true): with or without a file, as the queue cap. */
         bool platform_defaults;
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
         uint32_t contest_insist;   /* contested: the attributes insisted on (1 << id); the rest yield */

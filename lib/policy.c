@@ -39,7 +39,20 @@ void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[stat
                 (void) hvt_setting_set_int(&ret[HVT_ATTR_IO_TIMEOUT], HVT_ATTR_IO_TIMEOUT, HVT_PLATFORM_NVME_IO_TIMEOUT_MS);
 }
 
-void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret) {
+/* A ceiling keeps what the operator lowered, and what the disk shows now may be hvtuned's own
+ * value instead (a drop-in's 512, since removed): judged against that, a reload would bring
+ * it down to the ceiling, where a restart, whose stop puts the original back first, finds the
+ * operator's 64 under it and leaves it. So where the original is recorded, the ceiling is
+ * judged against it, and a reload, a restart and a start after a crash leave the same. */
+static void judge_ceiling(struct hvt_setting *want, const struct hvt_setting *orig) {
+        if (!want->set || !want->at_most || !orig->set || orig->num >= want->num)
+                return;
+        *want = *orig;
+        want->at_most = true;  /* still a ceiling: what someone lowered since stays */
+}
+
+void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,
+                     struct hvt_plan *ret) {
         *ret = (struct hvt_plan) {};
         if (c->platform_defaults)
                 hvt_platform_defaults(d, ret->want);
@@ -47,9 +60,12 @@ void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struc
         for (size_t i = 0; i < c->n_overrides; i++)
                 if (hvt_match_disk(&c->overrides[i].match, d))
                         overlay(ret->want, c->overrides[i].settings);
-        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 if (!hvt_policy_applies(d, i))
                         ret->want[i] = (struct hvt_setting) {};
+                else if (orig)
+                        judge_ceiling(&ret->want[i], &orig->value[i]);
+        }
 }
 
 bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id) {

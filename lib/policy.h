@@ -8,6 +8,7 @@
 #include "attr.h"
 #include "config.h"
 #include "disk.h"
+#include "records.h"
 
 /* A disk's: the driver's attributes (_HVT_ATTR_DISK_MAX and on) have no place in it. */
 struct hvt_plan {
@@ -22,8 +23,8 @@ struct hvt_plan {
         char left[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
 };
 
-/* The platform defaults, for every Azure disk unless the file sets the attribute or says
- * platform_defaults = false:
+/* The platform defaults, for every disk hvtuned manages (storvsc on Hyper-V, Azure and WSL2,
+ * Azure's NVMe) unless the file sets the attribute or says platform_defaults = false:
  * - read_ahead_kb at most 128 (KiB): the kernel's own default (VM_READAHEAD_PAGES) for a disk
  *   that random I/O reads. The Azure NVMe accelerator comes up with 65536, and kernels with
  *   commit 459779d04ae8 give a rotational disk without io_opt its max_sectors, 4096 on
@@ -42,7 +43,11 @@ bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
 bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
 
 /* The platform defaults, the top-level groups, then every matching override in order: a
- * later one wins per attribute, and an attribute no layer sets is not managed. */
-void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, struct hvt_plan *ret);
+ * later one wins per attribute, and an attribute no layer sets is not managed. orig holds the
+ * originals hvtuned recorded for d (NULL: none): a ceiling (at_most) over an attribute with
+ * one recorded is judged against it, and becomes the lower of the two; without one, apply
+ * judges it against what the disk shows. */
+void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,
+                     struct hvt_plan *ret);
 
 size_t hvt_plan_count(const struct hvt_plan *p);

@@ -205,7 +205,7 @@ static void check_plans(const struct hvt_config *c) {
                 struct hvt_plan p;
                 size_t n = 0;
 
-                hvt_policy_plan(c, &disks[d], &p);
+                hvt_policy_plan(c, &disks[d], NULL, &p);
                 /* A plan has a disk's attributes only; check_setting() saw no other set. */
                 for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                         struct hvt_setting platform;

@@ -401,7 +401,7 @@ static void pass(const struct input *in, int state_fd, struct hvt_originals *ori
         struct hvt_plan plan;
         int r;
 
-        hvt_policy_plan(in->builtin ? builtin : config, &in->disk, &plan);
+        hvt_policy_plan(in->builtin ? builtin : config, &in->disk, NULL, &plan);
         for (size_t i = 0; i < in->n_kept; i++) {
                 const char *slash = strchr(in->kept[i][0], '/');
                 int id = -ENOENT;

@@ -317,6 +317,37 @@ START_TEST(test_wsl2_old_kernel) {
 }
 END_TEST
 
+/* The read-ahead ceiling of the platform defaults is every managed disk's, not Azure's alone
+ * (README, hvtuned.conf(5)): the storvsc disks of WSL2 and of Hyper-V (Gen1: an IDE disk and
+ * one on a SCSI controller no Azure rule names) come down from 4096 to 128, and one someone set
+ * lower keeps its value. Nothing else is written. */
+static const struct {
+        const char *profile, *high, *low;
+} ceiling_beds[] = {
+        { "wsl2", "sdc", "sdd" },
+        { "gen1", "sda", "sdc" },
+};
+
+START_TEST(test_read_ahead_ceiling_not_azure_only) {
+        UMockdevTestbed *tb = testbed_load(ceiling_beds[_i].profile);
+        const char *high = ceiling_beds[_i].high, *low = ceiling_beds[_i].low;
+        g_autofree char *diff = g_strdup_printf("%s/queue/read_ahead_kb", high);
+        g_autofree char *applied = g_strdup_printf("%s queue/read_ahead_kb: 4096 -> 128 (applied)\n", high);
+        GHashTable *before;
+        char *err;
+
+        testbed_drift(tb, high, "queue/read_ahead_kb", "4096\n");
+        testbed_drift(tb, low, "queue/read_ahead_kb", "64\n");
+        before = snapshot_take();
+        ck_assert_int_eq(run_once("platform_defaults = true;\n", "--once", &err), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), diff);
+        ck_assert_str_eq(testbed_value(high, "queue/read_ahead_kb"), "128");
+        ck_assert_str_eq(testbed_value(low, "queue/read_ahead_kb"), "64");
+        assert_contains(err, applied);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_legacy_noop) {
         UMockdevTestbed *tb = testbed_load("legacy");
         char *err;
@@ -558,6 +589,7 @@ int main(void) {
         tcase_add_test(tc, test_dry_run);
         tcase_add_test(tc, test_gen1_ide_override);
         tcase_add_test(tc, test_wsl2_old_kernel);
+        tcase_add_loop_test(tc, test_read_ahead_ceiling_not_azure_only, 0, G_N_ELEMENTS(ceiling_beds));
         tcase_add_test(tc, test_legacy_noop);
         tcase_add_test(tc, test_unsupported_scheduler);
         tcase_add_test(tc, test_failure_exit_code);

@@ -2,8 +2,9 @@
 /* Reloads of the daemon on the Azure testbed, with a NOTIFY_SOCKET the test owns and writes
  * counted with inotify: the reload protocol (RELOADING=1, MONOTONIC_USEC, READY=1) and its
  * difference applied, a refused file that keeps the old configuration running and says so
- * in STATUS whole and on one line, SIGHUP bursts that cost one reload, and the reload
- * handshake past a FIFO planted at an older version's temporary. */
+ * in STATUS whole and on one line, SIGHUP bursts that cost one reload, the reload
+ * handshake past a FIFO planted at an older version's temporary, and a reload that leaves
+ * the read-ahead ceiling where a restart does. */
 #include <check.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -326,6 +327,75 @@ START_TEST(test_reload_dropins) {
 }
 END_TEST
 
+/* The platform's read-ahead ceiling once a drop-in that raised a disk's read-ahead is gone: a
+ * reload leaves what a restart with the same files leaves. A restart's stop puts the
+ * original back (64 on sdc, its operator's) and its start finds it under the ceiling; a
+ * reload that judged the ceiling against what it found, hvtuned's own 512, left 128. After
+ * a crash the new start has only the record of that original, and must agree too. */
+#define DATA_READ_AHEAD_512 "override = ( { match = { role = \"data\"; }; queue = { read_ahead_kb = 512; }; } );\n"
+
+static void ceiling_values(const char *after) {
+        const char *sdc = testbed_value("sdc", "queue/read_ahead_kb"), *sdd = testbed_value("sdd", "queue/read_ahead_kb");
+
+        ck_assert_msg(strcmp(sdc, "64") == 0 && strcmp(sdd, "128") == 0,
+                      "after %s: sdc read_ahead_kb %s (not 64), sdd %s (not 128)", after, sdc, sdd);
+}
+
+START_TEST(test_reload_restart_agree_on_ceiling) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *dir = NULL, *dropin = NULL, *pid = NULL;
+        const char *const *args;
+        struct hv_run run;
+        char *config, *err;
+
+        testbed_drift(tb, "sdc", "queue/read_ahead_kb", "64\n");
+        config = config_write("platform_defaults = true;\n");
+        args = (const char *const[]) { "-c", config, NULL };
+        dir = g_strconcat(config, ".d", NULL);
+        dropin = g_build_filename(dir, "50-data.conf", NULL);
+        umask(022);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+
+        /* Reload. */
+        ck_assert(g_file_set_contents(dropin, DATA_READ_AHEAD_512, -1, NULL));
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "512");
+        ck_assert_str_eq(testbed_value("sdd", "queue/read_ahead_kb"), "512");
+        ck_assert_int_eq(unlink(dropin), 0);
+        pid = g_strdup_printf("--reload=%d", (int) run.pid);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { pid, NULL }, &err), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ceiling_values("the reload");
+        hvtuned_stop(&run);
+        ceiling_values("the stop after the reload");
+
+        /* Restart, from the same start: the stop puts 64 back before the new start. */
+        ck_assert(g_file_set_contents(dropin, DATA_READ_AHEAD_512, -1, NULL));
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "512");
+        ck_assert_int_eq(unlink(dropin), 0);
+        hvtuned_stop(&run);
+        hvtuned_start(&run, args);
+        ceiling_values("the restart");
+        hvtuned_stop(&run);
+
+        /* A start after a crash: 512 still there, 64 in the record. */
+        ck_assert(g_file_set_contents(dropin, DATA_READ_AHEAD_512, -1, NULL));
+        hvtuned_start(&run, args);
+        ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "512");
+        hvtuned_kill(&run, SIGKILL);
+        ck_assert_int_eq(unlink(dropin), 0);
+        ck_assert(record_exists("sdc"));
+        hvtuned_start(&run, args);
+        ceiling_values("the start after a crash");
+        hvtuned_stop(&run);
+        ceiling_values("the stop after the crash");
+
+        ck_assert_int_eq(rmdir(dir), 0);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("reload");
         TCase *tc = tcase_create("azure");
@@ -338,6 +408,7 @@ int main(void) {
         tcase_add_test(tc, test_config_error_name_adds_no_line);
         tcase_add_test(tc, test_fifo_at_reload_temporary);
         tcase_add_test(tc, test_reload_dropins);
+        tcase_add_test(tc, test_reload_restart_agree_on_ceiling);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -94,8 +94,8 @@ walk() {
         expect "sda scheduler after start" "$(active "$walk_tb/sys/block/sda")" none
         expect "the cap after start" "$(cat "$walk_tb/sys/module/hv_storvsc/parameters/storvsc_max_hw_queues")" 4
 
-        # --- Configure: the packaged example (128 requests; read-ahead 1024 on the data disks'
-        # controller, {f8b3781b-...}: sdc and sdd).
+        # --- Configure: the packaged example (128 requests; read-ahead 1024 on the disks of
+        # role data: sdc and sdd).
         walk_block configure
         expect "sda nr_requests after the example's reload" "$(cat "$walk_tb/sys/block/sda/queue/nr_requests")" 128
         expect "sdc read_ahead_kb after the example's reload" "$(cat "$walk_tb/sys/block/sdc/queue/read_ahead_kb")" 1024

@@ -595,7 +595,7 @@ START_TEST(test_dropins_merge) {
         struct hvt_disk disk = { .kind = HVT_KIND_IDE, .lun = 1 };
         struct hvt_plan plan;
 
-        hvt_policy_plan(c, &disk, &plan);
+        hvt_policy_plan(c, &disk, NULL, &plan);
         ck_assert_int_eq(plan.want[HVT_ATTR_NOMERGES].num, 2);
         ck_assert_int_eq(plan.want[HVT_ATTR_QUEUE_DEPTH].num, 32);
         ck_assert_int_eq(plan.want[HVT_ATTR_NR_REQUESTS].num, 64);

@@ -55,7 +55,7 @@ START_TEST(test_base_only) {
         struct hvt_disk d = disk(HVT_KIND_SCSI, CTRL_A, 0, 0, "Virtual Disk");
         struct hvt_plan p;
 
-        hvt_policy_plan(c, &d, &p);
+        hvt_policy_plan(c, &d, NULL, &p);
         ck_assert_uint_eq(hvt_plan_count(&p), 3);
         ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "none");
         ck_assert_int_eq(p.want[HVT_ATTR_NR_REQUESTS].num, 128);
@@ -70,7 +70,7 @@ START_TEST(test_kind) {
         struct hvt_disk d = disk(HVT_KIND_IDE, "{00000000-0000-8899-0000-000000000000}", 0, 0, "Virtual Disk");
         struct hvt_plan p;
 
-        hvt_policy_plan(c, &d, &p);
+        hvt_policy_plan(c, &d, NULL, &p);
         ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "mq-deadline");
         ck_assert_int_eq(p.want[HVT_ATTR_TIMEOUT].num, 300);
         hvt_config_free(c);
@@ -83,14 +83,14 @@ START_TEST(test_later_wins_per_attribute) {
         struct hvt_disk d1 = disk(HVT_KIND_SCSI, CTRL_B, 1, 1, "Virtual Disk");
         struct hvt_plan p;
 
-        hvt_policy_plan(c, &d, &p);
+        hvt_policy_plan(c, &d, NULL, &p);
         ck_assert_int_eq(p.want[HVT_ATTR_TIMEOUT].num, 180);       /* controller + lun */
         ck_assert_int_eq(p.want[HVT_ATTR_NR_REQUESTS].num, 32);    /* host 1, then host 1 lun 0 */
         ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 1024);
         ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "none");  /* base, never overridden */
         ck_assert_uint_eq(hvt_plan_count(&p), 4);
 
-        hvt_policy_plan(c, &d1, &p);
+        hvt_policy_plan(c, &d1, NULL, &p);
         ck_assert_int_eq(p.want[HVT_ATTR_TIMEOUT].num, 300);
         ck_assert_int_eq(p.want[HVT_ATTR_NR_REQUESTS].num, 64);
         ck_assert(!p.want[HVT_ATTR_READ_AHEAD_KB].set);
@@ -139,7 +139,7 @@ START_TEST(test_driver_settings_left_out) {
                 c->settings[i] = (struct hvt_setting) { .set = true, .num = 1, .text = "1" };
                 c->overrides[0].settings[i] = c->settings[i];
         }
-        hvt_policy_plan(c, &d, &p);
+        hvt_policy_plan(c, &d, NULL, &p);
         ck_assert_uint_eq(hvt_plan_count(&p), 3);
         ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "mq-deadline");
         hvt_config_free(c);
@@ -161,14 +161,14 @@ START_TEST(test_platform_defaults) {
         struct hvt_plan p;
 
         ck_assert_int_eq(hvt_config_load("/nonexistent/hvtuned.conf", true, &c, &err), 0);
-        hvt_policy_plan(c, &scsi, &p);
+        hvt_policy_plan(c, &scsi, NULL, &p);
         ck_assert_uint_eq(hvt_plan_count(&p), 2);
         ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "none");
         ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
         ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 128);
         ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].set);
 
-        hvt_policy_plan(c, &nvme, &p);
+        hvt_policy_plan(c, &nvme, NULL, &p);
         ck_assert_uint_eq(hvt_plan_count(&p), 3);
         ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].at_most);
         ck_assert_str_eq(p.want[HVT_ATTR_IO_TIMEOUT].text, "240000");
@@ -185,19 +185,70 @@ START_TEST(test_platform_defaults_yield_to_file) {
         struct hvt_disk os = nvme_disk(HVT_KIND_NVME_ACCELERATOR, HVT_ROLE_OS, 1);
         struct hvt_plan p;
 
-        hvt_policy_plan(c, &data, &p);
+        hvt_policy_plan(c, &data, NULL, &p);
         ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 4096);
         ck_assert(!p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
         ck_assert_int_eq(p.want[HVT_ATTR_IO_TIMEOUT].num, 240000);
         ck_assert(!p.want[HVT_ATTR_SCHEDULER].set);  /* a file exists: no scheduler default */
-        hvt_policy_plan(c, &os, &p);
+        hvt_policy_plan(c, &os, NULL, &p);
         ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
         hvt_config_free(c);
 
         c = load_text("platform_defaults = false;\nqueue = { nomerges = 2; };\n");
-        hvt_policy_plan(c, &os, &p);
+        hvt_policy_plan(c, &os, NULL, &p);
         ck_assert_uint_eq(hvt_plan_count(&p), 1);
         ck_assert(p.want[HVT_ATTR_NOMERGES].set);
+        hvt_config_free(c);
+}
+END_TEST
+
+/* A ceiling over an attribute whose original hvtuned recorded is judged against that
+ * original: the lower of the two, still a ceiling. A value the file sets is a value, and an
+ * original changes nothing of it. */
+START_TEST(test_ceiling_against_original) {
+        struct hvt_config_error err;
+        struct hvt_config *c;
+        struct hvt_disk scsi = disk(HVT_KIND_SCSI, CTRL_B, 1, 0, "Virtual Disk");
+        struct hvt_originals o = {};
+        struct hvt_plan p;
+
+        scsi.role = HVT_ROLE_DATA;
+        ck_assert_int_eq(hvt_config_load("/nonexistent/hvtuned.conf", true, &c, &err), 0);
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, "64"), 0);
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_SCHEDULER], HVT_ATTR_SCHEDULER, "bfq"), 0);
+        hvt_policy_plan(c, &scsi, &o, &p);
+        ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 64);
+        ck_assert_str_eq(p.want[HVT_ATTR_READ_AHEAD_KB].text, "64");
+        ck_assert_str_eq(p.want[HVT_ATTR_SCHEDULER].text, "none");  /* no ceiling: as planned */
+
+        /* Over the ceiling, or at it: the ceiling. */
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, "4096"), 0);
+        hvt_policy_plan(c, &scsi, &o, &p);
+        ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_str_eq(p.want[HVT_ATTR_READ_AHEAD_KB].text, "128");
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, "128"), 0);
+        hvt_policy_plan(c, &scsi, &o, &p);
+        ck_assert_str_eq(p.want[HVT_ATTR_READ_AHEAD_KB].text, "128");
+
+        /* None recorded: the ceiling as it is, for apply to judge against the disk. */
+        hvt_policy_plan(c, &scsi, &(struct hvt_originals) {}, &p);
+        ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_int_eq(p.want[HVT_ATTR_READ_AHEAD_KB].num, 128);
+        hvt_config_free(c);
+
+        /* The file's value. */
+        c = load_text("override = ({ match = { role = \"data\"; }; queue = { read_ahead_kb = 512; }; });\n");
+        ck_assert_int_eq(hvt_setting_from_kernel(&o.value[HVT_ATTR_READ_AHEAD_KB], HVT_ATTR_READ_AHEAD_KB, "64"), 0);
+        hvt_policy_plan(c, &scsi, &o, &p);
+        ck_assert(!p.want[HVT_ATTR_READ_AHEAD_KB].at_most);
+        ck_assert_str_eq(p.want[HVT_ATTR_READ_AHEAD_KB].text, "512");
+        hvt_config_free(c);
+
+        /* No ceiling at all without the platform defaults. */
+        c = load_text("platform_defaults = false;\nqueue = { nomerges = 1; };\n");
+        hvt_policy_plan(c, &scsi, &o, &p);
+        ck_assert(!p.want[HVT_ATTR_READ_AHEAD_KB].set);
         hvt_config_free(c);
 }
 END_TEST
@@ -208,7 +259,7 @@ START_TEST(test_nvme_no_device_group) {
         struct hvt_disk nvme = nvme_disk(HVT_KIND_NVME_DIRECT_V2, HVT_ROLE_LOCAL, 1);
         struct hvt_plan p;
 
-        hvt_policy_plan(c, &nvme, &p);
+        hvt_policy_plan(c, &nvme, NULL, &p);
         ck_assert(!p.want[HVT_ATTR_TIMEOUT].set);
         ck_assert_int_eq(p.want[HVT_ATTR_NR_REQUESTS].num, 128);
         ck_assert_uint_eq(hvt_plan_count(&p), 2);
@@ -224,7 +275,7 @@ START_TEST(test_nvme_head_plan) {
         struct hvt_plan p;
 
         head.multipath_head = true;
-        hvt_policy_plan(c, &head, &p);
+        hvt_policy_plan(c, &head, NULL, &p);
         ck_assert(!p.want[HVT_ATTR_SCHEDULER].set && !p.want[HVT_ATTR_NR_REQUESTS].set);
         ck_assert(!p.want[HVT_ATTR_RQ_AFFINITY].set && !p.want[HVT_ATTR_WBT_LAT_USEC].set);
         ck_assert(!p.want[HVT_ATTR_IO_TIMEOUT].set);  /* the platform's 240000 too */
@@ -258,6 +309,7 @@ int main(void) {
         tcase_add_test(tc, test_driver_settings_left_out);
         tcase_add_test(tc, test_platform_defaults);
         tcase_add_test(tc, test_platform_defaults_yield_to_file);
+        tcase_add_test(tc, test_ceiling_against_original);
         tcase_add_test(tc, test_nvme_no_device_group);
         tcase_add_test(tc, test_match_role);
         tcase_add_test(tc, test_nvme_head_plan);

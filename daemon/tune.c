@@ -89,6 +89,17 @@ static unsigned report_flags(const struct hvt_daemon *d, const struct hvt_verdic
         return (d->once ? HVT_REPORT_UNCHANGED_INFO : 0) | (v->repeated ? HVT_REPORT_REPEATED : 0);
 }
 
+/* A restore that put an Azure NVMe disk's I/O timeout back under the platform's: the operator
+ * is told what that costs. */
+static bool nvme_timeout_short(const struct hvt_tracked *t, const struct hvt_result *r) {
+        struct hvt_setting put_back;
+
+        return r->attr == HVT_ATTR_IO_TIMEOUT && hvt_kind_is_nvme(t->disk.kind) &&
+                (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED) &&
+                hvt_setting_from_kernel(&put_back, r->attr, r->to) >= 0 &&
+                put_back.num < HVT_PLATFORM_NVME_IO_TIMEOUT_MS;
+}
+
 static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
                            const struct hvt_verdict *v) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
@@ -97,9 +108,7 @@ static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, co
                 const struct hvt_result *r = &a->results[i];
 
                 hvt_report_result(&d->log, &s, r, v[i].action, report_flags(d, &v[i]));
-                if (v[i].action == HVT_ACTION_RESTORE && r->attr == HVT_ATTR_IO_TIMEOUT &&
-                    hvt_kind_is_nvme(t->disk.kind) && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED) &&
-                    strtoll(r->to, NULL, 10) < HVT_PLATFORM_NVME_IO_TIMEOUT_MS)
+                if (v[i].action == HVT_ACTION_RESTORE && nvme_timeout_short(t, r))
                         hvt_report_nvme_timeout_short(&d->log, &t->disk, r->to);
         }
 }

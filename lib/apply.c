@@ -162,7 +162,14 @@ static void decide(struct item *item, const char *left, struct hvt_result *res) 
                 copy_value(res->to, target);
         }
 
-        if (strcmp(now, res->to) == 0 || under_ceiling(res->attr, want, now)) {
+        if (strcmp(now, res->to) == 0) {
+                res->outcome = HVT_UNCHANGED;
+                return;
+        }
+        /* What the disk keeps is what the journal and the records are told, not the ceiling
+         * it is under: "64 (unchanged)", never "128 (unchanged)" of a disk at 64. */
+        if (under_ceiling(res->attr, want, now)) {
+                copy_value(res->to, now);
                 res->outcome = HVT_UNCHANGED;
                 return;
         }

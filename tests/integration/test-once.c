@@ -333,6 +333,8 @@ START_TEST(test_read_ahead_ceiling_not_azure_only) {
         const char *high = ceiling_beds[_i].high, *low = ceiling_beds[_i].low;
         g_autofree char *diff = g_strdup_printf("%s/queue/read_ahead_kb", high);
         g_autofree char *applied = g_strdup_printf("%s queue/read_ahead_kb: 4096 -> 128 (applied)\n", high);
+        /* What the disk keeps under the ceiling, not the ceiling. */
+        g_autofree char *kept = g_strdup_printf("%s queue/read_ahead_kb: 64 (unchanged)\n", low);
         GHashTable *before;
         char *err;
 
@@ -344,6 +346,7 @@ START_TEST(test_read_ahead_ceiling_not_azure_only) {
         ck_assert_str_eq(testbed_value(high, "queue/read_ahead_kb"), "128");
         ck_assert_str_eq(testbed_value(low, "queue/read_ahead_kb"), "64");
         assert_contains(err, applied);
+        assert_contains(err, kept);
         g_object_unref(tb);
 }
 END_TEST

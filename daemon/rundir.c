@@ -163,11 +163,12 @@ static pid_t lock_holder(int fd) {
         return holder;
 }
 
-int hvt_rundir_lock(int fd, pid_t *ret_holder) {
+int hvt_rundir_lock(int fd, bool dry_run, pid_t *ret_holder) {
         int r = lock_patiently(fd);
 
         *ret_holder = 0;
-        if (r >= 0)
+        /* A dry run says "nothing written": a stale state file is left to the next real run. */
+        if (r >= 0 && !dry_run)
                 drop_stale_state(fd);
         else if (r == -EWOULDBLOCK)
                 *ret_holder = lock_holder(fd);

@@ -30,6 +30,7 @@ int hvt_rundir_check(int fd, char *why, size_t size);
 int hvt_rundir_open(struct hvt_daemon *d);
 
 /* Takes the lock two hvtuned meet at on the directory fd, without waiting, for a process that
- * is not the daemon (--restore): 0; -EWOULDBLOCK when another process holds it, with
- * *ret_holder its pid (0 when that cannot be told: /proc/locks); or -errno. */
-int hvt_rundir_lock(int fd, pid_t *ret_holder);
+ * is not the daemon (--restore), and drops a stale state file unless dry_run (which touches
+ * nothing there): 0; -EWOULDBLOCK when another process holds it, with *ret_holder its pid (0
+ * when that cannot be told: /proc/locks); or -errno. */
+int hvt_rundir_lock(int fd, bool dry_run, pid_t *ret_holder);

@@ -58,7 +58,7 @@ static int hold(struct hvt_daemon *d, const char *path) {
          * beside another daemon, instead of recording the values this is putting back. The fd
          * is the context's once held: what is done at exit with it (the state file) is the
          * holder's to do. */
-        r = hvt_rundir_lock(fd, &holder);
+        r = hvt_rundir_lock(fd, dry_run(d), &holder);
         if (r >= 0)
                 d->state_fd = fd;
         else

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -245,6 +246,57 @@ START_TEST(test_gone_and_other_instance_dropped) {
 }
 END_TEST
 
+/* Every name in the runtime directory with what stat() says of it: "name ino size mtime mode". */
+static char *listing(void) {
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        GString *out = g_string_new("");
+        DIR *dir = opendir(runtime_dir());
+        struct dirent *de;
+        struct stat st;
+
+        ck_assert_ptr_nonnull(dir);
+        while ((de = readdir(dir)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        g_ptr_array_add(names, g_strdup(de->d_name));
+        closedir(dir);
+        g_ptr_array_sort(names, by_name);
+        ck_assert_int_eq(stat(runtime_dir(), &st), 0);
+        g_string_append_printf(out, ". %04o\n", (unsigned) (st.st_mode & 07777));
+        for (guint i = 0; i < names->len; i++) {
+                g_autofree char *path = g_build_filename(runtime_dir(), names->pdata[i], NULL);
+
+                ck_assert_int_eq(lstat(path, &st), 0);
+                g_string_append_printf(out, "%s %lu %lld %lld.%09ld %04o\n", (const char *) names->pdata[i],
+                                       (unsigned long) st.st_ino, (long long) st.st_size, (long long) st.st_mtim.tv_sec,
+                                       st.st_mtim.tv_nsec, (unsigned) (st.st_mode & 07777));
+        }
+        g_ptr_array_free(names, TRUE);
+        return hv_keep(g_string_free(out, FALSE));
+}
+
+/* --dry-run writes and unlinks nothing: not the records, not a state file a killed daemon
+ * left, not a damaged record, and the directory's mode stays what it is. */
+START_TEST(test_dry_run_touches_nothing) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *state = g_build_filename(runtime_dir(), ".state", NULL);
+        g_autofree char *damaged = g_build_filename(runtime_dir(), "sdz", NULL);
+        char *err, *before;
+
+        ck_assert_int_eq(hvtuned_run_once(beds[0].config, &err), 0);
+        ck_assert(g_file_set_contents(state, "hvtuned-state\t1\n", -1, NULL));
+        ck_assert(g_file_set_contents(damaged, "not a record\n", -1, NULL));
+        ck_assert_int_eq(chmod(runtime_dir(), 0755), 0);
+        before = listing();
+        ck_assert_int_eq(hvtuned_run(DRY_RUN, &err), 0);
+        assert_contains(err, "Dry run, nothing written: ");
+        ck_assert_str_eq(listing(), before);
+        ck_assert_int_eq(chmod(runtime_dir(), 0700), 0);
+        ck_assert_int_eq(unlink(damaged), 0);
+        (void) restore(0);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("restore");
         TCase *tc = tcase_create("restore");
@@ -256,6 +308,7 @@ int main(void) {
         tcase_add_test(tc, test_refused_while_running);
         tcase_add_test(tc, test_failed_original_kept);
         tcase_add_test(tc, test_gone_and_other_instance_dropped);
+        tcase_add_test(tc, test_dry_run_touches_nothing);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

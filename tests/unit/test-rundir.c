@@ -76,21 +76,40 @@ START_TEST(test_lock_holder) {
         }
         /* Until the child holds it. */
         for (int i = 0; i < 500; i++) {
-                if (hvt_rundir_lock(fd, &holder) == -EWOULDBLOCK)
+                if (hvt_rundir_lock(fd, false, &holder) == -EWOULDBLOCK)
                         break;
                 ck_assert_int_eq(flock(fd, LOCK_UN), 0);
                 usleep(10000);
         }
-        ck_assert_int_eq(hvt_rundir_lock(fd, &holder), -EWOULDBLOCK);
+        ck_assert_int_eq(hvt_rundir_lock(fd, false, &holder), -EWOULDBLOCK);
         /* 0 where /proc/locks cannot tell (another pid namespace's view). */
         ck_assert(holder == child || holder == 0);
         ck_assert_int_eq(kill(child, SIGKILL), 0);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
-        ck_assert_int_eq(hvt_rundir_lock(fd, &holder), 0);
+        ck_assert_int_eq(hvt_rundir_lock(fd, false, &holder), 0);
         ck_assert_int_eq(holder, 0);
         close(fd);
 
         ck_assert_int_eq(hvt_rundir_open_dir("/nonexistent/hvtuned", false), -ENOENT);
+}
+END_TEST
+
+/* A state file no daemon holds is dropped with the lock taken, but not by a dry run. */
+START_TEST(test_dry_run_keeps_stale_state) {
+        char *state;
+        pid_t holder;
+        int fd;
+
+        state = test_write_file(dir, ".state", "hvtuned-state\t1\n");
+        fd = hvt_rundir_open_dir(dir, false);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(hvt_rundir_lock(fd, true, &holder), 0);
+        ck_assert_int_eq(access(state, F_OK), 0);
+        ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+        ck_assert_int_eq(hvt_rundir_lock(fd, false, &holder), 0);
+        ck_assert_int_eq(access(state, F_OK), -1);
+        close(fd);
+        free(state);
 }
 END_TEST
 
@@ -100,6 +119,7 @@ int main(void) {
 
         tcase_add_test(tc, test_dir_checked);
         tcase_add_test(tc, test_lock_holder);
+        tcase_add_test(tc, test_dry_run_keeps_stale_state);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

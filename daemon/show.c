@@ -7,6 +7,7 @@
  * path as --dry-run says what would be wanted, the records what was found before hvtuned. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,16 @@ static void read_current(struct hvt_state *s) {
         s->driver.current_error = r < 0 ? r : 0;
 }
 
+/* Whether stdout's reader went away (`hvtuned --status | head -1`, `| grep -q`): EPIPE, or,
+ * when an earlier write failed and its errno is gone, a pipe whose read end is closed (POLLERR)
+ * or a socket whose peer hung up. It had what it wanted: that is no failure of the status, nor
+ * one to print. SIGPIPE is ignored (main.c), so this is seen instead of the process dying. */
+static bool reader_gone(int r) {
+        struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+        return r == -EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)));
+}
+
 /* 1: a daemon holds the directory; 0: none does. */
 static int daemon_runs(struct hvt_daemon *d, int dir_fd, const char *dir) {
         if (flock(dir_fd, LOCK_SH | LOCK_NB) == 0) {
@@ -246,7 +257,13 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
         read_current(&s);
         r = json ? hvt_state_show_json(stdout, &s) : hvt_state_show_text(stdout, &s);
         hvt_state_done(&s);
-        if (fflush(stdout) != 0 || r < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r < 0 ? r : -EIO, "Cannot write the status: %m");
+        if (fflush(stdout) != 0)
+                r = negative_errno();
+        else if (r < 0)
+                r = -EIO;  /* a write failed before the last: stdio's error flag, its errno gone */
+        if (r < 0 && reader_gone(r))
+                return 0;
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot write the status: %m");
         return 0;
 }

@@ -4,6 +4,7 @@
  * the JSON form parsed by Python's json), and once it has stopped or after --once, from the
  * records and sysfs, saying so. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,25 @@ START_TEST(test_v6_running) {
 }
 END_TEST
 
+/* A reader that went away (`hvtuned --status | true`, `| head -1`): no error, exit 0. */
+START_TEST(test_reader_gone) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        int p[2];
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        ck_assert_int_eq(close(p[0]), 0);
+        for (int json = 0; json <= 1; json++) {
+                const char *args[] = { "--status", json ? "--json" : NULL, NULL };
+                char *err;
+
+                ck_assert_int_eq(hvtuned_run_fd(args, p[1], &err), 0);
+                ck_assert_str_eq(err, "");
+        }
+        close(p[1]);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_refusals) {
         const char *args[] = { "--json", NULL };
         char *out, *err;
@@ -206,6 +226,7 @@ int main(void) {
         tcase_add_test(tc, test_gen2_after_once);
         tcase_add_test(tc, test_v6_running);
         tcase_add_test(tc, test_refusals);
+        tcase_add_test(tc, test_reader_gone);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

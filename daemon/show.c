@@ -29,6 +29,7 @@
 #include "sysfs.h"
 
 #define PARAM_DIR HVT_DRIVER_SYSPATH "/parameters"
+#define DEVICES_DIR "/sys/devices"
 
 static int needs_root(struct hvt_daemon *d, const char *what) {
         return hvt_log_errno(&d->log, LOG_ERR, -EACCES, "hvtuned --status needs root: %s is root's alone", what);
@@ -171,15 +172,32 @@ static int compute_state(struct hvt_daemon *d, int dir_fd, const char *dir, stru
         return 0;
 }
 
+/* Whether the disk's paths from the state file are sysfs's: below /sys/devices, names only,
+ * where libudev's syspaths all are (an empty device path opens nothing). The file is root's,
+ * but --status is not to open what it names elsewhere: a FIFO would keep it waiting, a device
+ * node act on the open. Said when not. */
+static bool disk_paths_sysfs(struct hvt_daemon *d, const struct hvt_state_disk *sd) {
+        const char *bad = !hvt_sysfs_path_below(DEVICES_DIR, sd->syspath) ? sd->syspath :
+                *sd->device_syspath && !hvt_sysfs_path_below(DEVICES_DIR, sd->device_syspath) ? sd->device_syspath :
+                NULL;
+
+        if (!bad)
+                return true;
+        (void) hvt_log_errno(&d->log, LOG_WARNING, -EPERM, "%s: the state file puts it at %s, not below %s: not read",
+                             sd->name, bad, DEVICES_DIR);
+        return false;
+}
+
 /* What sysfs shows now, for each attribute of each disk (a dry run of the values known:
  * reads only, the scheduler's active name as apply finds it) and for the driver's cap. */
-static void read_current(struct hvt_state *s) {
+static void read_current(struct hvt_daemon *d, struct hvt_state *s) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
         for (size_t i = 0; i < s->n_disk; i++) {
                 struct hvt_state_disk *sd = &s->disk[i];
                 struct hvt_disk disk = { .syspath = sd->syspath, .device_syspath = sd->device_syspath };
+                bool sysfs = disk_paths_sysfs(d, sd);
                 struct hvt_plan plan = {};
                 struct hvt_apply a;
 
@@ -187,9 +205,11 @@ static void read_current(struct hvt_state *s) {
                         struct hvt_state_attr *at = &sd->attr[j];
                         const char *v = *at->want ? at->want : *at->orig ? at->orig : at->left;
 
-                        at->current_error = -ENODATA;
+                        at->current_error = sysfs ? -ENODATA : -EPERM;
                         (void) hvt_setting_from_kernel(&plan.want[at->id], at->id, v);
                 }
+                if (!sysfs)
+                        continue;
                 hvt_apply_disk(&disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &a);
                 for (size_t j = 0; j < sd->n_attr; j++) {
                         struct hvt_state_attr *at = &sd->attr[j];
@@ -254,7 +274,7 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
                 hvt_state_done(&s);
                 return r;
         }
-        read_current(&s);
+        read_current(d, &s);
         r = json ? hvt_state_show_json(stdout, &s) : hvt_state_show_text(stdout, &s);
         hvt_state_done(&s);
         if (fflush(stdout) != 0)

@@ -266,6 +266,9 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
                 return needs_root(d, dir);
         if (dir_fd < 0 && errno != ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot open the runtime directory %s: %m", dir);
+        /* Said, not changed: a report writes nothing. */
+        if (dir_fd >= 0)
+                (void) hvt_rundir_private(&d->log, dir_fd, dir, false);
         r = dir_fd < 0 ? 0 : daemon_runs(d, dir_fd, dir);
         if (r < 0)
                 return r;

@@ -197,7 +197,8 @@ int main(int argc, char *argv[]) {
 
         /* A log line to a stderr nobody reads any more (`hvtuned --once 2>&1 | head -3`) must
          * not kill the process between a write and its restore: EPIPE instead, which log.c
-         * takes as "no more stderr". A service has it ignored already (IgnoreSIGPIPE=). */
+         * takes as "no more stderr", and --status as a reader that had enough (show.c). A
+         * service has it ignored already (IgnoreSIGPIPE=). */
         (void) signal(SIGPIPE, SIG_IGN);
 
         r = parse_argv(argc, argv, &d, &mode, &level, &pid, &json);

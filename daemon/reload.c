@@ -79,17 +79,58 @@ static int check_record(int dirfd, const char *rundir, pid_t pid, unsigned *star
         return r;
 }
 
+/* Whether pid is the hvtuned that holds rundir (fd on it, or -errno), the one process a SIGHUP
+ * is meant for: to most others it is the end (a sleep, a shell, a PID mistyped), and to
+ * another hvtuned, of another runtime directory, a reload nobody asked of it. 0, or -errno,
+ * said. */
+static int check_holder(const struct hvt_log *log, int fd, const char *rundir, pid_t pid) {
+        struct hvt_rundir_holder h, other;
+        int r;
+
+        if (fd < 0)
+                return hvt_log_errno(log, LOG_ERR, fd, "Not signalling PID %d to reload: whether it is the hvtuned "
+                                     "that holds %s cannot be told, as that cannot be opened: %m", (int) pid, rundir);
+        r = hvt_rundir_holder(fd, pid, &h);
+        if (r < 0)
+                return hvt_log_errno(log, LOG_ERR, r, "Not signalling PID %d to reload: whether it is the hvtuned "
+                                     "that holds %s cannot be told (/proc/locks: %m)", (int) pid, rundir);
+        if (r > 0 && h.hvtuned)
+                return 0;
+        if (r > 0)
+                return hvt_log_errno(log, LOG_ERR, -EPERM, "Not signalling PID %d to reload: it holds %s, but is not "
+                                     "hvtuned: %s", (int) pid, rundir, h.name);
+        if (kill(pid, 0) < 0 && errno == ESRCH)
+                return hvt_log_errno(log, LOG_ERR, -ESRCH, "Cannot signal hvtuned (PID %d): %m", (int) pid);
+        if (hvt_rundir_holder(fd, 0, &other) > 0)
+                return hvt_log_errno(log, LOG_ERR, -EPERM, "Not signalling PID %d to reload: it holds no lock on %s, "
+                                     "so it is not the hvtuned that runs there (%s holds it)", (int) pid, rundir,
+                                     other.name);
+        return hvt_log_errno(log, LOG_ERR, -EPERM, "Not signalling PID %d to reload: it holds no lock on %s, so it is "
+                             "not the hvtuned that runs there", (int) pid, rundir);
+}
+
 int hvt_reload_request(const struct hvt_log *log, const char *rundir, pid_t pid) {
         _cleanup_close_ int dirfd = open(rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int linked = -EBADF;
         unsigned started = 0, finished;
         char why[4096 + 160], result[320];
         int r;
 
-        if (dirfd < 0)
+        if (dirfd < 0) {
                 dirfd = negative_errno();
+                /* A symbolic link the daemon locked through, for want of a directory it trusts
+                 * (rundir.c): only its lock is looked at there, nothing read. */
+                linked = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (linked < 0)
+                        linked = negative_errno();
+        } else
+                (void) hvt_rundir_private(log, dirfd, rundir, false);
+        r = check_holder(log, dirfd >= 0 ? dirfd : linked, rundir, pid);
+        if (r < 0)
+                return r;
         r = check_record(dirfd, rundir, pid, &started, why, sizeof(why));
-        /* Signalled whatever the record: the reload happens even where its result cannot be
-         * known here, and then this fails, as "applied" would be a guess. */
+        /* The holder is signalled whatever the record: the reload happens even where its
+         * result cannot be known here, and then this fails, as "applied" would be a guess. */
         if (kill(pid, SIGHUP) < 0)
                 return hvt_log_errno(log, LOG_ERR, negative_errno(), "Cannot signal hvtuned (PID %d): %m", (int) pid);
         if (r < 0)

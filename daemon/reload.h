@@ -16,7 +16,9 @@
 int hvt_reload_mark(int dir_fd, unsigned started, unsigned finished, const char *config_error);
 
 /* Signals pid and waits for its next reload to finish: 0 when it loaded the new
- * configuration, -EINVAL (logged) when that was refused, -ETIMEDOUT, or -errno. Where pid
- * keeps no reload record in rundir (it refused the directory, or is not hvtuned), pid is still
- * signalled, and the result, unknown, is an error that says why. */
+ * configuration, -EINVAL (logged) when that was refused, -ETIMEDOUT, or -errno. pid must be
+ * the hvtuned that holds rundir's lock (rundir.h: exclusive, root's or ours): any other process
+ * is not signalled (-EPERM, -ESRCH, or -errno when that cannot be told, each said). Where the
+ * holder keeps no reload record in rundir (it refused the directory), it is still signalled,
+ * and the result, unknown, is an error that says why. */
 int hvt_reload_request(const struct hvt_log *log, const char *rundir, pid_t pid);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fs-util.h"
+#include "log.h"
 #include "macro.h"
 #include "messages.h"
 #include "rundir.h"
@@ -56,10 +57,44 @@ int hvt_rundir_check(int fd, char *why, size_t size) {
         return hvt_check_owner(&st, 0, "it", why, size);
 }
 
+int hvt_rundir_private(const struct hvt_log *log, int fd, const char *path, bool fix) {
+        struct stat st;
+        mode_t mode;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();  /* hvt_rundir_check() says so */
+        /* One that is refused for records stays as it is: a chmod would make what others may
+         * have planted there look like hvtuned's own. */
+        mode = st.st_mode & 07777;
+        if (hvt_check_owner(&st, 0, NULL, NULL, 0) < 0 || !(mode & 0077))
+                return 0;
+        if (!fix)
+                return hvt_log_errno(log, LOG_WARNING, 0, "%s is mode %04o: other users may open it, and a lock of "
+                                     "theirs on it keeps hvtuned out (the next hvtuned to hold it makes it %04o)",
+                                     path, (unsigned) mode, (unsigned) (mode & ~0077));
+        if (fchmod(fd, mode & ~0077) < 0)
+                return hvt_log_errno(log, LOG_WARNING, negative_errno(), "%s is mode %04o: other users may open it, and "
+                                     "a lock of theirs on it keeps hvtuned out; it cannot be made %04o: %m", path,
+                                     (unsigned) mode, (unsigned) (mode & ~0077));
+        (void) hvt_log_errno(log, LOG_WARNING, 0, "%s was mode %04o: other users could open it, and a lock of theirs "
+                             "on it keeps hvtuned out; it is now %04o, as the unit's RuntimeDirectoryMode= makes it",
+                             path, (unsigned) mode, (unsigned) (mode & ~0077));
+        return 0;
+}
+
 static void refused(struct hvt_daemon *d, const char *path, int error, const char *why) {
         (void) hvt_log_struct(&d->log, LOG_WARNING, error, HVT_MESSAGE_STATE_ERROR, NULL,
                               "%s: refused for the records of original values, %s: they are kept in memory "
                               "only, and a restart forgets them", path, why);
+}
+
+int hvt_rundir_said_held(const struct hvt_log *log, int error, const char *path, const struct hvt_rundir_holder *h,
+                         const char *what) {
+        if (h->pid > 0)
+                return hvt_log_errno(log, LOG_ERR, error, "Cannot lock %s: %s holds it, and is not hvtuned: %s", path,
+                                     h->name, what);
+        return hvt_log_errno(log, LOG_ERR, error, "Cannot lock %s: another process holds it, which /proc/locks does not "
+                             "name (one of another pid namespace): %s", path, what);
 }
 
 /* Opens the directory into d->state_fd when it may hold records, or, when it is refused
@@ -78,6 +113,7 @@ static int open_held(struct hvt_daemon *d, const char *path) {
         }
         if (fd < 0)
                 return fd;
+        (void) hvt_rundir_private(&d->log, fd, path, true);
         r = hvt_rundir_check(fd, why, sizeof(why));
         if (r < 0) {
                 refused(d, path, r, why);
@@ -125,11 +161,17 @@ int hvt_rundir_open(struct hvt_daemon *d) {
          * holds where the records are refused too: the values in memory are the service's. */
         held = d->state_fd >= 0 ? d->state_fd : d->lock_fd;
         if (held >= 0 && (r = lock_patiently(held)) < 0) {
+                struct hvt_rundir_holder h = {};
+
+                if (r == -EWOULDBLOCK)
+                        (void) hvt_rundir_holder(held, 0, &h);
                 close(held);
                 d->state_fd = d->lock_fd = -EBADF;
-                if (r == -EWOULDBLOCK)
+                if (r == -EWOULDBLOCK && h.hvtuned)
                         return hvt_log_errno(&d->log, LOG_ERR, r, "Another hvtuned is running (it holds %s): "
                                              "reload it (systemctl reload hvtuned) instead", path);
+                if (r == -EWOULDBLOCK)
+                        return hvt_rundir_said_held(&d->log, r, path, &h, "hvtuned does not run while it does");
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);
         }
         if (d->state_fd >= 0)
@@ -137,39 +179,86 @@ int hvt_rundir_open(struct hvt_daemon *d) {
         return 0;
 }
 
-/* Who holds a lock on the file fd is open on, as /proc/locks says ("1: FLOCK  ADVISORY  WRITE
- * 1234 00:1a:5678 0 EOF", the device in hex; a waiter's line has "->" and is no holder): its
- * pid, or 0 when that cannot be told (no /proc, or a holder in another pid namespace, which
- * the kernel shows as 0). */
-static pid_t lock_holder(int fd) {
+/* A lock on the file fd is open on, as /proc/locks says ("1: FLOCK  ADVISORY  WRITE 1234
+ * 00:1a:5678 0 EOF", the device in hex; a waiter's line has "->" and is no holder): pid's, or
+ * with pid 0 the first of another process's. 1 with its pid and kind in *ret, 0 when there is
+ * none (or its holder is in another pid namespace, which the kernel shows as pid 0), -errno
+ * when /proc/locks cannot be read. */
+static int find_lock(int fd, pid_t pid, struct hvt_rundir_holder *ret) {
         struct stat st;
         char line[256];
-        pid_t holder = 0;
+        int r = 0;
         FILE *f;
 
+        *ret = (struct hvt_rundir_holder) {};
         if (fstat(fd, &st) < 0 || !(f = fopen("/proc/locks", "re")))
-                return 0;
-        while (holder == 0 && fgets(line, sizeof(line), f)) {
+                return negative_errno();
+        while (r == 0 && fgets(line, sizeof(line), f)) {
+                char kind[16];
                 unsigned maj, min;
                 unsigned long ino;
-                int pid;
+                int p;
 
-                if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &pid, &maj, &min, &ino) == 4 &&
+                if (sscanf(line, "%*d: FLOCK %*s %15s %d %x:%x:%lu", kind, &p, &maj, &min, &ino) == 5 &&
                     maj == major(st.st_dev) && min == minor(st.st_dev) && ino == (unsigned long) st.st_ino &&
-                    pid > 0 && pid != (int) getpid())
-                        holder = (pid_t) pid;
+                    p > 0 && (pid > 0 ? p == (int) pid : p != (int) getpid())) {
+                        ret->pid = (pid_t) p;
+                        ret->exclusive = strcmp(kind, "WRITE") == 0;
+                        r = 1;
+                }
         }
+        if (r == 0 && ferror(f))
+                r = -EIO;
         fclose(f);
-        return holder;
+        return r;
 }
 
-int hvt_rundir_lock(int fd, pid_t *ret_holder) {
+/* Who the holder is, from /proc/PID/status: a running hvtuned only when that is established,
+ * that is when it holds the lock as hvtuned takes it (exclusive: a shared one is --status's
+ * moment, or not hvtuned's) and is root's or ours, as the directory is. Its name is what the
+ * process calls itself, which anyone can choose: it says who, it proves nothing (and under
+ * valgrind it is the tool's). */
+static void describe_holder(struct hvt_rundir_holder *h) {
+        char path[64], status[8192], comm[64] = "", uid_text[32] = "";
+        const char *line;
+        unsigned ruid, euid;
+        bool uid_known = false;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) h->pid);
+        if (hvt_read_small(AT_FDCWD, path, status, sizeof(status)) >= 0) {
+                if ((line = strstr(status, "\nUid:")) && sscanf(line, "\nUid: %u %u", &ruid, &euid) == 2)
+                        uid_known = true;
+                if (strncmp(status, "Name:", 5) == 0)
+                        snprintf(comm, sizeof(comm), "%.*s", (int) strcspn(status + 5 + strspn(status + 5, " \t"), "\n"),
+                                 status + 5 + strspn(status + 5, " \t"));
+        }
+        h->hvtuned = h->exclusive && uid_known && (euid == 0 || euid == geteuid());
+        if (h->hvtuned) {
+                snprintf(h->name, sizeof(h->name), "hvtuned (pid %d)", (int) h->pid);
+                return;
+        }
+        if (uid_known)
+                snprintf(uid_text, sizeof(uid_text), "uid %u", euid);
+        snprintf(h->name, sizeof(h->name), "PID %d (%s%s%s%s%s)", (int) h->pid, comm, *comm && *uid_text ? ", " : "",
+                 uid_text, *comm || *uid_text ? ", " : "", h->exclusive ? "an exclusive lock" : "a shared lock");
+}
+
+int hvt_rundir_holder(int fd, pid_t pid, struct hvt_rundir_holder *ret) {
+        int r = find_lock(fd, pid, ret);
+
+        if (r > 0)
+                describe_holder(ret);
+        return r;
+}
+
+int hvt_rundir_lock(int fd, bool dry_run, struct hvt_rundir_holder *ret_holder) {
         int r = lock_patiently(fd);
 
-        *ret_holder = 0;
-        if (r >= 0)
+        *ret_holder = (struct hvt_rundir_holder) {};
+        /* A dry run says "nothing written": a stale state file is left to the next real run. */
+        if (r >= 0 && !dry_run)
                 drop_stale_state(fd);
         else if (r == -EWOULDBLOCK)
-                *ret_holder = lock_holder(fd);
+                (void) hvt_rundir_holder(fd, 0, ret_holder);
         return r;
 }

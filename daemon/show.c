@@ -7,6 +7,7 @@
  * path as --dry-run says what would be wanted, the records what was found before hvtuned. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "sysfs.h"
 
 #define PARAM_DIR HVT_DRIVER_SYSPATH "/parameters"
+#define DEVICES_DIR "/sys/devices"
 
 static int needs_root(struct hvt_daemon *d, const char *what) {
         return hvt_log_errno(&d->log, LOG_ERR, -EACCES, "hvtuned --status needs root: %s is root's alone", what);
@@ -170,15 +172,32 @@ static int compute_state(struct hvt_daemon *d, int dir_fd, const char *dir, stru
         return 0;
 }
 
+/* Whether the disk's paths from the state file are sysfs's: below /sys/devices, names only,
+ * where libudev's syspaths all are (an empty device path opens nothing). The file is root's,
+ * but --status is not to open what it names elsewhere: a FIFO would keep it waiting, a device
+ * node act on the open. Said when not. */
+static bool disk_paths_sysfs(struct hvt_daemon *d, const struct hvt_state_disk *sd) {
+        const char *bad = !hvt_sysfs_path_below(DEVICES_DIR, sd->syspath) ? sd->syspath :
+                *sd->device_syspath && !hvt_sysfs_path_below(DEVICES_DIR, sd->device_syspath) ? sd->device_syspath :
+                NULL;
+
+        if (!bad)
+                return true;
+        (void) hvt_log_errno(&d->log, LOG_WARNING, -EPERM, "%s: the state file puts it at %s, not below %s: not read",
+                             sd->name, bad, DEVICES_DIR);
+        return false;
+}
+
 /* What sysfs shows now, for each attribute of each disk (a dry run of the values known:
  * reads only, the scheduler's active name as apply finds it) and for the driver's cap. */
-static void read_current(struct hvt_state *s) {
+static void read_current(struct hvt_daemon *d, struct hvt_state *s) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
         for (size_t i = 0; i < s->n_disk; i++) {
                 struct hvt_state_disk *sd = &s->disk[i];
                 struct hvt_disk disk = { .syspath = sd->syspath, .device_syspath = sd->device_syspath };
+                bool sysfs = disk_paths_sysfs(d, sd);
                 struct hvt_plan plan = {};
                 struct hvt_apply a;
 
@@ -186,9 +205,11 @@ static void read_current(struct hvt_state *s) {
                         struct hvt_state_attr *at = &sd->attr[j];
                         const char *v = *at->want ? at->want : *at->orig ? at->orig : at->left;
 
-                        at->current_error = -ENODATA;
+                        at->current_error = sysfs ? -ENODATA : -EPERM;
                         (void) hvt_setting_from_kernel(&plan.want[at->id], at->id, v);
                 }
+                if (!sysfs)
+                        continue;
                 hvt_apply_disk(&disk, &plan, HVT_APPLY_DRY_RUN, NULL, NULL, &a);
                 for (size_t j = 0; j < sd->n_attr; j++) {
                         struct hvt_state_attr *at = &sd->attr[j];
@@ -210,6 +231,16 @@ static void read_current(struct hvt_state *s) {
         r = fd < 0 ? fd : hvt_sysfs_read(fd, hvt_attr_get(HVT_ATTR_MAX_HW_QUEUES)->name, s->driver.current,
                                          sizeof(s->driver.current));
         s->driver.current_error = r < 0 ? r : 0;
+}
+
+/* Whether stdout's reader went away (`hvtuned --status | head -1`, `| grep -q`): EPIPE, or,
+ * when an earlier write failed and its errno is gone, a pipe whose read end is closed (POLLERR)
+ * or a socket whose peer hung up. It had what it wanted: that is no failure of the status, nor
+ * one to print. SIGPIPE is ignored (main.c), so this is seen instead of the process dying. */
+static bool reader_gone(int r) {
+        struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+        return r == -EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)));
 }
 
 /* 1: a daemon holds the directory; 0: none does. */
@@ -235,6 +266,9 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
                 return needs_root(d, dir);
         if (dir_fd < 0 && errno != ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot open the runtime directory %s: %m", dir);
+        /* Said, not changed: a report writes nothing. */
+        if (dir_fd >= 0)
+                (void) hvt_rundir_private(&d->log, dir_fd, dir, false);
         r = dir_fd < 0 ? 0 : daemon_runs(d, dir_fd, dir);
         if (r < 0)
                 return r;
@@ -243,10 +277,16 @@ int hvt_show_status(struct hvt_daemon *d, bool json) {
                 hvt_state_done(&s);
                 return r;
         }
-        read_current(&s);
+        read_current(d, &s);
         r = json ? hvt_state_show_json(stdout, &s) : hvt_state_show_text(stdout, &s);
         hvt_state_done(&s);
-        if (fflush(stdout) != 0 || r < 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r < 0 ? r : -EIO, "Cannot write the status: %m");
+        if (fflush(stdout) != 0)
+                r = negative_errno();
+        else if (r < 0)
+                r = -EIO;  /* a write failed before the last: stdio's error flag, its errno gone */
+        if (r < 0 && reader_gone(r))
+                return 0;
+        if (r < 0)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot write the status: %m");
         return 0;
 }

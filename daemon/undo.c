@@ -42,8 +42,8 @@ static bool dry_run(const struct hvt_daemon *d) {
  * recorded); -errno, said. A directory the daemon would refuse for its records holds none it
  * wrote: nothing is taken from it. */
 static int hold(struct hvt_daemon *d, const char *path) {
+        struct hvt_rundir_holder holder;
         char why[160];
-        pid_t holder;
         int fd, r;
 
         fd = hvt_rundir_open_dir(path, false);
@@ -54,23 +54,22 @@ static int hold(struct hvt_daemon *d, const char *path) {
                                      "and restores none from it", path);
         if (fd < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, fd, "Cannot open %s: %m", path);
+        (void) hvt_rundir_private(&d->log, fd, path, !dry_run(d));
         /* Held while this works, as a daemon holds it: one starting meanwhile fails as it does
          * beside another daemon, instead of recording the values this is putting back. The fd
          * is the context's once held: what is done at exit with it (the state file) is the
          * holder's to do. */
-        r = hvt_rundir_lock(fd, &holder);
+        r = hvt_rundir_lock(fd, dry_run(d), &holder);
         if (r >= 0)
                 d->state_fd = fd;
         else
                 close(fd);
-        if (r == -EWOULDBLOCK && holder > 0)
-                return hvt_log_errno(&d->log, LOG_ERR, r, "hvtuned (pid %d) is running: `systemctl stop hvtuned` puts the "
+        if (r == -EWOULDBLOCK && holder.hvtuned)
+                return hvt_log_errno(&d->log, LOG_ERR, r, "%s is running: `systemctl stop hvtuned` puts the "
                                      "originals back (with restore_on_stop = false, hvtuned --restore does once it has "
-                                     "stopped)", (int) holder);
+                                     "stopped)", holder.name);
         if (r == -EWOULDBLOCK)
-                return hvt_log_errno(&d->log, LOG_ERR, r, "hvtuned is running (it holds %s): `systemctl stop hvtuned` "
-                                     "puts the originals back (with restore_on_stop = false, hvtuned --restore does once "
-                                     "it has stopped)", path);
+                return hvt_rundir_said_held(&d->log, r, path, &holder, "nothing is restored while it does");
         if (r < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);
         r = hvt_rundir_check(fd, why, sizeof(why));

@@ -226,24 +226,6 @@ static bool is_lun_name(const char *name) {
         return parse_address(name, &d) == 0;
 }
 
-/* Whether syspath is a path below top made of names only: no empty, "." or ".." component
- * could then take the walk up to top or above it. libudev's syspaths all are. */
-static bool below(const char *top, const char *syspath) {
-        size_t n = strlen(top);
-        const char *p = syspath + n;
-
-        if (strncmp(syspath, top, n) != 0 || *p != '/')
-                return false;
-        while (*p == '/') {
-                size_t len = strcspn(++p, "/");
-
-                if (len == 0 || (p[0] == '.' && (len == 1 || (len == 2 && p[1] == '.'))))
-                        return false;
-                p += len;
-        }
-        return true;
-}
-
 /* The length of a VMBus device's path the cache knows that is a prefix of path[0..len], or 0. */
 static size_t cached_vmbus(const struct hvt_classify_cache *c, const char *path, size_t len) {
         for (size_t i = 0; c && i < c->n; i++) {
@@ -273,7 +255,7 @@ static int find_ancestors(const char *top, const char *syspath, const struct hvt
         a->sdev = a->vmbus = a->nvme = 0;
         a->nvme_head = false;
         a->nvme_seen = NULL;
-        if (!below(top, syspath))
+        if (!hvt_sysfs_path_below(top, syspath))
                 return 0;  /* no device of top's: none of its ancestors either */
         if (len >= sizeof(a->path))
                 return -ENAMETOOLONG;

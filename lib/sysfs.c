@@ -14,6 +14,22 @@
 #include "macro.h"
 #include "sysfs.h"
 
+bool hvt_sysfs_path_below(const char *top, const char *path) {
+        size_t n = strlen(top);
+        const char *p = path + n;
+
+        if (strncmp(path, top, n) != 0 || *p != '/')
+                return false;
+        while (*p == '/') {
+                size_t len = strcspn(++p, "/");
+
+                if (len == 0 || (p[0] == '.' && (len == 1 || (len == 2 && p[1] == '.'))))
+                        return false;
+                p += len;
+        }
+        return true;
+}
+
 int hvt_sysfs_open_dir(const char *path) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -56,7 +72,11 @@ static int read_once(int fd, char *buf, size_t size, size_t *len) {
 }
 
 int hvt_sysfs_open(int dirfd, const char *name) {
-        int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* O_NONBLOCK: sysfs ignores it, and a FIFO where an attribute should be (a testbed, a
+         * path from a file) is not waited on; its read then fails (ESPIPE). No fstat() to
+         * refuse it sooner: that is a call an attribute on every pass, for what sysfs never
+         * holds. */
+        int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
         return fd < 0 ? negative_errno() : fd;
 }

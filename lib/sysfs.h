@@ -4,9 +4,15 @@
  * plain tokens. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attr.h"
+
+/* Whether path is below top and made of names only: no empty, "." or ".." component could
+ * then take it up to top or above ("/sys/devices" and a path from a file). libudev's syspaths
+ * all are. A string check, as every sysfs path is opened by its name (a testbed's too). */
+bool hvt_sysfs_path_below(const char *top, const char *path);
 
 /* An fd on a sysfs directory (a disk's queue/, a LUN's directory), or -errno. */
 int hvt_sysfs_open_dir(const char *path);
@@ -18,7 +24,7 @@ int hvt_sysfs_read(int dirfd, const char *name, char *buf, size_t size);
 
 /* An attribute opened for reading, to be read with hvt_sysfs_read_fd() now and again after
  * a write of the same pass (one pread(2) each, where a new open costs three calls): an fd, or
- * -errno. */
+ * -errno. Never waits: a FIFO opens, and its read is -ESPIPE. */
 int hvt_sysfs_open(int dirfd, const char *name);
 /* Reads what the attribute open on fd shows now, as hvt_sysfs_read() does. */
 int hvt_sysfs_read_fd(int fd, char *buf, size_t size);

@@ -356,9 +356,10 @@ static int open_output(const char *path) {
 /* Everything is made before posix_spawn and nothing runs between its fork and exec: this
  * process has threads (umockdev's, GLib's), and a forked child that allocated, or opened a
  * file through the preloaded shims, could wait forever on a lock one of them held. */
-static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
+static pid_t spawn_out(const char *const *args, const char *notify, const char *err_path, const char *out_path,
+                       int given_out_fd) {
         char **vg = hvtuned_under_valgrind() ? valgrind_argv() : NULL, **env;
-        int err_fd = open_output(err_path), out_fd = out_path ? open_output(out_path) : -1, r;
+        int err_fd = open_output(err_path), out_fd = out_path ? open_output(out_path) : given_out_fd, r;
         posix_spawn_file_actions_t actions;
         const char *argv[64];
         size_t n = 0;
@@ -386,9 +387,13 @@ static pid_t spawn(const char *const *args, const char *notify, const char *err_
         g_strfreev(env);
         g_strfreev(vg);
         close(err_fd);
-        if (out_fd >= 0)
+        if (out_path)
                 close(out_fd);
         return pid;
+}
+
+static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
+        return spawn_out(args, notify, err_path, out_path, -1);
 }
 
 /* With -q, memcheck writes its log only for an error or a definite leak: any line in it fails
@@ -497,6 +502,19 @@ int hvtuned_run_out(const char *const *args, char **out, char **err) {
         *out = slurp(out_path);
         unlink(err_path);
         unlink(out_path);
+        return r;
+}
+
+int hvtuned_run_fd(const char *const *args, int out_fd, char **err) {
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX";
+        int fd, r;
+
+        fd = mkstemp(err_path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        r = wait_exit(spawn_out(args, NULL, err_path, NULL, out_fd));
+        *err = slurp(err_path);
+        unlink(err_path);
         return r;
 }
 

@@ -118,6 +118,8 @@ int hvtuned_run(const char *const *args, char **err);
 int hvtuned_run_once(const char *config_text, char **err);
 /* The same, with what it printed on stdout in *out. */
 int hvtuned_run_out(const char *const *args, char **out, char **err);
+/* The same with stdout on out_fd, which stays the caller's (a pipe whose reader is gone). */
+int hvtuned_run_fd(const char *const *args, int out_fd, char **err);
 
 /* With on, every hvtuned started from then on finds JOURNAL_STREAM naming its stderr, as
  * systemd sets it, and sends its entries to the journal's socket instead of stderr. */

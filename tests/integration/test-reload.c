@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -396,6 +397,72 @@ START_TEST(test_reload_restart_agree_on_ceiling) {
 }
 END_TEST
 
+/* hvtuned --reload=PID signals only the hvtuned that holds the runtime directory: a PID
+ * given by mistake (a sleeping process) is left alone, and the command fails saying why. */
+START_TEST(test_reload_refuses_a_stranger) {
+        const char *sleep_argv[] = { "sleep", "60", NULL };
+        g_autofree char *arg = NULL, *want = NULL;
+        UMockdevTestbed *tb;
+        struct hv_run run;
+        char *config, *err;
+        GPid sleeper;
+        int status = 0;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        ck_assert(g_spawn_async(NULL, (char **) sleep_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                NULL, NULL, &sleeper, NULL));
+        arg = g_strdup_printf("--reload=%d", (int) sleeper);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { arg, NULL }, &err), 1);
+        ck_assert_msg(waitpid(sleeper, &status, WNOHANG) == 0, "the sleeping process was signalled (wait status 0x%x)",
+                      status);
+        want = g_strdup_printf("Not signalling PID %d to reload: it holds no lock on %s, so it is not the hvtuned "
+                               "that runs there (hvtuned (pid %d) holds it)", (int) sleeper, runtime_dir(),
+                               (int) run.pid);
+        assert_contains(err, want);
+        ck_assert_int_eq(kill(sleeper, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(sleeper, NULL, 0), sleeper);
+        g_spawn_close_pid(sleeper);
+        (void) hvtuned_stop(&run);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* Nor another hvtuned, one of another runtime directory: the daemon is not signalled (its
+ * one reload is the one asked of it with its own directory). */
+START_TEST(test_reload_refuses_another_directory) {
+        char other[] = "/tmp/hvtuned-other.XXXXXX", *config, *err;
+        g_autofree char *arg = NULL, *want = NULL;
+        UMockdevTestbed *tb;
+        struct hv_run run;
+        unsigned reloads = 0;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        arg = g_strdup_printf("--reload=%d", (int) run.pid);
+        /* The daemon's writes so far checked against its own directory, before the other. */
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--check-config", "-c", config, NULL }, &err), 0);
+        ck_assert_ptr_nonnull(mkdtemp(other));
+        runtime_dir_use(other);
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { arg, NULL }, &err), 1);
+        runtime_dir_use(NULL);
+        want = g_strdup_printf("Not signalling PID %d to reload: it holds no lock on %s, so it is not the hvtuned "
+                               "that runs there\n", (int) run.pid, other);
+        assert_contains(err, want);
+        ck_assert_int_eq(rmdir(other), 0);
+
+        /* The holder, asked with its own directory: reloaded, once. */
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { arg, NULL }, &err), 0);
+        ck_assert_str_eq(testbed_value("sdb", "queue/read_ahead_kb"), "1024");
+        ck_assert_int_eq(kill(run.pid, SIGTERM), 0);
+        hvtuned_wait_notify_counting(&run, "STOPPING=1", "RELOADING=1", &reloads);
+        ck_assert_uint_eq(reloads, 1);
+        (void) hvtuned_stop_wait(&run);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("reload");
         TCase *tc = tcase_create("azure");
@@ -409,6 +476,8 @@ int main(void) {
         tcase_add_test(tc, test_fifo_at_reload_temporary);
         tcase_add_test(tc, test_reload_dropins);
         tcase_add_test(tc, test_reload_restart_agree_on_ceiling);
+        tcase_add_test(tc, test_reload_refuses_a_stranger);
+        tcase_add_test(tc, test_reload_refuses_another_directory);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

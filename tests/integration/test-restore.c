@@ -6,10 +6,15 @@
  * disk that is gone or of an earlier disk of that name are dropped and said. */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -245,6 +250,141 @@ START_TEST(test_gone_and_other_instance_dropped) {
 }
 END_TEST
 
+/* Every name in the runtime directory with what stat() says of it: "name ino size mtime mode". */
+static char *listing(void) {
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        GString *out = g_string_new("");
+        DIR *dir = opendir(runtime_dir());
+        struct dirent *de;
+        struct stat st;
+
+        ck_assert_ptr_nonnull(dir);
+        while ((de = readdir(dir)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        g_ptr_array_add(names, g_strdup(de->d_name));
+        closedir(dir);
+        g_ptr_array_sort(names, by_name);
+        ck_assert_int_eq(stat(runtime_dir(), &st), 0);
+        g_string_append_printf(out, ". %04o\n", (unsigned) (st.st_mode & 07777));
+        for (guint i = 0; i < names->len; i++) {
+                g_autofree char *path = g_build_filename(runtime_dir(), names->pdata[i], NULL);
+
+                ck_assert_int_eq(lstat(path, &st), 0);
+                g_string_append_printf(out, "%s %lu %lld %lld.%09ld %04o\n", (const char *) names->pdata[i],
+                                       (unsigned long) st.st_ino, (long long) st.st_size, (long long) st.st_mtim.tv_sec,
+                                       st.st_mtim.tv_nsec, (unsigned) (st.st_mode & 07777));
+        }
+        g_ptr_array_free(names, TRUE);
+        return hv_keep(g_string_free(out, FALSE));
+}
+
+/* --dry-run writes and unlinks nothing: not the records, not a state file a killed daemon
+ * left, not a damaged record, and the directory's mode stays what it is. */
+START_TEST(test_dry_run_touches_nothing) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *state = g_build_filename(runtime_dir(), ".state", NULL);
+        g_autofree char *damaged = g_build_filename(runtime_dir(), "sdz", NULL);
+        char *err, *before;
+
+        ck_assert_int_eq(hvtuned_run_once(beds[0].config, &err), 0);
+        ck_assert(g_file_set_contents(state, "hvtuned-state\t1\n", -1, NULL));
+        ck_assert(g_file_set_contents(damaged, "not a record\n", -1, NULL));
+        ck_assert_int_eq(chmod(runtime_dir(), 0755), 0);
+        before = listing();
+        ck_assert_int_eq(hvtuned_run(DRY_RUN, &err), 0);
+        assert_contains(err, "Dry run, nothing written: ");
+        ck_assert_str_eq(listing(), before);
+        ck_assert_int_eq(chmod(runtime_dir(), 0700), 0);
+        ck_assert_int_eq(unlink(damaged), 0);
+        (void) restore(0);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* Holds a shared lock on dir as uid 65534 until killed: perl, as nobody may run it. */
+static GPid lock_as_nobody(const char *dir) {
+        const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "perl", "-e",
+                               "use Fcntl ':flock'; open(my $d, '<', $ARGV[0]) or die \"$!\"; "
+                               "flock($d, LOCK_SH) or die \"$!\"; sleep 600", dir, NULL };
+        const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        GError *error = NULL;
+        GPid pid;
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_msg(g_spawn_async(NULL, (char **) argv, (char **) envp, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                    NULL, NULL, &pid, &error), "setpriv: %s", error ? error->message : "?");
+        /* Taken once an exclusive lock of ours is refused. */
+        for (int waited = 0;; waited += 10) {
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+                        break;
+                (void) flock(fd, LOCK_UN);
+                ck_assert_msg(waited < 10000, "uid 65534 took no lock on %s", dir);
+                usleep(10 * 1000);
+        }
+        close(fd);
+        return pid;
+}
+
+/* A runtime directory made outside systemd, others allowed in (0755), where another user's
+ * process took a shared lock: hvtuned makes it 0700 and says what it was, and the process
+ * that keeps it out is named for what it is, never "hvtuned". */
+START_TEST(test_loose_dir_locked_by_another_user) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char base[] = "/tmp/hvtuned-loose.XXXXXX", *err, *clean, *config;
+        g_autofree char *dir = NULL, *holder = NULL, *want = NULL;
+        struct stat st;
+        GPid nobody;
+
+        ck_assert_ptr_nonnull(mkdtemp(base));
+        ck_assert_int_eq(chmod(base, 0755), 0);
+        dir = g_build_filename(base, "run", NULL);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        runtime_dir_use(dir);
+        nobody = lock_as_nobody(dir);
+        holder = g_strdup_printf("PID %d (perl, uid 65534, a shared lock)", (int) nobody);
+
+        /* --status says so, and leaves it. */
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--status", NULL }, &err), 0);
+        want = g_strdup_printf("%s is mode 0755: other users may open it, and a lock of theirs on it keeps hvtuned out "
+                               "(the next hvtuned to hold it makes it 0700)\n", dir);
+        assert_contains(err, want);
+        g_free(want);
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0755);
+
+        err = restore(1);
+        want = g_strdup_printf("%s was mode 0755: other users could open it, and a lock of theirs on it keeps hvtuned "
+                               "out; it is now 0700, as the unit's RuntimeDirectoryMode= makes it\n", dir);
+        assert_contains(err, want);
+        g_free(want);
+        want = g_strdup_printf("Cannot lock %s: %s holds it, and is not hvtuned", dir, holder);
+        assert_contains(err, want);
+        ck_assert_msg(!strstr(err, hv_keep(g_strdup_printf("hvtuned (pid %d)", (int) nobody))), "called hvtuned:\n%s",
+                      err);
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+
+        /* --once is kept out the same way, and says by whom. */
+        config = config_write("queue = { scheduler = \"none\"; };\n");
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { "--once", "-c", config, NULL }, &err), 1);
+        assert_contains(err, want);
+        ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
+
+        ck_assert_int_eq(kill(nobody, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(nobody, NULL, 0), nobody);
+        g_spawn_close_pid(nobody);
+        assert_contains(restore(0), "Nothing to restore: ");
+        runtime_dir_use(NULL);
+        unlink(config);
+        clean = g_strdup_printf("rm -rf '%s'", base);
+        ck_assert_int_eq(system(clean), 0);
+        g_free(clean);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("restore");
         TCase *tc = tcase_create("restore");
@@ -256,6 +396,8 @@ int main(void) {
         tcase_add_test(tc, test_refused_while_running);
         tcase_add_test(tc, test_failed_original_kept);
         tcase_add_test(tc, test_gone_and_other_instance_dropped);
+        tcase_add_test(tc, test_dry_run_touches_nothing);
+        tcase_add_test(tc, test_loose_dir_locked_by_another_user);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -4,15 +4,18 @@
  * the JSON form parsed by Python's json), and once it has stopped or after --once, from the
  * records and sysfs, saying so. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "state.h"
 #include "testutil.h"
 
 /* What Python's json makes of the object, one line a disk: every key a tool relies on. */
@@ -187,6 +190,100 @@ START_TEST(test_v6_running) {
 }
 END_TEST
 
+/* A reader that went away (`hvtuned --status | true`, `| head -1`): no error, exit 0. */
+START_TEST(test_reader_gone) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        int p[2];
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        ck_assert_int_eq(close(p[0]), 0);
+        for (int json = 0; json <= 1; json++) {
+                const char *args[] = { "--status", json ? "--json" : NULL, NULL };
+                char *err;
+
+                ck_assert_int_eq(hvtuned_run_fd(args, p[1], &err), 0);
+                ck_assert_str_eq(err, "");
+        }
+        close(p[1]);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A disk of a state file whose paths lead out of /sys, or to a FIFO in it: nothing is opened
+ * there, nothing waits, and the rest of the report is there. The test holds the runtime
+ * directory as a daemon would, with a state file of its making. */
+static void state_disk(struct hvt_state *s, const char *name, const char *syspath, const char *device_syspath) {
+        struct hvt_state_disk *d = hvt_state_add_disk(s, name, syspath, device_syspath);
+
+        ck_assert_ptr_nonnull(d);
+        d->kind = HVT_KIND_SCSI;
+        d->role = HVT_ROLE_DATA;
+        d->last_repair_attr = -1;
+        d->attr[0] = (struct hvt_state_attr) { .id = HVT_ATTR_SCHEDULER, .role = HVT_STATE_MANAGED, .want = "none",
+                                               .last = -1 };
+        d->attr[1] = (struct hvt_state_attr) { .id = HVT_ATTR_TIMEOUT, .role = HVT_STATE_MANAGED, .want = "300",
+                                               .last = -1 };
+        d->n_attr = 2;
+}
+
+static void fifo_disk(const char *dir) {
+        g_autofree char *queue = g_build_filename(dir, "queue", NULL);
+        g_autofree char *sched = g_build_filename(queue, "scheduler", NULL);
+        g_autofree char *timeout = g_build_filename(dir, "timeout", NULL);
+
+        ck_assert_int_eq(g_mkdir_with_parents(queue, 0755), 0);
+        ck_assert_int_eq(mkfifo(sched, 0600), 0);
+        ck_assert_int_eq(mkfifo(timeout, 0600), 0);
+}
+
+START_TEST(test_state_file_paths_refused) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        g_autofree char *sda = g_strdup(testbed_syspath("sda")), *lun = g_path_get_dirname(sda), *text = NULL;
+        g_autofree char *outside = NULL, *want = NULL;
+        char base[] = "/var/tmp/hvtuned-outside.XXXXXX", *out, *err, *clean;
+        struct hvt_state s = { .pid = getpid(), .status = (char *) "4 Hyper-V disks", .driver.cap_support = -1 };
+        int lock;
+
+        *strrchr(lun, '/') = '\0';  /* .../0:0:0:0/block/sda -> .../0:0:0:0 */
+        /* A FIFO where a disk's attributes would be, in the testbed's /sys, and one outside. */
+        fifo_disk(testbed_sys_path("devices/fifo/block/sdx"));
+        ck_assert_ptr_nonnull(mkdtemp(base));
+        outside = g_build_filename(base, "sdy", NULL);
+        fifo_disk(outside);
+        state_disk(&s, "sda", sda, lun);
+        state_disk(&s, "sdx", "/sys/devices/fifo/block/sdx", "/sys/devices/fifo/block/sdx");
+        state_disk(&s, "sdy", outside, outside);
+        state_disk(&s, "sdz", "/sys/devices/fifo/block/../../../..", "/sys/../dev");
+        ck_assert_int_eq(hvt_state_format(&s, &text), 0);
+        s.status = NULL;
+        hvt_state_done(&s);
+        ck_assert(g_file_set_contents(state_path(), text, -1, NULL));
+        ck_assert_int_eq(chmod(state_path(), 0600), 0);
+        lock = open(runtime_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX | LOCK_NB), 0);
+
+        /* Waiting in an open of a FIFO, --status would be killed after 20 s (the harness's bound). */
+        ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--status", NULL }, &out, &err), 0);
+        assert_contains(out, "sda ");
+        assert_contains(out, "sdx ");
+        assert_contains(out, "sdz ");
+        want = g_strdup_printf("sdy: the state file puts it at %s, not below /sys/devices: not read\n", outside);
+        assert_contains(err, want);
+        assert_contains(err, "sdz: the state file puts it at /sys/devices/fifo/block/../../../..");
+        /* The FIFO in /sys opens without waiting, and is no attribute: its read fails. */
+        assert_contains(out, "(Illegal seek)");
+        /* What sda's attributes hold now is still read. */
+        assert_contains(out, hv_keep(g_strdup_printf("queue/scheduler  %s", testbed_value("sda", "queue/scheduler"))));
+        ck_assert_int_eq(close(lock), 0);
+        unlink(state_path());
+        clean = g_strdup_printf("rm -rf '%s'", base);
+        ck_assert_int_eq(system(clean), 0);
+        g_free(clean);
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_refusals) {
         const char *args[] = { "--json", NULL };
         char *out, *err;
@@ -206,6 +303,8 @@ int main(void) {
         tcase_add_test(tc, test_gen2_after_once);
         tcase_add_test(tc, test_v6_running);
         tcase_add_test(tc, test_refusals);
+        tcase_add_test(tc, test_reader_gone);
+        tcase_add_test(tc, test_state_file_paths_refused);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -200,6 +200,41 @@ START_TEST(test_garbage_scheduler) {
 }
 END_TEST
 
+/* A FIFO where an attribute should be (a testbed, a path from the state file) is not waited
+ * on: the open does not wait for a writer, and the read fails. */
+START_TEST(test_fifo_not_waited_on) {
+        char path[PATH_MAX * 2];
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+
+        setup_disk(&f);
+        snprintf(path, sizeof(path), "%s/scheduler", f.queue);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        want_sched(&p, "none");
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_DRY_RUN, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, ESPIPE);
+}
+END_TEST
+
+/* Below top, names only: nothing that climbs out of it. */
+START_TEST(test_path_below) {
+        ck_assert(hvt_sysfs_path_below("/sys/devices", "/sys/devices/vmbus/block/sda"));
+        ck_assert(hvt_sysfs_path_below("/sys/devices", "/sys/devices/.hidden/..x"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices/"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devicesx/sda"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices/a/../../../tmp"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices/./a"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices//a"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/sys/devices/a/"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", "/tmp/fifo"));
+        ck_assert(!hvt_sysfs_path_below("/sys/devices", ""));
+}
+END_TEST
+
 /* Bytes as they are, NUL included (put() writes a C string). */
 static void put_bytes(struct fixture *f, const char *rel, const char *bytes, size_t len) {
         char path[PATH_MAX * 2];
@@ -762,6 +797,8 @@ int main(void) {
         tcase_add_test(tc, test_knock_on_told_and_recorded);
         tcase_add_test(tc, test_knock_on_restore_only_as_left);
         tcase_add_test(tc, test_finer_timeout_last);
+        tcase_add_test(tc, test_fifo_not_waited_on);
+        tcase_add_test(tc, test_path_below);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

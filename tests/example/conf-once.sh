@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 # hvtuned refuses a configuration others could write: a checkout made under umask 002 would be.
 install -m 0644 "$conf" "$work/hvtuned.conf"
 RUNTIME_DIRECTORY=$work/run
-mkdir "$RUNTIME_DIRECTORY"
+mkdir -m 0700 "$RUNTIME_DIRECTORY"
 export RUNTIME_DIRECTORY
 # Under the setup "valgrind", hvtuned runs under memcheck ($HVTUNED_TEST_VALGRIND, unquoted:
 # a command line).

@@ -26,7 +26,7 @@ sums() {
 }
 sums > "$work/before"
 RUNTIME_DIRECTORY=$work/run
-mkdir "$RUNTIME_DIRECTORY"
+mkdir -m 0700 "$RUNTIME_DIRECTORY"
 export RUNTIME_DIRECTORY
 LD_PRELOAD="$shim:${LD_PRELOAD:-}" "$hvtuned" --once \
         2> "$work/err" || { cat "$work/err"; echo "hvtuned --once failed"; exit 1; }

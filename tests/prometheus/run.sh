@@ -44,7 +44,9 @@ echo "== promtool test rules contrib/prometheus/hvtuned.rules.test.yml"
 (cd "$src/contrib/prometheus" && promtool test rules hvtuned.rules.test.yml) || fail "promtool test rules"
 
 # --- hvtuned writes its file
-mkdir -p "$work/textfile" "$work/runtime" "$work/conf"
+mkdir -p "$work/textfile" "$work/conf"
+# 0700, as the unit's RuntimeDirectoryMode= makes it: hvtuned warns of one others may open.
+mkdir -m 0700 "$work/runtime"
 cat > "$work/conf/hvtuned.conf" <<CONF
 queue = { scheduler = "none"; };
 metrics_file = "$work/textfile/hvtuned.prom";

@@ -283,8 +283,9 @@ static int scan_file(const char *path, struct scan *parent, int depth, char **re
          * memory and time before anything could refuse it. */
         r = hvt_read_fd(fd, HVT_CONFIG_FILE_MAX, &text);
         if (r == -EFBIG)
-                return file_error(s.err, path, "refused, larger than %u KiB: no configuration is",
-                                  HVT_CONFIG_FILE_MAX / 1024);
+                return file_error(s.err, path, "refused, larger than %u KiB, the limit for one configuration "
+                                  "file: a configuration is a few KiB; check that this is the right file, or "
+                                  "make it smaller", HVT_CONFIG_FILE_MAX / 1024);
         if (r < 0)
                 return r;
         /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of

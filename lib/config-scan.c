@@ -37,11 +37,9 @@
 
 /* Deeper than any sane configuration; stops an include loop. */
 #define INCLUDE_DEPTH_MAX 8
-/* More than any sane configuration; bounds the descriptors held open. */
+/* More than any sane configuration; bounds the descriptors held open. What a load reads is
+ * bounded in bytes (HVT_CONFIG_LOAD_MAX), not by this. */
 #define INCLUDES_MAX 64
-/* Bytes a file, the main one or an included one: a sane configuration is a few KiB. With
- * INCLUDES_MAX, the most a load reads is 65 MiB. */
-#define HVT_CONFIG_FILE_MAX (1024 * 1024)
 
 #define PROC_FD "/proc/self/fd/"
 
@@ -50,13 +48,14 @@ struct scan {
         const char *include_dir;
         struct hvt_config_source *src;
         struct hvt_config_error *err;
+        size_t *budget;      /* bytes the load has left to read (config-scan.h) */
         int line;
         const char *text;    /* the file's text */
         FILE *out;           /* the text as libconfig gets it */
         const char *copied;  /* how far the file's text is in out */
 };
 
-static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len);
+static int scan_file(const char *path, struct scan *parent, int line, int depth, char **ret_text, size_t *ret_len);
 static int include_file(struct scan *s, const char *path, int line, int depth);
 
 __attribute__((format(printf, 3, 4)))
@@ -259,18 +258,37 @@ static int nul_error(struct scan *s, const char *text) {
         return line_error(s, s->line, -EINVAL, "a NUL byte: not a text file");
 }
 
+/* The load's budget ran out at path: reported where the load was told to read it, the
+ * @include at parent's line, or path itself when no file included it. */
+static int over_budget(struct scan *parent, int line, const char *path) {
+        if (line > 0)
+                return line_error(parent, line, -E2BIG,
+                                  "refused, this @include would take the configuration past %u KiB, the limit "
+                                  "for all of its files together (main file, drop-ins and every include): a "
+                                  "configuration is a few KiB; include fewer or smaller files",
+                                  HVT_CONFIG_LOAD_MAX / 1024);
+        (void) file_error(parent->err, path,
+                          "refused, reading this file would take the configuration past %u KiB, the limit for "
+                          "all of its files together (main file, drop-ins and every include): a configuration "
+                          "is a few KiB; use fewer or smaller files", HVT_CONFIG_LOAD_MAX / 1024);
+        return -E2BIG;
+}
+
 /* Reads path (checked, see trust.h) and its includes, and returns its text as libconfig is to
- * get it. parent is NULL for the main file. */
-static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len) {
+ * get it. parent is the file that includes it at line, or for the file scanned first (line 0)
+ * the scan's top, which holds what the load shares. */
+static int scan_file(const char *path, struct scan *parent, int line, int depth, char **ret_text, size_t *ret_len) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct scan s = {
                 .path = path,
                 .line = 1,
-                .include_dir = parent ? parent->include_dir : NULL,
-                .src = parent ? parent->src : NULL,
-                .err = parent ? parent->err : NULL,
+                .include_dir = parent->include_dir,
+                .src = parent->src,
+                .err = parent->err,
+                .budget = parent->budget,
         };
+        size_t cap = *s.budget < HVT_CONFIG_FILE_MAX ? *s.budget : HVT_CONFIG_FILE_MAX;
         char why[256];
         int r;
 
@@ -280,14 +298,18 @@ static int scan_file(const char *path, struct scan *parent, int depth, char **re
         if (fd < 0)
                 return fd;
         /* Read with a cap: a huge (or sparse) file would otherwise cost its whole size in
-         * memory and time before anything could refuse it. */
-        r = hvt_read_fd(fd, HVT_CONFIG_FILE_MAX, &text);
+         * memory and time before anything could refuse it; and never past what the load has
+         * left, or many files within their caps would (config-scan.h). */
+        r = hvt_read_fd(fd, cap, &text);
+        if (r == -EFBIG && cap < HVT_CONFIG_FILE_MAX)
+                return over_budget(parent, line, path);
         if (r == -EFBIG)
                 return file_error(s.err, path, "refused, larger than %u KiB, the limit for one configuration "
                                   "file: a configuration is a few KiB; check that this is the right file, or "
                                   "make it smaller", HVT_CONFIG_FILE_MAX / 1024);
         if (r < 0)
                 return r;
+        *s.budget -= (size_t) r;
         /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
          * the file); in an include name libconfig exits the process. */
         if (strlen(text) != (size_t) r)
@@ -342,7 +364,7 @@ static int include_file(struct scan *s, const char *path, int line, int depth) {
                 return line_error(s, line, -EINVAL, "more than %d files included", INCLUDES_MAX);
         /* An error in the included file, or deeper, is reported there; one opening it here. */
         *s->err = (struct hvt_config_error) {};
-        r = scan_file(path, s, depth, &text, &len);
+        r = scan_file(path, s, line, depth, &text, &len);
         if (r < 0 && r != -ENOMEM && s->err->file[0] == '\0')
                 return line_error(s, line, -EINVAL, "cannot include %s: %s", path, strerror(-r));
         if (r < 0)
@@ -365,14 +387,14 @@ static int include_file(struct scan *s, const char *path, int line, int depth) {
         return fd;
 }
 
-int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_source *ret,
+int hvt_config_scan(const char *path, const char *include_dir, size_t *budget, struct hvt_config_source *ret,
                     struct hvt_config_error *err) {
-        struct scan top = { .include_dir = include_dir, .src = ret, .err = err };
+        struct scan top = { .include_dir = include_dir, .src = ret, .err = err, .budget = budget };
         size_t len = 0;
         int r;
 
         *ret = (struct hvt_config_source) {};
-        r = scan_file(path, &top, 0, &ret->text, &len);
+        r = scan_file(path, &top, 0, 0, &ret->text, &len);
         if (r < 0)
                 hvt_config_source_done(ret);
         return r;

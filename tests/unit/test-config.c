@@ -891,6 +891,68 @@ START_TEST(test_dropins_added_removed) {
 }
 END_TEST
 
+/* The caps of one file do not bound a load: 8 drop-ins of 63 includes of one 1 MiB file read
+ * 504 MiB and held SIGTERM for 10-21 s during a reload. What one load reads, the main file,
+ * every drop-in and every include together, is bounded: at the bound it loads, a byte past
+ * it is refused where it was crossed, at the @include or at the drop-in, and not read on. */
+#define TOTAL_KIB 2048
+#define OVER_TOTAL "would take the configuration past 2048 KiB, the limit for all of its files together " \
+                   "(main file, drop-ins and every include): a configuration is a few KiB; "
+
+/* A file of size bytes in dir/name: setting, if any, then blanks. */
+static char *write_blank(const char *name, const char *setting, size_t size) {
+        char *text = malloc(size), *path;
+
+        ck_assert_ptr_nonnull(text);
+        memset(text, ' ', size);
+        memcpy(text, setting, strlen(setting));
+        path = write_bytes(name, text, size);
+        free(text);
+        return path;
+}
+
+START_TEST(test_total_cap) {
+        static const char include[] = "@include \"big.inc\"\n";
+        static const char setting[] = "queue = { nr_requests = 64; };\n";
+        char *path = main_path(), *d = dropin_dir(path), *big, *a, *b;
+        size_t total = TOTAL_KIB * 1024, file = 1024 * 1024;
+        struct hvt_config *c;
+
+        /* The main file, a drop-in and the 1 MiB file it includes: exactly the bound. */
+        free(write_blank("hvtuned.conf", setting, file - strlen(include)));
+        a = write_blank("hvtuned.conf.d/10-a.conf", include, strlen(include));
+        big = write_blank("hvtuned.conf.d/big.inc", "", total - file);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        ck_assert_uint_eq(c->n_dropins, 1);
+        hvt_config_free(c);
+
+        /* A byte more in the main file: the include that crosses the bound is named. */
+        free(write_blank("hvtuned.conf", setting, file - strlen(include) + 1));
+        load_path_bad(path, -E2BIG, a, 1,
+                      "refused, this @include " OVER_TOTAL "include fewer or smaller files");
+
+        /* Two files at the 1 MiB cap load; a drop-in of one byte after them is refused. */
+        ck_assert_int_eq(unlink(a), 0);
+        ck_assert_int_eq(unlink(big), 0);
+        free(write_blank("hvtuned.conf", setting, file));
+        free(a);
+        a = write_blank("hvtuned.conf.d/10-a.conf", "", total - file);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        b = write_blank("hvtuned.conf.d/20-b.conf", "", 1);
+        load_path_bad(path, -E2BIG, b, 0,
+                      "refused, reading this file " OVER_TOTAL "use fewer or smaller files");
+
+        free(b);
+        free(big);
+        free(a);
+        free(d);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
@@ -920,6 +982,7 @@ int main(void) {
         tcase_add_test(tc, test_dropins_include);
         tcase_add_test(tc, test_dropins_without_main);
         tcase_add_test(tc, test_dropins_added_removed);
+        tcase_add_test(tc, test_total_cap);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -7,7 +7,8 @@
 
 #include "config-error.h"
 
-/* More than any fleet's configuration management writes; bounds a load's work. */
+/* More than any fleet's configuration management writes. What a load opens, includes too, is
+ * bounded by HVT_CONFIG_FILES_MAX, and what it reads by HVT_CONFIG_LOAD_MAX (config-scan.h). */
 #define HVT_CONFIG_DROPINS_MAX 256
 
 /* The drop-ins of the configuration at path, as "PATH.d/NAME" in the C locale's byte order of

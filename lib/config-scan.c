@@ -11,7 +11,8 @@
  * a path. The rewrite keeps the line count, so libconfig's line numbers stay the file's.
  *
  * A small scanner for the part of libconfig's lexical grammar that matters here: comments
- * (#, //, / * * /), strings with escapes, names (which may hold digits), @include, and numbers.
+ * (#, //, / * * /), strings with escapes, names (which may hold digits, and which a load may
+ * hold only so many of: config-scan.h), @include, and numbers.
  * A number that is a float, or carries the L suffix, is libconfig's business; a plain integer
  * beyond INT32 range is an error, not a value. So is a string holding a NUL escape, \x00 or
  * \X00 (scanner.l's hexchar takes either x): libconfig 1.5 drops the byte, so "no\x00ne"
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #include "config-scan.h"
@@ -37,11 +39,9 @@
 
 /* Deeper than any sane configuration; stops an include loop. */
 #define INCLUDE_DEPTH_MAX 8
-/* More than any sane configuration; bounds the descriptors held open. */
+/* More than any sane configuration; bounds the descriptors held open. What a load reads and
+ * opens is bounded by its budget (HVT_CONFIG_BUDGET), not by this. */
 #define INCLUDES_MAX 64
-/* Bytes a file, the main one or an included one: a sane configuration is a few KiB. With
- * INCLUDES_MAX, the most a load reads is 65 MiB. */
-#define HVT_CONFIG_FILE_MAX (1024 * 1024)
 
 #define PROC_FD "/proc/self/fd/"
 
@@ -50,13 +50,14 @@ struct scan {
         const char *include_dir;
         struct hvt_config_source *src;
         struct hvt_config_error *err;
+        struct hvt_config_budget *budget;  /* what the load has left (config-scan.h) */
         int line;
         const char *text;    /* the file's text */
         FILE *out;           /* the text as libconfig gets it */
         const char *copied;  /* how far the file's text is in out */
 };
 
-static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len);
+static int scan_file(const char *path, struct scan *parent, int line, int depth, char **ret_text, size_t *ret_len);
 static int include_file(struct scan *s, const char *path, int line, int depth);
 
 __attribute__((format(printf, 3, 4)))
@@ -112,9 +113,35 @@ static int nul_escape_error(struct scan *s) {
         return -EINVAL;
 }
 
+/* Where a float ends, after the digits it starts with (at after), as scanner.l reads one: a '.'
+ * and digits, or an exponent with digits, or both; NULL when none follows, and the number is an
+ * integer. No further: a name may follow with nothing between ("a = 1.0b = 2;" is a float,
+ * then the setting b), and a name read as part of a float would escape HVT_CONFIG_NAMES_MAX. */
+static const char *float_end(const char *after) {
+        const char *f = after, *e;
+        bool is_float = false;
+
+        if (*f == '.') {
+                is_float = true;
+                for (f++; isdigit((unsigned char) *f); f++)
+                        ;
+        }
+        if (*f == 'e' || *f == 'E') {
+                e = f + 1;
+                if (*e == '-' || *e == '+')
+                        e++;
+                if (isdigit((unsigned char) *e)) {
+                        is_float = true;
+                        for (f = e; isdigit((unsigned char) *f); f++)
+                                ;
+                }
+        }
+        return is_float ? f : NULL;
+}
+
 /* At a digit (or a sign before one): consumes the number and checks it. */
 static int scan_number(struct scan *s, const char **p) {
-        const char *start = *p, *q = *p;
+        const char *start = *p, *q = *p, *f;
         bool negative = false, hex;
         unsigned long long v;
         char *end;
@@ -125,17 +152,16 @@ static int scan_number(struct scan *s, const char **p) {
         errno = 0;
         v = strtoull(hex ? q + 2 : q, &end, hex ? 16 : 10);
         *p = end;
-        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
-                /* A float: skip the rest of it. */
-                while (isalnum((unsigned char) **p) || **p == '.' || **p == '-' || **p == '+')
-                        (*p)++;
+        f = hex ? NULL : float_end(end);
+        if (f) {
+                *p = f;
                 return 0;
         }
         if (errno == ERANGE || v > (unsigned long long) INT64_MAX)
                 return literal_error(s, start, (size_t) (end - start), false);
         if (*end == 'L') {
-                while (**p == 'L')
-                        (*p)++;
+                /* scanner.l's suffix is L or LL: an L after them starts a name. */
+                *p += 1 + (end[1] == 'L');
                 return 0;
         }
         if (v > (negative ? (unsigned long long) INT32_MAX + 1 : (unsigned long long) INT32_MAX))
@@ -211,6 +237,30 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         return 0;
 }
 
+/* A word of the text, which scanner.l reads as a setting's name unless it is true or false,
+ * in any case: those are booleans (its rule for them comes first). A word that is neither is
+ * libconfig's syntax error, where its parse stops: counting it only refuses sooner a file that
+ * would be refused. Each name counts, and its bytes, where libconfig's cost is (config-scan.h). */
+static int scan_name(struct scan *s, const char *word, size_t len) {
+        if ((len == 4 && strncasecmp(word, "true", 4) == 0) || (len == 5 && strncasecmp(word, "false", 5) == 0))
+                return 0;
+        if (s->budget->names == 0)
+                return line_error(s, s->line, -E2BIG,
+                                  "refused, this setting takes the configuration past %u setting names, the limit "
+                                  "for all of its files together (main file, drop-ins and every include): a "
+                                  "configuration has a few hundred; check that these are the right files, or set "
+                                  "fewer", HVT_CONFIG_NAMES_MAX);
+        if (s->budget->name_bytes < len)
+                return line_error(s, s->line, -E2BIG,
+                                  "refused, this setting takes the configuration past %u KiB of setting names, the "
+                                  "limit for all of its files together (main file, drop-ins and every include): a "
+                                  "configuration's names are a few KiB; check that these are the right files, or set "
+                                  "fewer", HVT_CONFIG_NAME_BYTES_MAX / 1024);
+        s->budget->names--;
+        s->budget->name_bytes -= len;
+        return 0;
+}
+
 static int scan_text(struct scan *s, const char *p, int depth) {
         int r;
 
@@ -240,8 +290,13 @@ static int scan_text(struct scan *s, const char *p, int depth) {
                         if (r < 0)
                                 return r;
                 } else if (is_name_start(*p)) {
+                        const char *word = p;
+
                         while (is_name_char(*p))
                                 p++;
+                        r = scan_name(s, word, (size_t) (p - word));
+                        if (r < 0)
+                                return r;
                 } else if (isdigit((unsigned char) *p) ||
                            ((*p == '-' || *p == '+') && isdigit((unsigned char) p[1]))) {
                         r = scan_number(s, &p);
@@ -259,34 +314,76 @@ static int nul_error(struct scan *s, const char *text) {
         return line_error(s, s->line, -EINVAL, "a NUL byte: not a text file");
 }
 
+/* The load's bytes ran out at path: reported where the load was told to read it, the @include
+ * at parent's line, or path itself when no file included it. */
+static int over_budget(struct scan *parent, int line, const char *path) {
+        if (line > 0)
+                return line_error(parent, line, -E2BIG,
+                                  "refused, this @include would take the configuration past %u KiB, the limit "
+                                  "for all of its files together (main file, drop-ins and every include): a "
+                                  "configuration is a few KiB; include fewer or smaller files",
+                                  HVT_CONFIG_LOAD_MAX / 1024);
+        (void) file_error(parent->err, path,
+                          "refused, reading this file would take the configuration past %u KiB, the limit for "
+                          "all of its files together (main file, drop-ins and every include): a configuration "
+                          "is a few KiB; use fewer or smaller files", HVT_CONFIG_LOAD_MAX / 1024);
+        return -E2BIG;
+}
+
+/* The load's files ran out at path: reported as over_budget() does. */
+static int over_files(struct scan *parent, int line, const char *path) {
+        if (line > 0)
+                return line_error(parent, line, -E2BIG,
+                                  "refused, this @include would take the configuration past %u files, the limit for "
+                                  "one load (main file, drop-ins and every include, each time it is included): a "
+                                  "configuration is a few files; include fewer", HVT_CONFIG_FILES_MAX);
+        (void) file_error(parent->err, path,
+                          "refused, this file would take the configuration past %u files, the limit for one load "
+                          "(main file, drop-ins and every include, each time it is included): a configuration "
+                          "is a few files; use fewer", HVT_CONFIG_FILES_MAX);
+        return -E2BIG;
+}
+
 /* Reads path (checked, see trust.h) and its includes, and returns its text as libconfig is to
- * get it. parent is NULL for the main file. */
-static int scan_file(const char *path, struct scan *parent, int depth, char **ret_text, size_t *ret_len) {
+ * get it. parent is the file that includes it at line, or for the file scanned first (line 0)
+ * the scan's top, which holds what the load shares. */
+static int scan_file(const char *path, struct scan *parent, int line, int depth, char **ret_text, size_t *ret_len) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct scan s = {
                 .path = path,
                 .line = 1,
-                .include_dir = parent ? parent->include_dir : NULL,
-                .src = parent ? parent->src : NULL,
-                .err = parent ? parent->err : NULL,
+                .include_dir = parent->include_dir,
+                .src = parent->src,
+                .err = parent->err,
+                .budget = parent->budget,
         };
+        size_t cap = s.budget->bytes < HVT_CONFIG_FILE_MAX ? s.budget->bytes : HVT_CONFIG_FILE_MAX;
         char why[256];
         int r;
 
+        /* Before the open: what a file costs, small or not, is mostly opening it (config-scan.h). */
+        if (s.budget->files == 0)
+                return over_files(parent, line, path);
+        s.budget->files--;
         fd = hvt_open_trusted(path, why, sizeof(why));
         if (fd == -EPERM)
                 return file_error(s.err, path, "refused, %s", why);
         if (fd < 0)
                 return fd;
         /* Read with a cap: a huge (or sparse) file would otherwise cost its whole size in
-         * memory and time before anything could refuse it. */
-        r = hvt_read_fd(fd, HVT_CONFIG_FILE_MAX, &text);
+         * memory and time before anything could refuse it; and never past what the load has
+         * left, or many files within their caps would (config-scan.h). */
+        r = hvt_read_fd(fd, cap, &text);
+        if (r == -EFBIG && cap < HVT_CONFIG_FILE_MAX)
+                return over_budget(parent, line, path);
         if (r == -EFBIG)
-                return file_error(s.err, path, "refused, larger than %u KiB: no configuration is",
-                                  HVT_CONFIG_FILE_MAX / 1024);
+                return file_error(s.err, path, "refused, larger than %u KiB, the limit for one configuration "
+                                  "file: a configuration is a few KiB; check that this is the right file, or "
+                                  "make it smaller", HVT_CONFIG_FILE_MAX / 1024);
         if (r < 0)
                 return r;
+        s.budget->bytes -= (size_t) r;
         /* The scan would stop at it and libconfig read on (a NUL in a comment hid the rest of
          * the file); in an include name libconfig exits the process. */
         if (strlen(text) != (size_t) r)
@@ -341,7 +438,7 @@ static int include_file(struct scan *s, const char *path, int line, int depth) {
                 return line_error(s, line, -EINVAL, "more than %d files included", INCLUDES_MAX);
         /* An error in the included file, or deeper, is reported there; one opening it here. */
         *s->err = (struct hvt_config_error) {};
-        r = scan_file(path, s, depth, &text, &len);
+        r = scan_file(path, s, line, depth, &text, &len);
         if (r < 0 && r != -ENOMEM && s->err->file[0] == '\0')
                 return line_error(s, line, -EINVAL, "cannot include %s: %s", path, strerror(-r));
         if (r < 0)
@@ -364,14 +461,14 @@ static int include_file(struct scan *s, const char *path, int line, int depth) {
         return fd;
 }
 
-int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_source *ret,
-                    struct hvt_config_error *err) {
-        struct scan top = { .include_dir = include_dir, .src = ret, .err = err };
+int hvt_config_scan(const char *path, const char *include_dir, struct hvt_config_budget *budget,
+                    struct hvt_config_source *ret, struct hvt_config_error *err) {
+        struct scan top = { .include_dir = include_dir, .src = ret, .err = err, .budget = budget };
         size_t len = 0;
         int r;
 
         *ret = (struct hvt_config_source) {};
-        r = scan_file(path, &top, 0, &ret->text, &len);
+        r = scan_file(path, &top, 0, 0, &ret->text, &len);
         if (r < 0)
                 hvt_config_source_done(ret);
         return r;

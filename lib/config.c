@@ -31,6 +31,10 @@ struct loader {
         const char *path;                     /* the file being read: the main one or a drop-in */
         const struct hvt_config_source *src;  /* what libconfig parsed of it: names its includes */
         struct hvt_config_error *err;
+        /* What the load has left, across all of its files: bytes to read, setting names, files
+         * to open (config-scan.h). The daemon loads synchronously, and the time a load takes is
+         * time a reload holds a SIGTERM. */
+        struct hvt_config_budget budget;
         /* Where device.timeout and queue.io_timeout were first set, in any file: they are one
          * kernel value (the request queue's rq_timeout), so a configuration may set only one
          * of them, or a drop-in's one and the main file's other would fight on every disk. */
@@ -579,7 +583,7 @@ static int load_file(struct loader *l, const char *path, struct hvt_config *c) {
          * every include, nested ones too, with the include directory hvtuned used to give
          * it): the main file's, or the drop-in directory. */
         *l->err = (struct hvt_config_error) {};
-        r = hvt_config_scan(path, dirname(dir), &src, l->err);
+        r = hvt_config_scan(path, dirname(dir), &l->budget, &src, l->err);
         if (r == -ENOENT && !*l->err->file)
                 return r;
         if (r < 0 && r != -ENOMEM && !*l->err->file)
@@ -620,7 +624,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         char **dropins = NULL;
         size_t n_dropins = 0;
         bool main_missing = false;
-        struct loader l = { .err = err };
+        struct loader l = { .err = err, .budget = HVT_CONFIG_BUDGET };
         int r;
 
         c = calloc(1, sizeof(*c));

@@ -76,8 +76,12 @@ struct hvt_config {
  * host and contested groups, takes the last file's value; overrides are appended in file
  * order. The rules that span settings (device.timeout or queue.io_timeout, not both) span the
  * files. With missing_ok, a main file that does not exist is skipped, and when no drop-in
- * exists either gives the built-in policy. On error returns -errno, fills err (the file and
- * line at fault: a drop-in's, an included file's), and *ret is untouched. */
+ * exists either gives the built-in policy. The load, every file and include together, reads
+ * at most HVT_CONFIG_LOAD_MAX bytes, opens at most HVT_CONFIG_FILES_MAX files and holds at
+ * most HVT_CONFIG_NAMES_MAX setting names of HVT_CONFIG_NAME_BYTES_MAX bytes, and is refused
+ * (-E2BIG) where it would cross one, before libconfig parses what crosses it (config-scan.h).
+ * On error returns -errno, fills err (the file and line at fault: a drop-in's, an included
+ * file's, the @include or the name that crossed a bound), and *ret is untouched. */
 int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
                     struct hvt_config_error *err);
 

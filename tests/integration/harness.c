@@ -687,6 +687,13 @@ char *hvtuned_stop_wait(struct hv_run *run) {
         return err;
 }
 
+char *hvtuned_reaped(struct hv_run *run) {
+        char *err = slurp(run->err_path);
+
+        run_done(run);
+        return err;
+}
+
 char *hvtuned_stop_with(struct hv_run *run, int sig) {
         ck_assert_int_eq(kill(run->pid, sig), 0);
         hvtuned_wait_notify(run, "STOPPING=1");

@@ -156,6 +156,9 @@ char *hvtuned_stop(struct hv_run *run);
 char *hvtuned_stop_with(struct hv_run *run, int sig);
 /* The rest of a stop whose signal was sent and STOPPING=1 seen: exit status 0, stderr. */
 char *hvtuned_stop_wait(struct hv_run *run);
+/* The rest of a run whose hvtuned the test reaped itself (hvtuned_wait_exit()): what it printed
+ * on stderr. The notifications not read are dropped. */
+char *hvtuned_reaped(struct hv_run *run);
 /* Kills it with sig and checks that sig is what ended it. */
 void hvtuned_kill(struct hv_run *run, int sig);
 

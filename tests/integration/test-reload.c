@@ -397,6 +397,46 @@ START_TEST(test_reload_restart_agree_on_ceiling) {
 }
 END_TEST
 
+/* A configuration past what one load may read (2 MiB: the main file, the drop-ins and every
+ * include together) is refused like any other error: hvtuned --reload fails naming the
+ * @include that crossed the bound, and the running configuration stays. */
+START_TEST(test_reload_over_total_bound) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        g_autofree char *dir = NULL, *big = NULL, *dropin = NULL, *pid = NULL, *filler = NULL, *where = NULL;
+        char *config, *err;
+        int w;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n");
+        dir = g_strconcat(config, ".d", NULL);
+        big = g_build_filename(dir, "big.inc", NULL);
+        dropin = g_build_filename(dir, "50-big.conf", NULL);
+        pid = g_strdup_printf("--reload=%d", (int) run.pid);
+        umask(022);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        /* Each file within its own cap of 1 MiB; the second include is past 2 MiB in all. */
+        filler = g_strnfill(1024 * 1024, ' ');
+        ck_assert(g_file_set_contents(big, filler, -1, NULL));
+        ck_assert(g_file_set_contents(dropin, "queue = { nr_requests = 64; };\n@include \"big.inc\"\n"
+                                      "@include \"big.inc\"\n", -1, NULL));
+
+        w = watch_writes();
+        ck_assert_int_eq(hvtuned_run((const char *const[]) { pid, NULL }, &err), 1);
+        where = g_strdup_printf("error at %s:3", dropin);
+        assert_contains(err, where);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(watched_writes(w), "");
+        ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "128");
+        assert_contains(hvtuned_stop(&run),
+                        hv_keep(g_strdup_printf("%s:3: refused, this @include would take the configuration past "
+                                                "2048 KiB", dropin)));
+        ck_assert_int_eq(unlink(dropin), 0);
+        ck_assert_int_eq(unlink(big), 0);
+        ck_assert_int_eq(rmdir(dir), 0);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* hvtuned --reload=PID signals only the hvtuned that holds the runtime directory: a PID
  * given by mistake (a sleeping process) is left alone, and the command fails saying why. */
 START_TEST(test_reload_refuses_a_stranger) {
@@ -478,6 +518,7 @@ int main(void) {
         tcase_add_test(tc, test_reload_restart_agree_on_ceiling);
         tcase_add_test(tc, test_reload_refuses_a_stranger);
         tcase_add_test(tc, test_reload_refuses_another_directory);
+        tcase_add_test(tc, test_reload_over_total_bound);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

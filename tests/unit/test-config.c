@@ -450,7 +450,9 @@ static void load_too_large(const char *path, const char *file) {
         ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EPERM);
         ck_assert_ptr_null(c);
         ck_assert_str_eq(err.file, file);
-        ck_assert_msg(strstr(err.message, "refused, larger than 1024 KiB"), "message \"%s\"", err.message);
+        /* A whole sentence: what is wrong, and what to do (it was cut at "no configuration is"). */
+        ck_assert_str_eq(err.message, "refused, larger than 1024 KiB, the limit for one configuration file: "
+                         "a configuration is a few KiB; check that this is the right file, or make it smaller");
         /* Not read whole: far below the file's size in memory (ASan and valgrind included). */
         ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
         ck_assert_int_lt(ru.ru_maxrss, 512 * 1024);
@@ -889,6 +891,200 @@ START_TEST(test_dropins_added_removed) {
 }
 END_TEST
 
+/* The caps of one file do not bound a load: 8 drop-ins of 63 includes of one 1 MiB file read
+ * 504 MiB and held SIGTERM for 10-21 s during a reload. What one load reads, the main file,
+ * every drop-in and every include together, is bounded: at the bound it loads, a byte past
+ * it is refused where it was crossed, at the @include or at the drop-in, and not read on. */
+#define TOTAL_KIB 2048
+#define OVER_TOTAL "would take the configuration past 2048 KiB, the limit for all of its files together " \
+                   "(main file, drop-ins and every include): a configuration is a few KiB; "
+
+/* A file of size bytes in dir/name: setting, if any, then blanks. */
+static char *write_blank(const char *name, const char *setting, size_t size) {
+        char *text = malloc(size), *path;
+
+        ck_assert_ptr_nonnull(text);
+        memset(text, ' ', size);
+        memcpy(text, setting, strlen(setting));
+        path = write_bytes(name, text, size);
+        free(text);
+        return path;
+}
+
+START_TEST(test_total_cap) {
+        static const char include[] = "@include \"big.inc\"\n";
+        static const char setting[] = "queue = { nr_requests = 64; };\n";
+        char *path = main_path(), *d = dropin_dir(path), *big, *a, *b;
+        size_t total = TOTAL_KIB * 1024, file = 1024 * 1024;
+        struct hvt_config *c;
+
+        /* The main file, a drop-in and the 1 MiB file it includes: exactly the bound. */
+        free(write_blank("hvtuned.conf", setting, file - strlen(include)));
+        a = write_blank("hvtuned.conf.d/10-a.conf", include, strlen(include));
+        big = write_blank("hvtuned.conf.d/big.inc", "", total - file);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        ck_assert_uint_eq(c->n_dropins, 1);
+        hvt_config_free(c);
+
+        /* A byte more in the main file: the include that crosses the bound is named. */
+        free(write_blank("hvtuned.conf", setting, file - strlen(include) + 1));
+        load_path_bad(path, -E2BIG, a, 1,
+                      "refused, this @include " OVER_TOTAL "include fewer or smaller files");
+
+        /* Two files at the 1 MiB cap load; a drop-in of one byte after them is refused. */
+        ck_assert_int_eq(unlink(a), 0);
+        ck_assert_int_eq(unlink(big), 0);
+        free(write_blank("hvtuned.conf", setting, file));
+        free(a);
+        a = write_blank("hvtuned.conf.d/10-a.conf", "", total - file);
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
+        hvt_config_free(c);
+        b = write_blank("hvtuned.conf.d/20-b.conf", "", 1);
+        load_path_bad(path, -E2BIG, b, 0,
+                      "refused, reading this file " OVER_TOTAL "use fewer or smaller files");
+
+        free(b);
+        free(big);
+        free(a);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* libconfig checks each setting name against every one before it in its group: one legal
+ * 950 KB file of 95,000 top-level keys took 85 s to load (to be refused for its unknown keys),
+ * and 4096 names of 470 bytes 15 s. What one load holds, every file and include together, is
+ * bounded in names (4096) and in their bytes (32 KiB): at each bound it loads, past it it is
+ * refused at the name that crossed it, before libconfig parses anything. true and false are
+ * booleans, not names; a name right after a number ("1.5e3x", "1LLx") is one, as libconfig
+ * reads it. */
+#define OVER_NAMES "refused, this setting takes the configuration past 4096 setting names, the limit for all " \
+                   "of its files together (main file, drop-ins and every include): a configuration has a " \
+                   "few hundred; check that these are the right files, or set fewer"
+#define OVER_NAME_BYTES "refused, this setting takes the configuration past 32 KiB of setting names, the limit " \
+                        "for all of its files together (main file, drop-ins and every include): a " \
+                        "configuration's names are a few KiB; check that these are the right files, or set fewer"
+
+/* head, then "override = (" and n overrides of 3 names each, one a line, each the same. */
+static void write_overrides(const char *head, size_t n, const char *override) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "%soverride = (\n", head);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%s\n", override, i + 1 < n ? "," : "");
+        fputs(");\n", f);
+        ck_assert_int_eq(fclose(f), 0);
+        free(test_write_file(dir, "hvtuned.conf", text));
+        free(text);
+}
+
+START_TEST(test_names_cap) {
+        /* Overrides of 3 names, 24 bytes: 1 + 3 x 1365 names, 8 + 24 x 1365 bytes, both bounds. */
+        static const char wide[] = "{ match = {}; queue = { max_sectors_kb = 64; }; }";
+        static const char narrow[] = "{ match = {}; queue = { nomerges = 1; }; }";
+        char *path = main_path(), *d = dropin_dir(path), *a, *more;
+        struct hvt_config *c;
+
+        write_overrides("", 1365, wide);
+        c = load_path_ok(path, false);
+        ck_assert_uint_eq(c->n_overrides, 1365);
+        hvt_config_free(c);
+
+        /* 4095 names (the booleans not counted), then one in a drop-in: at the bound. */
+        write_overrides("restore_on_stop = TRUE; platform_defaults = false;\n", 1364, narrow);
+        a = test_write_file(d, "10-a.conf", "\nverify_interval = 300;\n");
+        c = load_path_ok(path, false);
+        ck_assert_uint_eq(c->n_overrides, 1364);
+        ck_assert(!c->platform_defaults);
+        ck_assert_uint_eq(c->verify_interval, 300);
+        hvt_config_free(c);
+
+        /* A name more, in the drop-in or in a file it includes: refused at that name. */
+        free(test_write_file(d, "10-a.conf", "\nverify_interval = 300; host = {};\n"));
+        load_path_bad(path, -E2BIG, a, 2, OVER_NAMES);
+        free(test_write_file(d, "10-a.conf", "verify_interval = 300;\n@include \"more.inc\"\n"));
+        more = test_write_file(d, "more.inc", "\n\nhost = {};\n");
+        load_path_bad(path, -E2BIG, more, 3, OVER_NAMES);
+        /* Names that follow a number with nothing between are names to libconfig too. */
+        free(test_write_file(d, "10-a.conf", "\nverify_interval = 3.0e2host = {};\n"));
+        load_path_bad(path, -E2BIG, a, 2, OVER_NAMES);
+        free(test_write_file(d, "10-a.conf", "\nverify_interval = 300LLL = 1;\n"));
+        load_path_bad(path, -E2BIG, a, 2, OVER_NAMES);
+
+        /* 4093 names of 32744 bytes, then 3 names of 24 bytes: at both bounds; of 25 bytes, a
+         * byte past the second, at the name that crosses it. */
+        write_overrides("", 1364, wide);
+        free(test_write_file(d, "10-a.conf", "queue = { read_ahead_kb = 64; };\ndevice = {};\n"));
+        c = load_path_ok(path, false);
+        ck_assert_int_eq(c->settings[HVT_ATTR_READ_AHEAD_KB].num, 64);
+        hvt_config_free(c);
+        free(test_write_file(d, "10-a.conf", "queue = { max_sectors_kb = 64; };\ndevice = {};\n"));
+        load_path_bad(path, -E2BIG, a, 2, OVER_NAME_BYTES);
+
+        free(more);
+        free(a);
+        free(d);
+        free(path);
+}
+END_TEST
+
+/* Bytes bound nothing when the files are small: 256 drop-ins of 64 includes of an empty file
+ * opened 16,640 files, in ~2 s. One load opens at most 1024, the main file, the drop-ins and
+ * every include, each time it is included: at the bound it loads, and the file past it is
+ * refused where it was to be opened, at its @include or at the drop-in, and not opened. */
+#define OVER_FILES " would take the configuration past 1024 files, the limit for one load (main file, " \
+                   "drop-ins and every include, each time it is included): a configuration is a few files; "
+
+/* name, holding n includes of "e.inc", one a line. */
+static char *write_includes(char *in, const char *name, size_t n) {
+        char *text = calloc(n + 1, strlen("@include \"e.inc\"\n")), *path;
+
+        ck_assert_ptr_nonnull(text);
+        for (size_t i = 0; i < n; i++)
+                strcat(text, "@include \"e.inc\"\n");
+        path = test_write_file(in, name, text);
+        free(text);
+        return path;
+}
+
+START_TEST(test_files_cap) {
+        char *path = main_path(), *d = dropin_dir(path), *last, *extra, name[32];
+        struct hvt_config *c;
+
+        /* The main file and 15 drop-ins, each with 63 includes: 16 x 64 = 1024 files. */
+        free(test_write_file(dir, "e.inc", ""));
+        free(test_write_file(d, "e.inc", ""));
+        free(write_includes(dir, "hvtuned.conf", 63));
+        for (int i = 0; i < 14; i++) {
+                snprintf(name, sizeof(name), "%02d.conf", i);
+                free(write_includes(d, name, 63));
+        }
+        last = write_includes(d, "14.conf", 63);
+        c = load_path_ok(path, false);
+        ck_assert_uint_eq(c->n_dropins, 15);
+        hvt_config_free(c);
+
+        /* An include more: refused at its line. */
+        free(write_includes(d, "14.conf", 64));
+        load_path_bad(path, -E2BIG, last, 64, "refused, this @include" OVER_FILES "include fewer");
+
+        /* A drop-in more, empty: refused at the drop-in. */
+        free(write_includes(d, "14.conf", 63));
+        extra = test_write_file(d, "15.conf", "");
+        load_path_bad(path, -E2BIG, extra, 0, "refused, this file" OVER_FILES "use fewer");
+
+        free(extra);
+        free(last);
+        free(d);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
@@ -918,6 +1114,9 @@ int main(void) {
         tcase_add_test(tc, test_dropins_include);
         tcase_add_test(tc, test_dropins_without_main);
         tcase_add_test(tc, test_dropins_added_removed);
+        tcase_add_test(tc, test_total_cap);
+        tcase_add_test(tc, test_names_cap);
+        tcase_add_test(tc, test_files_cap);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -42,6 +42,10 @@
 /* More than any sane configuration; bounds the descriptors held open. What a load reads and
  * opens is bounded by its budget (HVT_CONFIG_BUDGET), not by this. */
 #define INCLUDES_MAX 64
+/* Names in an @include's path: each is a lookup and a check of its own (trust.c), so a name of
+ * 800 "../" would cost a load of 1024 files over a million of them, seconds a SIGTERM waits
+ * for. A sane include is a name or two. */
+#define INCLUDE_COMPONENTS_MAX 32
 
 #define PROC_FD "/proc/self/fd/"
 
@@ -169,6 +173,17 @@ static int scan_number(struct scan *s, const char **p) {
         return 0;
 }
 
+/* The names a path is walked through ("a//b/../c" has four). */
+static size_t path_components(const char *path) {
+        size_t n = 0;
+
+        for (const char *p = path; *p; p += strcspn(p, "/")) {
+                p += strspn(p, "/");
+                n += *p != '\0';
+        }
+        return n;
+}
+
 /* The name is read as libconfig reads it (scanner.l, state INCLUDE, alike in 1.5 and 1.7): up
  * to the first quote not escaped, newlines included; \\ and \" stand for a backslash and a
  * quote, and any other backslash is dropped. Read any other way, the scan would check one file
@@ -217,6 +232,10 @@ static int scan_include(struct scan *s, const char **p, int depth) {
         *p = q + 1;
         if (!fits)
                 return line_error(s, line, -EINVAL, "an @include name longer than %zu bytes", sizeof(name) - 1);
+        if (path_components(name) > INCLUDE_COMPONENTS_MAX)
+                return line_error(s, line, -EINVAL, "an @include name of more than %d path components: a "
+                                  "configuration includes a file beside it or a directory or two away",
+                                  INCLUDE_COMPONENTS_MAX);
 
         /* As libconfig 1.7 does; 1.5 put even an absolute name below the include directory. */
         if (name[0] == '/' || !s->include_dir)

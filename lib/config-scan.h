@@ -78,7 +78,7 @@ struct hvt_config_source {
  *   decimal literals to 64 bits but still truncate hexadecimal ones (0x100000000 is 0), so
  *   such a literal is -EINVAL with every libconfig; so are a NUL byte and "\x00" in a string;
  * - an include that cannot be opened is an error at its line; more than 8 levels of includes
- *   or 64 included files are errors too;
+ *   or 64 included files, or an include name of more than 32 path components, are errors too;
  * - each file is read up to HVT_CONFIG_FILE_MAX bytes, a larger one is -EPERM;
  * - every file takes from *budget, what the load has left (HVT_CONFIG_BUDGET for a whole load,
  *   its files scanned in turn): one file to open, the bytes read, and each setting name (a

@@ -1085,11 +1085,41 @@ START_TEST(test_files_cap) {
 }
 END_TEST
 
+/* An @include is walked a name at a time, each name checked: a path of 32 names loads, one of
+ * 33 is refused at its line before any is looked up. */
+static char *include_through(int dots) {
+        char text[256] = "@include \"";
+
+        for (int i = 0; i < dots; i++)
+                strcat(text, "./");
+        strcat(text, "x/../e.inc\"\n");
+        return test_write_file(dir, "hvtuned.conf", text);
+}
+
+START_TEST(test_include_components_cap) {
+        char *path = main_path(), x[PATH_MAX + 8], *conf;
+
+        free(test_write_file(dir, "e.inc", ""));
+        snprintf(x, sizeof(x), "%s/x", dir);
+        ck_assert(mkdir(x, 0755) == 0 || errno == EEXIST);
+        /* 29 "." names, then x, "..", e.inc: 32. */
+        free(include_through(29));
+        hvt_config_free(load_path_ok(path, false));
+        conf = include_through(30);
+        load_path_bad(path, -EINVAL, conf, 1, "an @include name of more than 32 path components");
+
+        ck_assert_int_eq(rmdir(x), 0);
+        free(conf);
+        free(path);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("load");
 
         tcase_add_test(tc, test_issue_example);
+        tcase_add_test(tc, test_include_components_cap);
         tcase_add_test(tc, test_all_keys_and_bounds);
         tcase_add_test(tc, test_host);
         tcase_add_test(tc, test_empty_file_manages_nothing);

@@ -196,7 +196,8 @@ if ! grep -q '^sdc: its record is kept' "$container_out/prerm.txt" ||
 fi
 expect "sda scheduler after a prerm that cannot put sdc back" "$(active "$sda")" mq-deadline
 expect "records after a prerm that cannot put sdc back" "$(records)" "sdc "
-echo "ok: prerm remove said what it could not put back, and exited 0"
+echo "ok: prerm remove said what it could not put back, and exited 0:"
+sed 's/^/    | /' "$container_out/prerm.txt"
 
 # The RPM's %preun on an erase ($1 = 0) as rpm runs it: sh with the count, on rpm's own PATH
 # for scriptlets (the testbed's hvtuned first); its text is rpm's own parse of hvtuned.spec

@@ -11,7 +11,7 @@ build=$(realpath "$1") src=$(realpath "$2")
 # shellcheck source=tests/common/container.sh
 . "$src/tests/common/container.sh"
 need_root "systemd-nspawn and dpkg inside it"
-need_tools dpkg-buildpackage dh lintian rpmbuild rpmlint systemd-nspawn umockdev-run
+need_tools dpkg-buildpackage dh lintian rpmbuild rpmlint rpmspec systemd-nspawn umockdev-run
 if dpkg-query -W -f='${Status}' hvtuned 2>/dev/null | grep -q 'ok installed'; then
         echo "FAIL: hvtuned is installed on this host: the container would not start clean"; exit 1
 fi
@@ -49,6 +49,11 @@ for f in /usr/sbin/hvtuned /usr/lib/systemd/system/hvtuned.service /usr/lib/udev
 done
 rpm -qp --scripts "$rpm" > "$work/rpm-scripts.txt"
 grep -q "preset hvtuned.service" "$work/rpm-scripts.txt" || { echo "FAIL: the RPM's %post does not preset the unit"; exit 1; }
+# The release tier runs the spec's %preun as rpmspec reads it (tests/release/package.sh): it
+# must be the one the RPM carries.
+if [ "$(rpm -qp --qf '%{PREUN}' "$rpm")" != "$(rpmspec -q --qf '%{PREUN}' "$src/hvtuned.spec")" ]; then
+        echo "FAIL: the RPM's %preun is not the one rpmspec reads from hvtuned.spec"; exit 1
+fi
 rpmlint -r "$src/hvtuned.rpmlintrc" "$rpm" "$src/hvtuned.spec" > "$work/rpmlint.txt" 2>&1 || true
 grep -q " 0 errors" "$work/rpmlint.txt" || { cat "$work/rpmlint.txt"; echo "FAIL: rpmlint reports errors"; exit 1; }
 echo "ok: rpmlint reports no error ($(grep -o '[0-9]* warnings' "$work/rpmlint.txt"))"

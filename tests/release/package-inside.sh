@@ -3,8 +3,9 @@
 # systemd (see package.sh): installs the release's .deb with dpkg as an operator would, runs
 # the udev rule through the release's udevadm, verifies the installed unit and rates its
 # exposure with the release's systemd-analyze, drives the service on the Azure testbed (start,
-# STATUS=, journal fields, catalog, reload, a refused reload, stop), purges the package and
-# looks for anything left; on bookworm, first, the README's operator walk-through
+# STATUS=, journal fields, catalog, reload, a refused reload, stop), removes and purges the
+# package, and runs the RPM's %preun, each after a --once and each putting the originals back,
+# purges it and looks for anything left; on bookworm, first, the README's operator walk-through
 # (walk-inside.sh). The operator's steps, finish, fail and expect: tests/common/container.sh.
 set -u
 # shellcheck source=tests/common/container.sh
@@ -127,6 +128,90 @@ expect "sdc scheduler after stop" "$(active "$sdc")" bfq
 expect "sda nr_requests after stop" "$(cat "$sda/queue/nr_requests")" 256
 expect "the cap after stop" "$(cat "$param")" 0
 
-# --- purge: everything the package put or made goes.
+# --- removal puts back what the records hold. After a --once (a crash, or a stop with
+# restore_on_stop = false, leaves the same) the records in /run/hvtuned are the only copy of
+# the operator's values, and once the package is gone no hvtuned is left to put them back.
+# The --once and the package's own hvtuned --restore meet the testbed as the service does: a
+# hvtuned first on PATH that runs /usr/sbin/hvtuned in the unit's environment (the drop-in's:
+# the shim, umockdev's preload, UMOCKDEV_DIR). The maintainer scripts find hvtuned on PATH;
+# the preload itself must not reach apt and dpkg (trixie's umockdev takes apt's ioctl on
+# /dev/null for a mocked device's). The drop-in goes now: a reinstall must not start the
+# service on the testbed, and a --once cannot run beside it.
+tb_bin=/root/testbed-bin
+read -ra tb_env <<< "$(systemctl show -P Environment hvtuned)"
+[[ " ${tb_env[*]}" == *" UMOCKDEV_DIR=$tb"* ]] || fail "the unit's environment has no UMOCKDEV_DIR=$tb: ${tb_env[*]}"
+mkdir -p "$tb_bin"
+printf '#!/bin/sh\nexec env %s /usr/sbin/hvtuned "$@"\n' "${tb_env[*]}" > "$tb_bin/hvtuned"
+chmod 755 "$tb_bin/hvtuned"
+rm -rf "${dropin%/*}"
+systemctl daemon-reload
+# The records of originals (its dot files are no records).
+records() { find /run/hvtuned -maxdepth 1 -type f ! -name '.*' -printf '%f ' 2>/dev/null; }
+tuned_once() {
+        "$tb_bin/hvtuned" --once > "$container_out/once.txt" 2>&1 ||
+                { cat "$container_out/once.txt"; fail "hvtuned --once ($1) failed"; }
+        expect "sda scheduler after --once ($1)" "$(active "$sda")" none
+        [ -n "$(records)" ] || fail "hvtuned --once ($1) left no record in /run/hvtuned"
+}
+originals() {
+        expect "sda scheduler $1" "$(active "$sda")" mq-deadline
+        expect "sdc scheduler $1" "$(active "$sdc")" bfq
+        expect "sda nr_requests $1" "$(cat "$sda/queue/nr_requests")" 256
+        expect "the cap $1" "$(cat "$param")" 0
+        expect "records $1" "$(records)" ""
+}
+# apt_get ACTION: the package removed as an operator does; its hvtuned --restore puts every
+# record back, and says nothing. apt gives dpkg a PATH of its own, DPkg::Path (its default
+# with the testbed's hvtuned first).
+apt_get() {
+        DEBIAN_FRONTEND=noninteractive apt-get -o "DPkg::Path=$tb_bin:/usr/sbin:/usr/bin:/sbin:/bin" "$1" -y hvtuned \
+                > "$container_out/apt-$1.txt" 2>&1 ||
+                { cat "$container_out/apt-$1.txt"; fail "apt-get $1 hvtuned failed"; }
+        grep -q 'hvtuned --restore' "$container_out/apt-$1.txt" &&
+                { cat "$container_out/apt-$1.txt"; fail "apt-get $1 hvtuned: the package's restore was not quiet"; }
+        echo "ok: apt-get $1 hvtuned"
+}
+tuned_once "before apt-get remove"
+apt_get remove
+expect "the package after apt-get remove" "$(dpkg-query -W -f='${Status}' hvtuned)" "deinstall ok config-files"
+originals "after apt-get remove"
+dpkg -i /opt/pkg/hvtuned_*.deb > "$container_out/dpkg.txt" 2>&1 || { cat "$container_out/dpkg.txt"; fail "dpkg -i, again"; }
+tuned_once "before apt-get purge"
+apt_get purge
+dpkg-query -W hvtuned > /dev/null 2>&1 && fail "dpkg still knows hvtuned after apt-get purge"
+originals "after apt-get purge"
+[ -e /run/hvtuned ] && fail "/run/hvtuned is left after apt-get purge"
+
+# What cannot go back is said and does not fail the removal: dpkg's prerm as dpkg runs it
+# (the package stays), on a kernel that answers every scheduler write to sdc EBUSY, as 7.3's
+# trylock does while another writer holds the lock (the shim's HVTUNED_TEST_KERNEL_BUSY):
+# hvtuned --restore gives up after its retries, keeps sdc's record and exits 2.
+hvtuned_install /opt/pkg/hvtuned_*.deb
+tuned_once "before a prerm that cannot put sdc back"
+PATH=$tb_bin:$PATH HVTUNED_TEST_KERNEL=7.3 HVTUNED_TEST_KERNEL_BUSY=sdc:1000 /var/lib/dpkg/info/hvtuned.prerm remove \
+        > "$container_out/prerm.txt" 2>&1 || { cat "$container_out/prerm.txt"; fail "prerm remove failed where sdc cannot go back"; }
+if ! grep -q '^sdc: its record is kept' "$container_out/prerm.txt" ||
+        ! grep -q 'hvtuned --restore exited 2' "$container_out/prerm.txt"; then
+        cat "$container_out/prerm.txt"; fail "prerm remove did not say that sdc's record is kept"
+fi
+expect "sda scheduler after a prerm that cannot put sdc back" "$(active "$sda")" mq-deadline
+expect "records after a prerm that cannot put sdc back" "$(records)" "sdc "
+echo "ok: prerm remove said what it could not put back, and exited 0:"
+sed 's/^/    | /' "$container_out/prerm.txt"
+
+# The RPM's %preun on an erase ($1 = 0) as rpm runs it: sh with the count, on rpm's own PATH
+# for scriptlets (the testbed's hvtuned first); its text is rpm's own parse of hvtuned.spec
+# (package.sh), here under this release's sh and systemctl.
+tuned_once "before the RPM's %preun"
+rc=0
+PATH=$tb_bin:/sbin:/bin:/usr/sbin:/usr/bin sh -s 0 < /opt/pkg/hvtuned.spec.preun > "$container_out/preun.txt" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$container_out/preun.txt"; fail "the RPM's %preun exited $rc"; }
+[ -s "$container_out/preun.txt" ] && { cat "$container_out/preun.txt"; fail "the RPM's %preun was not quiet"; }
+originals "after the RPM's %preun"
+
+# --- purge: everything the package put or made goes; with no record left, the package's
+# restore says nothing.
 hvtuned_purge
+grep -q 'hvtuned --restore' "$container_out/dpkg.txt" &&
+        { cat "$container_out/dpkg.txt"; fail "dpkg --purge: the package's restore was not quiet"; }
 finish PASS

@@ -7,8 +7,10 @@
 #     testbed's sysfs shim compiled with that release's compiler against its C library;
 #  2. on a fresh overlay, booted with the release's systemd as PID 1 (package-inside.sh): the
 #     .deb installed with dpkg and checked on the Azure testbed, the unit verified, its
-#     exposure rated, the package purged; on bookworm, before that, the README's operator
-#     sections run as written from install to purge (walk-inside.sh, docs/testing.md).
+#     exposure rated, the package removed, purged and the RPM's %preun run (its text from
+#     rpmspec, on this machine), each after a --once and each putting the originals back;
+#     on bookworm, before that, the README's operator sections run as written from install
+#     to purge (walk-inside.sh, docs/testing.md).
 # The .deb, its .changes, lintian's and systemd-analyze's reports stay in
 # BUILD_DIR/release/SUITE/, one build a run, for what boots the release next (a QEMU guest).
 # A missing root skips (77) with the command that makes it; with HVTUNED_REQUIRE_RELEASES=1
@@ -19,6 +21,7 @@ suite=$1 build=$(realpath "$2") src=$(realpath "$3")
 # shellcheck source=tests/common/container.sh
 . "$src/tests/common/container.sh"
 release_root "$suite"
+need_tools rpmspec
 container_timeout=600
 # systemd 256 and later refuse to boot on the hybrid cgroup hierarchy some hosts still mount
 # (/sys/fs/cgroup a tmpfs with cgroup2 at unified/); nspawn gives the container a cgroup2-only
@@ -49,6 +52,15 @@ cp "$work/src"/*_"$version"_*.deb "$work/src"/hvtuned_"$version"_*.changes \
    "$work/src"/hvtuned_"$version"_*.buildinfo "$work/src"/hvtuned_"$version".* "$keep/"
 deb=$(echo "$keep"/hvtuned_"$version"_*.deb)
 [ -f "$deb" ] || { ls "$keep"; echo "FAIL: no .deb in $keep"; exit 1; }
+
+# The RPM's %preun as rpm's own parse of the spec puts it in the package's header (what
+# `rpm -qp --scripts` shows of the RPM tests/package builds, which checks that they match),
+# for package-inside.sh to run as rpm runs it, with its interpreter: rpm is no tool of a
+# Debian root, and Debian's rpm on this machine parses the spec as rpmbuild does.
+spec=$work/src/hvtuned-$version/hvtuned.spec
+prog=$(rpmspec -q --qf '%{PREUNPROG}' "$spec")
+[ "$prog" = /bin/sh ] || { echo "FAIL: the spec's %preun runs under '$prog', not /bin/sh"; exit 1; }
+rpmspec -q --qf '%{PREUN}\n' "$spec" > "$keep/hvtuned.spec.preun"
 
 # --- 2. boot the release, install, run, purge.
 mkdir -p "$work/out-boot" "$work/shim"

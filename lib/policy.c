@@ -42,13 +42,15 @@ void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[stat
 /* A ceiling keeps what the operator lowered, and what the disk shows now may be hvtuned's own
  * value instead (a drop-in's 512, since removed): judged against that, a reload would bring
  * it down to the ceiling, where a restart, whose stop puts the original back first, finds the
- * operator's 64 under it and leaves it. So where the original is recorded, the ceiling is
- * judged against it, and a reload, a restart and a start after a crash leave the same. */
+ * operator's 64 under it and leaves it. So a reload does what the restart does: where the
+ * recorded original is under the ceiling, the attribute is not planned, and, as any attribute
+ * no longer managed, its original goes back (unless someone changed it since) and its record
+ * goes; the ceiling is then judged against the disk, as after a start. Wanting the original
+ * instead would make it a ceiling of its own, and bring a later 100 down to 64 where a
+ * restarted hvtuned leaves it. */
 static void judge_ceiling(struct hvt_setting *want, const struct hvt_setting *orig) {
-        if (!want->set || !want->at_most || !orig->set || orig->num >= want->num)
-                return;
-        *want = *orig;
-        want->at_most = true;  /* still a ceiling: what someone lowered since stays */
+        if (want->set && want->at_most && orig->set && orig->num < want->num)
+                *want = (struct hvt_setting) {};
 }
 
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,

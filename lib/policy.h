@@ -44,9 +44,9 @@ bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
 
 /* The platform defaults, the top-level groups, then every matching override in order: a
  * later one wins per attribute, and an attribute no layer sets is not managed. orig holds the
- * originals hvtuned recorded for d (NULL: none): a ceiling (at_most) over an attribute with
- * one recorded is judged against it, and becomes the lower of the two; without one, apply
- * judges it against what the disk shows. */
+ * originals hvtuned recorded for d (NULL: none): a ceiling (at_most) over an attribute whose
+ * original is under it is left out, so that the original goes back and its record goes, as a
+ * restart would do; otherwise apply judges the ceiling against what the disk shows. */
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,
                      struct hvt_plan *ret);
 

@@ -210,6 +210,14 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "hvtuned: cannot block signals: %m\n");
                 return EXIT_FAILURE;
         }
+        /* Every other mode runs to its end: a --once or --restore holds the runtime directory
+         * as the daemon does, and a SIGHUP meant for a reload (or the hangup of the terminal it
+         * ran from) must not end it between a write and its record, nor a SIGUSR1 meant for
+         * a dump. */
+        if (mode != MODE_DAEMON) {
+                (void) signal(SIGHUP, SIG_IGN);
+                (void) signal(SIGUSR1, SIG_IGN);
+        }
         if (mode == MODE_RELOAD) {
                 char dir[4096];
 

@@ -130,13 +130,15 @@ int hvt_reload_request(const struct hvt_log *log, const char *rundir, pid_t pid)
                 return r;
         r = check_record(dirfd, rundir, pid, &started, why, sizeof(why));
         /* The holder is signalled whatever the record: the reload happens even where its
-         * result cannot be known here, and then this fails, as "applied" would be a guess. */
+         * result cannot be known here, and then this fails, as "applied" would be a guess. A
+         * holder without a record is a daemon that refused the directory, or a --once or a
+         * --restore, which ignores the signal (main.c) and runs its pass to the end. */
         if (kill(pid, SIGHUP) < 0)
                 return hvt_log_errno(log, LOG_ERR, negative_errno(), "Cannot signal hvtuned (PID %d): %m", (int) pid);
         if (r < 0)
                 return hvt_log_errno(log, LOG_ERR, r, "hvtuned (PID %d) was signalled to reload, but whether it "
-                                     "took the file cannot be told: %s; its journal says whether it did (journalctl -u hvtuned)",
-                                     (int) pid, why);
+                                     "took the file cannot be told: %s; its journal says whether it did (journalctl -u hvtuned), "
+                                     "and a hvtuned --once or --restore ignores it", (int) pid, why);
 
         for (long waited = 0; waited < (long) WAIT_S * 1000000000L; waited += POLL_NS) {
                 const struct timespec tick = { 0, POLL_NS };

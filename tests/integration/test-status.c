@@ -236,10 +236,21 @@ static void fifo_disk(const char *dir) {
         ck_assert_int_eq(mkfifo(timeout, 0600), 0);
 }
 
+/* Regular attributes, with values nothing else holds: shown, they would have been read. */
+static void outsider_disk(const char *dir) {
+        g_autofree char *queue = g_build_filename(dir, "queue", NULL);
+        g_autofree char *sched = g_build_filename(queue, "scheduler", NULL);
+        g_autofree char *timeout = g_build_filename(dir, "timeout", NULL);
+
+        ck_assert_int_eq(g_mkdir_with_parents(queue, 0755), 0);
+        ck_assert(g_file_set_contents(sched, "[outsider] none\n", -1, NULL));
+        ck_assert(g_file_set_contents(timeout, "31337\n", -1, NULL));
+}
+
 START_TEST(test_state_file_paths_refused) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         g_autofree char *sda = g_strdup(testbed_syspath("sda")), *lun = g_path_get_dirname(sda), *text = NULL;
-        g_autofree char *outside = NULL, *want = NULL;
+        g_autofree char *outside = NULL, *regular = NULL, *want = NULL;
         char base[] = "/var/tmp/hvtuned-outside.XXXXXX", *out, *err, *clean;
         struct hvt_state s = { .pid = getpid(), .status = (char *) "4 Hyper-V disks", .driver.cap_support = -1 };
         int lock;
@@ -250,7 +261,10 @@ START_TEST(test_state_file_paths_refused) {
         ck_assert_ptr_nonnull(mkdtemp(base));
         outside = g_build_filename(base, "sdy", NULL);
         fifo_disk(outside);
+        regular = g_build_filename(base, "sdw", NULL);
+        outsider_disk(regular);
         state_disk(&s, "sda", sda, lun);
+        state_disk(&s, "sdw", regular, regular);
         state_disk(&s, "sdx", "/sys/devices/fifo/block/sdx", "/sys/devices/fifo/block/sdx");
         state_disk(&s, "sdy", outside, outside);
         state_disk(&s, "sdz", "/sys/devices/fifo/block/../../../..", "/sys/../dev");
@@ -271,6 +285,12 @@ START_TEST(test_state_file_paths_refused) {
         want = g_strdup_printf("sdy: the state file puts it at %s, not below /sys/devices: not read\n", outside);
         assert_contains(err, want);
         assert_contains(err, "sdz: the state file puts it at /sys/devices/fifo/block/../../../..");
+        /* A regular file outside /sys is not read either: the path check keeps it out, where
+         * O_NONBLOCK alone would have kept only the FIFO from blocking. */
+        g_free(want);
+        want = g_strdup_printf("sdw: the state file puts it at %s, not below /sys/devices: not read\n", regular);
+        assert_contains(err, want);
+        ck_assert_msg(!strstr(out, "outsider") && !strstr(out, "31337"), "a file outside /sys was read:\n%s", out);
         /* The FIFO in /sys opens without waiting, and is no attribute: its read fails. */
         assert_contains(out, "(Illegal seek)");
         /* What sda's attributes hold now is still read. */

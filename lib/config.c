@@ -624,9 +624,12 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         char **dropins = NULL;
         size_t n_dropins = 0;
         bool main_missing = false;
-        struct loader l = { .err = err, .budget = HVT_CONFIG_BUDGET };
+        /* Not .budget = HVT_CONFIG_BUDGET: gcc 10 (Debian 11) takes the compound literal for the
+         * whole initializer and warns of the fields after it (-Wmissing-field-initializers). */
+        struct loader l = { .err = err };
         int r;
 
+        l.budget = HVT_CONFIG_BUDGET;
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;

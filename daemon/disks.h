@@ -31,7 +31,16 @@ struct hvt_tracked {
         struct hvt_event_source *busy_retry; /* set while a pass waits out an EBUSY */
         unsigned busy_passes;           /* passes run again for EBUSY in a row */
         unsigned n_yielded;             /* attributes left to a neighbour (track.h) */
+        /* CLOCK_MONOTONIC: the last event that can have made the kernel re-apply this disk's
+         * queue limits (its own, a sibling's on the same controller, the controller's); 0:
+         * none yet. Within HVT_REAPPLY_WINDOW_USEC of it, a value the kernel's rule gives is
+         * taken for the kernel's re-application. */
+        uint64_t reapply_usec;
 };
+
+/* How long after such an event its re-application is looked for: the event's re-check and
+ * the one after the burst has settled (1 s after its last event) both fall within it. */
+#define HVT_REAPPLY_WINDOW_USEC (5 * UINT64_C(1000000))
 
 struct hvt_disks {
         struct hvt_tracked **v;

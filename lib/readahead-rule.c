@@ -2,6 +2,7 @@
 /* Owns: the kernel's read-ahead rule of readahead-rule.h. */
 #include <errno.h>
 
+#include "parse.h"
 #include "readahead-rule.h"
 
 /* The kernel counts read-ahead in pages: 2 x io_opt is cut to whole ones. 4 KiB, as on
@@ -12,28 +13,13 @@ static uint64_t whole_pages_kb(uint64_t kb) {
         return kb / PAGE_KB * PAGE_KB;
 }
 
-/* Digits only, as the kernel prints an unsigned attribute: no sign, no blank, no wrap. */
-static int parse_u64(const char *s, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (!*s)
-                return -EINVAL;
-        for (; *s; s++) {
-                if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t) (*s - '0')) / 10)
-                        return -EINVAL;
-                v = v * 10 + (uint64_t) (*s - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
 int hvt_ra_queue_parse(bool nvme, const char *io_opt, const char *rotational, const char *max_sectors_kb,
                        struct hvt_ra_queue *ret) {
         uint64_t rot;
 
         *ret = (struct hvt_ra_queue) { .nvme = nvme };
-        if (parse_u64(io_opt, &ret->io_opt_bytes) < 0 || parse_u64(rotational, &rot) < 0 || rot > 1 ||
-            parse_u64(max_sectors_kb, &ret->max_sectors_kb) < 0)
+        if (hvt_parse_u64(io_opt, UINT64_MAX, &ret->io_opt_bytes) < 0 || hvt_parse_u64(rotational, 1, &rot) < 0 ||
+            hvt_parse_u64(max_sectors_kb, UINT64_MAX, &ret->max_sectors_kb) < 0)
                 return -EINVAL;
         ret->rotational = rot == 1;
         return 0;

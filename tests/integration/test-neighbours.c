@@ -5,7 +5,9 @@
  * contest, names the likely writer from a made-up root (tests/emulate/host-files.c stands
  * its directories in for the system's), yields by default and writes no more, or insists
  * when configured and pauses; the metrics and the journal's fields tell it, and the restore at
- * stop leaves the neighbour's value. */
+ * stop leaves the neighbour's value. The kernel is no neighbour: its own read-ahead, put back
+ * at a limits commit or a namespace revalidation (tests/emulate/sysfs-kernel.c plays the kernel
+ * $HVTUNED_TEST_KERNEL names, uname(2) included), is repaired as the kernel's, however often. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -51,8 +51,9 @@ class MemCgroup:
     """A memory cgroup below this process's own: what a process moved into it charges from
     then on (nothing of before moves with it: v1's move_charge_at_immigrate is 0, and v2
     never moves charges). (all, kernel) in KiB: v2's memory.current and memory.stat's
-    "kernel" (or "slab" before 5.18), v1's memory.usage_in_bytes and
-    memory.kmem.usage_in_bytes. Kernel memory a process keeps (a kernfs file's seq_file page,
+    "kernel" (or "slab" before 5.18); v1's memory.kmem.usage_in_bytes, and for all that
+    plus memory.stat's rss and cache (v1's memory.usage_in_bytes counts the per-CPU
+    batches charged ahead, 64 pages each, not what is used). Kernel memory a process keeps (a kernfs file's seq_file page,
     its struct file) is charged here and shows in no RSS."""
     def __init__(self, name):
         self.path, self.v2, self.why = None, False, None
@@ -111,7 +112,10 @@ class MemCgroup:
                 stat = dict(l.split() for l in f if l.strip())
             kernel = int(stat.get("kernel", stat.get("slab", 0)))
             return num("memory.current") // 1024, kernel // 1024
-        return num("memory.usage_in_bytes") // 1024, num("memory.kmem.usage_in_bytes") // 1024
+        with open(os.path.join(self.path, "memory.stat")) as f:
+            stat = dict(l.split() for l in f if l.strip())
+        kernel = num("memory.kmem.usage_in_bytes")
+        return (int(stat["rss"]) + int(stat["cache"]) + kernel) // 1024, kernel // 1024
 
     def close(self):
         if self.path:
@@ -137,7 +141,8 @@ def sysfs_attributes():
 def kept_fds(tool, n, cgroup_name):
     """What n kept sysfs fds cost, each read once: {opened, read: (all, kernel) KiB charged
     since the start; emfile: opens refused at the default soft RLIMIT_NOFILE of 1024 (systemd's
-    for a service), and why; open_ns, kept_ns: an attribute's time either way}, or a reason
+    for a service), and why; open_ns, dir_ns, kept_ns: an attribute's time by its path, below a directory fd
+    opened a directory, and on a kept fd}, or a reason
     why not."""
     paths = sysfs_attributes()
     if not paths:
@@ -168,7 +173,7 @@ def kept_fds(tool, n, cgroup_name):
         step()
         out["read"] = tuple(a - b for a, b in zip(cg.read(), base))
         words = step()
-        out["open_ns"], out["kept_ns"] = int(words[1]), int(words[2])
+        out["open_ns"], out["dir_ns"], out["kept_ns"] = int(words[1]), int(words[2]), int(words[3])
         p.stdin.write("\n")
         p.stdin.flush()
         if p.wait(60) != 0:

@@ -11,8 +11,10 @@
  *               and errno of the first), then the rest with it raised to the hard limit;
  *   "read"      each fd read once with pread(2): a kernfs file makes its seq_file buffer
  *               (a page) at its first read, and keeps it until the close;
- *   "times O K" O: ns an attribute for openat + pread + close (what a check makes today),
- *               K: ns for a pread on a kept fd, each the median of 5 rounds over N.
+ *   "times O D K" ns an attribute, each the median of 5 rounds over N: O by its path,
+ *               openat + pread + close (a check); D the same below a directory fd opened
+ *               and closed a directory (a pass: the paths of one directory come in a row);
+ *               K a pread on a kept fd.
  * Then it closes them and exits. */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,35 @@ static void step(const char *text) {
                 exit(EXIT_FAILURE);
 }
 
+/* Every path's attribute below its directory's fd, opened once for the paths of one directory
+ * in a row, as a pass opens queue/: 0, or -1. */
+static int read_below_dirs(char **path, int paths, int n) {
+        char dir[4096], prev[4096] = "", buf[4096];
+        int dfd = -1;
+
+        for (int i = 0; i < n; i++) {
+                const char *p = path[i % paths], *name = strrchr(p, '/') + 1;
+                int fd;
+
+                snprintf(dir, sizeof(dir), "%.*s", (int) (name - 1 - p), p);
+                if (strcmp(dir, prev) != 0) {
+                        if (dfd >= 0)
+                                close(dfd);
+                        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (dfd < 0)
+                                return -1;
+                        memcpy(prev, dir, sizeof(prev));
+                }
+                fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0 || pread(fd, buf, sizeof(buf), 0) < 0)
+                        return -1;
+                close(fd);
+        }
+        if (dfd >= 0)
+                close(dfd);
+        return 0;
+}
+
 static int cmp_ll(const void *a, const void *b) {
         long long x = *(const long long *) a, y = *(const long long *) b;
 
@@ -53,7 +84,7 @@ static long long median(long long v[static ROUNDS]) {
 }
 
 int main(int argc, char **argv) {
-        long long open_ns[ROUNDS], kept_ns[ROUNDS];
+        long long open_ns[ROUNDS], dir_ns[ROUNDS], kept_ns[ROUNDS];
         unsigned failed = 0;
         int first_errno = 0, n, paths, *fds;
         struct rlimit rl;
@@ -106,8 +137,12 @@ int main(int argc, char **argv) {
                         close(fd);
                 }
                 open_ns[r] = (now_ns() - t) / n;
+                t = now_ns();
+                if (read_below_dirs(argv + 2, paths, n) < 0)
+                        return EXIT_FAILURE;
+                dir_ns[r] = (now_ns() - t) / n;
         }
-        snprintf(text, sizeof(text), "times %lld %lld", median(open_ns), median(kept_ns));
+        snprintf(text, sizeof(text), "times %lld %lld %lld", median(open_ns), median(dir_ns), median(kept_ns));
         step(text);
         for (int i = 0; i < n; i++)
                 close(fds[i]);

@@ -309,7 +309,9 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
                 return;
         }
         restore_failed = restore(d, t, &back, &busy);
-        hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_originals, &hook, &a);
+        /* A periodic check finds most disks as planned: read by path, no directory opened. */
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags | (why == HVT_TUNE_VERIFY ? HVT_APPLY_CHECK : 0),
+                       record_originals, &hook, &a);
         hvt_track_applied(&t->slots, &a, v, &tally);
         hvt_writer_classify(d, t, &a, v, &tally);
         report_results(d, t, &a, v);

@@ -68,7 +68,7 @@ enable_dbus = 1
 enable_unix_socket = 0
 """
 # A system bus for this namespace only: TuneD owns com.redhat.tuned on it, and with no polkit
-# there TuneD authorizes root's calls by its fallback (tuned/exports/dbus_exporter.py).
+# there TuneD authorizes root's calls by its fallback (its D-Bus exporter's).
 BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>

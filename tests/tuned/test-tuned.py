@@ -5,8 +5,7 @@ TuneD's virtual-guest (what `tuned-adm recommend` picks on any VM) includes
 throughput-performance, whose `[disk] readahead=>4096` raises a disk's read_ahead_kb to 4096
 where it is lower: at TuneD's start, at every profile load and at a disk's add, never on a
 timer, and with no uevent. hvtuned wants at most 128 on Azure's disks. Each case runs both
-programs on a copy of the Azure v6 testbed (NVMe accelerator namespaces at the kernel's 65536,
-a Direct Disk at 128, decoys), in both orders:
+programs on a copy of a testbed, in one of two orders:
 
   first   TuneD started (the usual boot order), then hvtuned, then `tuned-adm profile P`;
   second  hvtuned started, then TuneD.
@@ -16,7 +15,13 @@ hvtuned's periodic re-check (verify_interval = 1 here) repairs each one once, ba
 end state is hvtuned's, and the repair is the only entry that says so. TuneD's own log (--debug)
 names each of its writes: the repair's HVTUNED_FROM is TuneD's value on a disk TuneD wrote.
 With P = the profile hvtuned ships (tuned/hvtuned-virtual-guest: virtual-guest with the disk
-plugin off), TuneD writes no disk and hvtuned repairs nothing: one owner per attribute.
+plugin off), TuneD writes no disk and hvtuned repairs nothing: one owner per attribute. Those
+four cases on the Azure v6 VM (NVMe accelerator namespaces at the kernel's 65536, a Direct Disk
+at 128, decoys). The fifth, storvsc-7.3, is the one a value cannot tell: on 7.3 (from 6.17) the
+kernel's own read-ahead for a rotational disk without an optimal I/O size is 2 x max_sectors_kb,
+4096 on Azure's Standard disks (max_sectors_kb 2048, as set here on the Azure VM's storvsc
+disks), which is TuneD's value too. TuneD started after hvtuned writes it; hvtuned repairs it
+as another writer's, not the kernel's, as TuneD is alive (daemon/writer.h).
 
 Everything runs in a private mount namespace: the testbed's tree bound over /sys (both
 programs reach it with plain system calls, as bench/run runs TuneD, through the bench's
@@ -29,7 +34,7 @@ its sysctls, TuneD state or D-Bus are touched.
 
 Needs root, unshare(1), umockdev-run, dbus-daemon and TuneD: exits 77 (skip) without them.
 
-    test-tuned.py HVTUNED PRELOAD TESTBED PROFILE_DIR MESSAGES_H [CASE...]
+    test-tuned.py HVTUNED PRELOAD TESTBEDS_DIR PROFILE_DIR MESSAGES_H [CASE...]
 """
 import os
 import re
@@ -38,6 +43,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -46,15 +52,25 @@ TUNED = "/usr/sbin/tuned"
 TUNED_ADM = "/usr/sbin/tuned-adm"
 DBUS_DAEMON = "/usr/bin/dbus-daemon"
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
-CASES = ("first-virtual-guest", "second-virtual-guest", "first-shipped", "second-shipped")
 # The re-check's interval in this test; the end state is read after two of them at least.
 VERIFY_INTERVAL = 1
-# Azure v6's disks that hvtuned manages (tests/testbeds/mkvm.py): the accelerator's namespaces,
-# which the kernel leaves at 65536, and the Direct Disk at 128.
-MANAGED = ("nvme0n1", "nvme0n2", "nvme0n3", "nvme1n1")
-# Disks hvtuned leaves alone that TuneD's disk plugin takes (whole disks under scsi, virtio,
-# xen or nvme, or with no parent): the QEMU namespace and the loop devices.
-DECOYS = ("nvme2n1", "loop0", "loop1")
+# The VMs: the testbed (tests/testbeds), the kernel the shim plays and hvtuned learns
+# ($HVTUNED_TEST_KERNEL; None: the shim's default), max_sectors_kb set on the managed disks
+# (None: the testbed's), the disks hvtuned manages, and disks it leaves alone that TuneD's disk
+# plugin takes (whole disks under scsi, virtio, xen or nvme, or with no parent).
+V6 = dict(testbed="azure-v6", kernel=None, max_sectors_kb=None,
+          # The accelerator's namespaces, which the kernel leaves at 65536, and the Direct Disk.
+          managed=("nvme0n1", "nvme0n2", "nvme0n3", "nvme1n1"),
+          # QEMU's namespace and the loop devices.
+          decoys=("nvme2n1", "loop0", "loop1"))
+GEN2_73 = dict(testbed="azure-gen2", kernel="7.3", max_sectors_kb="2048",
+               managed=("sda", "sdb", "sdc", "sdd"), decoys=())
+# A case: (order, profile, VM); "shipped" is the profile of PROFILE_DIR.
+CASES = {"first-virtual-guest": ("first", "virtual-guest", V6),
+         "second-virtual-guest": ("second", "virtual-guest", V6),
+         "first-shipped": ("first", "shipped", V6),
+         "second-shipped": ("second", "shipped", V6),
+         "storvsc-7.3": ("second", "virtual-guest", GEN2_73)}
 # Its main configuration: a service with its static tuning (no dynamic tuning, no sysctls of
 # the system reapplied, no recommend command), on the private system bus so that tuned-adm
 # reaches it. TuneD's default configuration but for those.
@@ -225,11 +241,21 @@ def hvtuned_start(hvtuned, env, journal):
     return p
 
 
-def case(name, hvtuned, preload, testbed, profile_dir):
-    """One order and one profile, in this process's own mount namespace."""
-    first = name.startswith("first-")
-    shipped = name.endswith("-shipped")
-    profile = os.path.basename(profile_dir) if shipped else "virtual-guest"
+def materialize(testbed, dest):
+    """The testbed as a tree of files in dest, with what its kernel has beside its devices (its
+    BTF below sys, its osrelease): once a VM, as umockdev takes seconds to load one."""
+    subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", f'cp -a "$UMOCKDEV_DIR" {dest}'], check=True)
+    subprocess.run(["tar", "-C", dest, "-xf", testbed[:-len(".umockdev")] + ".kernel.tar"], check=True)
+
+
+def case(name, hvtuned, preload, trees, profile_dir):
+    """One order, one profile and one VM, in this process's own mount namespace; trees holds
+    the VMs materialize() made."""
+    order, profile, vm = CASES[name]
+    first = order == "first"
+    shipped = profile == "shipped"
+    profile = os.path.basename(profile_dir) if shipped else profile
+    managed, decoys = vm["managed"], vm["decoys"]
     # All on the namespace's own tmpfs over /run: libudev takes a directory for sysfs only
     # where fstatfs() says so, which the preload answers for a tmpfs (bench/bound-sysfs.c).
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
@@ -237,9 +263,21 @@ def case(name, hvtuned, preload, testbed, profile_dir):
     work = "/run/test"
     tb = os.path.join(work, "tb")
     os.makedirs(work)
-    subprocess.run(["umockdev-run", "-d", testbed, "--", "sh", "-c", f'cp -a "$UMOCKDEV_DIR" {tb}'], check=True)
-    # What the testbed's kernel has beside its devices: its BTF (below sys) and its osrelease.
-    subprocess.run(["tar", "-C", tb, "-xf", testbed[:-len(".umockdev")] + ".kernel.tar"], check=True)
+    subprocess.run(["cp", "-a", os.path.join(trees, vm["testbed"]), tb], check=True)
+    if vm["max_sectors_kb"]:
+        for d in managed:
+            queue = os.path.join(tb, "sys/class/block", d, "queue")
+            with open(os.path.join(queue, "max_sectors_kb"), "w") as f:
+                f.write(vm["max_sectors_kb"] + "\n")
+            # The case holds only where the kernel's rule gives TuneD's value: a rotational
+            # disk with no optimal I/O size, read ahead 2 x max_sectors_kb.
+            attrs = {}
+            for a in ("rotational", "optimal_io_size"):
+                with open(os.path.join(queue, a)) as f:
+                    attrs[a] = f.read().strip()
+            if attrs != {"rotational": "1", "optimal_io_size": "0"} or 2 * int(vm["max_sectors_kb"]) != 4096:
+                fail(f"{d} on {vm['kernel']}: {attrs}, max_sectors_kb {vm['max_sectors_kb']}: the kernel's "
+                     "read-ahead is not 4096, TuneD's value, and the case tells nothing")
     for rel, value in SYSCTLS.items():
         os.makedirs(os.path.dirname(os.path.join(tb, "proc/sys", rel)), exist_ok=True)
         with open(os.path.join(tb, "proc/sys", rel), "w") as f:
@@ -271,9 +309,11 @@ def case(name, hvtuned, preload, testbed, profile_dir):
            if k not in ("LD_PRELOAD", "UMOCKDEV_DIR", "NOTIFY_SOCKET", "JOURNAL_STREAM", "DBUS_SYSTEM_BUS_ADDRESS")}
     # Bound, the testbed's root is /: the kernel's answers to writes are played below it.
     env.update(LD_PRELOAD=preload, UMOCKDEV_DIR="/")
+    if vm["kernel"]:
+        env["HVTUNED_TEST_KERNEL"] = vm["kernel"]
     tuned = Tuned(work, profile)
     tuned_env = dict(env, PATH=os.path.join(work, "path"))
-    before = {d: read_ahead(d) for d in MANAGED + DECOYS}
+    before = {d: read_ahead(d) for d in managed + decoys}
 
     t0 = time.monotonic()
     if first:
@@ -294,7 +334,7 @@ def case(name, hvtuned, preload, testbed, profile_dir):
     # hvtuned's last pass before TuneD's last load was its start; what TuneD wrote after it,
     # the re-check finds within one interval. Two intervals and the repair's pass are waited
     # for when a repair is due; where none is, two intervals show that none comes.
-    raised = [d for d in MANAGED if tuned.writes(d) and tuned.writes(d)[-1] == "4096"]
+    raised = [d for d in managed if tuned.writes(d) and tuned.writes(d)[-1] == "4096"]
     if shipped:
         time.sleep(2 * VERIFY_INTERVAL + 0.5)
     else:
@@ -302,7 +342,7 @@ def case(name, hvtuned, preload, testbed, profile_dir):
             journal.wait(f"{d}'s repair", timeout=5 * VERIFY_INTERVAL + 5, HVTUNED_DEVICE=d,
                          HVTUNED_ACTION="repair")
     t_end = time.monotonic()
-    end = {d: read_ahead(d) for d in MANAGED + DECOYS}
+    end = {d: read_ahead(d) for d in managed + decoys}
     repairs = journal.match(HVTUNED_ACTION="repair")
 
     daemon.terminate()
@@ -317,37 +357,37 @@ def case(name, hvtuned, preload, testbed, profile_dir):
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
 
     log(f"{name}: TuneD's profile {profile}; read_ahead_kb before {before}, at the end {end}")
-    log(f"{name}: TuneD wrote " + ", ".join(f"{d} {tuned.writes(d)}" for d in MANAGED + DECOYS))
+    log(f"{name}: TuneD wrote " + ", ".join(f"{d} {tuned.writes(d)}" for d in managed + decoys))
     log(f"{name}: hvtuned's repairs: " + "; ".join(e.get("MESSAGE", "") for e in repairs))
     log(f"{name}: {t_tuned - t0:.1f} s until TuneD's last load, {t_end - t_tuned:.1f} s more until the end state")
 
     # The end state: hvtuned's value on every disk it manages, whoever wrote last.
-    for d in MANAGED:
+    for d in managed:
         if end[d] != "128":
             fail(f"{d}'s read_ahead_kb is {end[d]} at the end, not hvtuned's 128")
-    written = {d for d in MANAGED + DECOYS if tuned.writes(d)}
+    written = {d for d in managed + decoys if tuned.writes(d)}
     if shipped:
         # One owner: hvtuned had nothing to repair, as TuneD wrote no disk.
         if repairs:
             fail(f"hvtuned repaired with TuneD's {profile}: " + "; ".join(e.get("MESSAGE", "") for e in repairs))
         if written:
             fail(f"TuneD's {profile} wrote the read-ahead of {sorted(written)}: its disk plugin is on")
-        for d in DECOYS:
+        for d in decoys:
             if end[d] != before[d]:
                 fail(f"{d}'s read_ahead_kb went from {before[d]} to {end[d]} with TuneD's {profile}")
         return
     # virtual-guest: TuneD raised every managed disk after hvtuned tuned it (they were all at
     # 128 by then), and the decoys, which it keeps.
-    if sorted(raised) != sorted(MANAGED):
-        fail(f"TuneD's last writes raised {sorted(raised)}, expected every managed disk {list(MANAGED)}")
-    for d in DECOYS:
+    if sorted(raised) != sorted(managed):
+        fail(f"TuneD's last writes raised {sorted(raised)}, expected every managed disk {list(managed)}")
+    for d in decoys:
         if end[d] != "4096":
             fail(f"{d} (not hvtuned's) is at {end[d]}, not TuneD's 4096")
     # Who wrote it: one repair a disk, of TuneD's 4096, found by the periodic re-check (no
     # uevent came), and nothing else repaired.
     got = sorted((e.get("HVTUNED_DEVICE"), e.get("HVTUNED_ATTR"), e.get("HVTUNED_FROM"), e.get("HVTUNED_TO"),
                   e.get("MESSAGE_ID")) for e in repairs)
-    want = sorted((d, "queue/read_ahead_kb", "4096", "128", REPAIRED) for d in MANAGED)
+    want = sorted((d, "queue/read_ahead_kb", "4096", "128", REPAIRED) for d in managed)
     if got != want:
         fail(f"hvtuned's repairs {got}, expected {want}")
 
@@ -355,10 +395,10 @@ def case(name, hvtuned, preload, testbed, profile_dir):
 def main():
     # Absolute: meson names built files from the build directory, and a relative LD_PRELOAD
     # would be looked for from each program's own directory.
-    hvtuned, preload, testbed, profile_dir, messages = map(os.path.abspath, sys.argv[1:6])
+    hvtuned, preload, testbeds, profile_dir, messages = map(os.path.abspath, sys.argv[1:6])
     load_message_ids(messages)
-    if len(sys.argv) > 7 and sys.argv[6] == "--case":
-        case(sys.argv[7], hvtuned, preload, testbed, profile_dir)
+    if len(sys.argv) > 8 and sys.argv[6] == "--case":
+        case(sys.argv[7], hvtuned, preload, sys.argv[8], profile_dir)
         return
     cases = sys.argv[6:] or CASES
     if os.geteuid() != 0:
@@ -375,10 +415,17 @@ def main():
     for c in cases:
         if c not in CASES:
             fail(f"no case {c}: {', '.join(CASES)}")
-        r = subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, preload, testbed, profile_dir,
-                            messages, "--case", c])
-        if r.returncode != 0:
-            sys.exit(r.returncode)
+    trees = tempfile.mkdtemp(prefix="hvtuned-tuned.")
+    try:
+        for vm in sorted({CASES[c][2]["testbed"] for c in cases}):
+            materialize(os.path.join(testbeds, vm + ".umockdev"), os.path.join(trees, vm))
+        for c in cases:
+            r = subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, preload, testbeds,
+                                profile_dir, messages, "--case", c, trees])
+            if r.returncode != 0:
+                sys.exit(r.returncode)
+    finally:
+        shutil.rmtree(trees)
     print("PASS")
 
 

@@ -18,7 +18,7 @@ man -w hvtuned.conf > /dev/null 2>&1 || [ -f /usr/share/man/man5/hvtuned.conf.5.
 # The shell completions where bash-completion and Debian's zsh load a package's.
 [ -f /usr/share/bash-completion/completions/hvtuned ] || fail "no bash completion"
 [ -f /usr/share/zsh/vendor-completions/_hvtuned ] || fail "no zsh completion"
-# The TuneD profile where TuneD 2.20 to 2.24 and 2.25 on look, and this TuneD lists it.
+# The TuneD profile where TuneD 2.20 to 2.23 and 2.24 on look, and this TuneD lists it.
 for d in /usr/lib/tuned /usr/lib/tuned/profiles; do
         [ -f $d/hvtuned-virtual-guest/tuned.conf ] || fail "no $d/hvtuned-virtual-guest/tuned.conf"
 done

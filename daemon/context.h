@@ -45,6 +45,21 @@ struct hvt_host {
         bool nvme_layout_read;                  /* read once, when the first controller is seen */
 };
 
+/* A controller whose disks are re-checked after an event (settle.h): only while a burst is
+ * under way, or its last re-check is still to come. */
+struct hvt_settle {
+        struct hvt_daemon *daemon;
+        char *controller;                /* its syspath (settle.h) */
+        struct hvt_event_source *timer;  /* the next re-check */
+        uint64_t event_usec;             /* CLOCK_MONOTONIC: its last event */
+        uint64_t check_usec;             /* its last re-check; 0: none yet */
+};
+
+struct hvt_settles {
+        struct hvt_settle **v;
+        size_t n, allocated;
+};
+
 /* What happened since start, for the metrics file. */
 struct hvt_counters {
         uint64_t repairs;           /* drift repairs */
@@ -91,6 +106,7 @@ struct hvt_daemon {
         struct hvt_driver driver; /* the hw queue cap on the driver's parameter */
         struct hvt_host host;    /* the controllers and what their queues hold */
         struct hvt_disks disks;  /* the managed disks */
+        struct hvt_settles settles;  /* controllers whose disks an event wants re-checked */
         bool any_failed;         /* for --once's exit code */
         bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */

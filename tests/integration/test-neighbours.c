@@ -122,7 +122,7 @@ START_TEST(test_udev_neighbour_yielded) {
                              "writer\n");
         assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; 1 setting left to another "
                              "writer");
-        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 60 s of the last: "
+        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 120 s of the last: "
                              "another program keeps writing it (suspect: udev rule "
                              "/etc/udev/rules.d/60-readahead.rules:2); hvtuned yields: it leaves the attribute to "
                              "that program on this disk, and at stop puts the original back only where its own "
@@ -202,7 +202,7 @@ START_TEST(test_udev_neighbour_insisted) {
         ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "256");
 
         err = hvtuned_stop(&run);
-        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 60 s of the last: "
+        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 120 s of the last: "
                              "another program keeps writing it (no suspect found); hvtuned insists: it goes on "
                              "repairing, pausing while the disk is past its repair budget "
                              "(contested.queue.read_ahead_kb = \"insist\")\n");

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "config.h"
 #include "testutil.h"
 #include "track.h"
 
@@ -170,8 +171,9 @@ START_TEST(test_fast_neighbour_insisted) {
 }
 END_TEST
 
-/* WALinuxAgent every 30 s, found by a check every 60 s: one repair a minute never fills
- * the window, yet the run does. Without the periodic check's horizon it would never end. */
+/* WALinuxAgent every 30 s, found by the periodic check at its default interval (a minute):
+ * one repair a minute never fills the window, yet the run does, and the default yields.
+ * Without the periodic check's horizon it would never end. */
 START_TEST(test_slow_neighbour) {
         struct hvt_slots s = {};
         struct hvt_repair_window w = {};
@@ -179,11 +181,13 @@ START_TEST(test_slow_neighbour) {
 
         settled(&s, &w, false);
         for (unsigned i = 1; i <= HVT_REPAIR_BURST; i++) {
-                pass(&s, &w, false, HVT_APPLIED, T0 + i * 60 * S, hvt_contest_horizon(60), 0, &c);
+                pass(&s, &w, false, HVT_APPLIED, T0 + i * HVT_VERIFY_INTERVAL_DEFAULT * S,
+                     hvt_contest_horizon(HVT_VERIFY_INTERVAL_DEFAULT), 0, &c);
                 ck_assert_uint_eq(c.contested, 0);
                 ck_assert(!c.pause);
         }
-        pass(&s, &w, false, HVT_APPLIED, T0 + 11 * 60 * S, hvt_contest_horizon(60), 0, &c);
+        pass(&s, &w, false, HVT_APPLIED, T0 + 11 * HVT_VERIFY_INTERVAL_DEFAULT * S,
+             hvt_contest_horizon(HVT_VERIFY_INTERVAL_DEFAULT), 0, &c);
         ck_assert_uint_eq(c.yielded, BIT(HVT_ATTR_READ_AHEAD_KB));
         ck_assert(!c.pause);
         hvt_slots_done(&s);

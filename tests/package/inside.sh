@@ -22,6 +22,7 @@ man -w hvtuned.conf > /dev/null 2>&1 || [ -f /usr/share/man/man5/hvtuned.conf.5.
 for d in /usr/lib/tuned /usr/lib/tuned/profiles; do
         [ -f $d/hvtuned-virtual-guest/tuned.conf ] || fail "no $d/hvtuned-virtual-guest/tuned.conf"
 done
+[ -f /usr/lib/tuned/recommend.d/40-hvtuned.conf ] || fail "no TuneD recommendation"
 if command -v tuned-adm > /dev/null; then
         tuned-adm list 2>&1 | grep -q "^- hvtuned-virtual-guest  *- " || fail "tuned-adm list does not show hvtuned-virtual-guest"
         echo "ok: tuned-adm lists hvtuned-virtual-guest"

@@ -15,7 +15,10 @@ hvtuned's periodic re-check (verify_interval = 1 here) repairs each one once, ba
 end state is hvtuned's, and the repair is the only entry that says so. TuneD's own log (--debug)
 names each of its writes: the repair's HVTUNED_FROM is TuneD's value on a disk TuneD wrote.
 With P = the profile hvtuned ships (tuned/hvtuned-virtual-guest: virtual-guest with the disk
-plugin off), TuneD writes no disk and hvtuned repairs nothing: one owner per attribute. Those
+plugin off), TuneD writes no disk and hvtuned repairs nothing: one owner per attribute. There
+TuneD starts as on a VM where nobody chose its profile (automatic mode, virtual-guest loaded
+last): the recommendation hvtuned ships (tuned/recommend.d/40-hvtuned.conf) makes it load P,
+as virt-what says "hyperv" (a stand-in on TuneD's PATH says so here). Those
 four cases on the Azure v6 VM (NVMe accelerator namespaces at the kernel's 65536, a Direct Disk
 at 128, decoys). The fifth, storvsc-7.3, is the one a value cannot tell: on 7.3 (from 6.17) the
 kernel's own read-ahead for a rotational disk without an optimal I/O size is 2 x max_sectors_kb,
@@ -34,7 +37,7 @@ its sysctls, TuneD state or D-Bus are touched.
 
 Needs root, unshare(1), umockdev-run, dbus-daemon and TuneD: exits 77 (skip) without them.
 
-    test-tuned.py HVTUNED PRELOAD TESTBEDS_DIR PROFILE_DIR MESSAGES_H [CASE...]
+    test-tuned.py HVTUNED PRELOAD TESTBEDS_DIR PROFILE_DIR RECOMMEND MESSAGES_H [CASE...]
 """
 import os
 import re
@@ -72,13 +75,13 @@ CASES = {"first-virtual-guest": ("first", "virtual-guest", V6),
          "second-shipped": ("second", "shipped", V6),
          "storvsc-7.3": ("second", "virtual-guest", GEN2_73)}
 # Its main configuration: a service with its static tuning (no dynamic tuning, no sysctls of
-# the system reapplied, no recommend command), on the private system bus so that tuned-adm
-# reaches it. TuneD's default configuration but for those.
+# the system reapplied), on the private system bus so that tuned-adm reaches it. TuneD's default
+# configuration but for those.
 TUNED_MAIN = """daemon = 1
 dynamic_tuning = 0
 sleep_interval = 1
 update_interval = 10
-recommend_command = 0
+recommend_command = 1
 reapply_sysctl = 0
 enable_dbus = 1
 enable_unix_socket = 0
@@ -177,13 +180,15 @@ def read_ahead(name):
 class Tuned:
     """TuneD in the foreground, as its service runs it but for the log (stderr, --debug: each
     file it writes is named there)."""
-    def __init__(self, work, profile):
+    def __init__(self, work, profile, auto):
+        """profile selected by an administrator (manual mode), or, auto, virtual-guest loaded
+        last in automatic mode: TuneD then loads what it recommends at its start."""
         self.work = work
         self.log_path = os.path.join(work, "tuned.log")
         with open("/etc/tuned/active_profile", "w") as f:
-            f.write(profile + "\n")
+            f.write(("virtual-guest" if auto else profile) + "\n")
         with open("/etc/tuned/profile_mode", "w") as f:
-            f.write("manual\n")
+            f.write(("auto" if auto else "manual") + "\n")
         self.p = None
 
     def start(self, env):
@@ -203,10 +208,14 @@ class Tuned:
         LEVEL logger: message")."""
         return re.findall(r"^\d{4}-\d\d-\d\d [\d:,]+ +[A-Z]+ +[\w.]+: " + pattern, self.text(), re.M)
 
+    def applied(self):
+        """The profiles TuneD loaded, in order."""
+        return self.lines(r"static tuning from profile '([^']*)' applied$")
+
     def wait_applied(self, n, timeout=60):
         """Until TuneD said n times that a profile's static tuning is applied."""
         deadline = time.monotonic() + timeout
-        while len(self.lines(r"static tuning from profile '[^']*' applied$")) < n:
+        while len(self.applied()) < n:
             if self.p.poll() is not None or time.monotonic() > deadline:
                 fail(f"TuneD {'exited (%s)' % self.p.returncode if self.p.returncode is not None else 'timed out'}"
                      f" before its profile was applied:\n{self.text()[-3000:]}")
@@ -248,7 +257,7 @@ def materialize(testbed, dest):
     subprocess.run(["tar", "-C", dest, "-xf", testbed[:-len(".umockdev")] + ".kernel.tar"], check=True)
 
 
-def case(name, hvtuned, preload, trees, profile_dir):
+def case(name, hvtuned, preload, trees, profile_dir, recommend):
     """One order, one profile and one VM, in this process's own mount namespace; trees holds
     the VMs materialize() made."""
     order, profile, vm = CASES[name]
@@ -288,8 +297,16 @@ def case(name, hvtuned, preload, trees, profile_dir):
         subprocess.run(["mount", "--bind", src, dst], check=True)
     with open("/etc/tuned/tuned-main.conf", "w") as f:
         f.write(TUNED_MAIN)
-    # The shipped profile, where TuneD looks for an administrator's: /etc/tuned/NAME.
+    # The shipped profile and recommendation, where TuneD looks for an administrator's:
+    # /etc/tuned/NAME, and /etc/tuned/recommend.d, read in one order of names with TuneD's own
+    # /usr/lib/tuned/recommend.d/50-tuned.conf.
     shutil.copytree(profile_dir, os.path.join("/etc/tuned", os.path.basename(profile_dir)))
+    os.makedirs("/etc/tuned/recommend.d")
+    shutil.copy(recommend, "/etc/tuned/recommend.d")
+    # virt-what as on Hyper-V and Azure, for TuneD's recommendation.
+    with open(os.path.join(work, "path", "virt-what"), "w") as f:
+        f.write("#!/bin/sh\necho hyperv\n")
+    os.chmod(os.path.join(work, "path", "virt-what"), 0o755)
 
     journal = Journal()
     os.makedirs("/run/dbus")
@@ -311,7 +328,7 @@ def case(name, hvtuned, preload, trees, profile_dir):
     env.update(LD_PRELOAD=preload, UMOCKDEV_DIR="/")
     if vm["kernel"]:
         env["HVTUNED_TEST_KERNEL"] = vm["kernel"]
-    tuned = Tuned(work, profile)
+    tuned = Tuned(work, profile, auto=shipped)
     tuned_env = dict(env, PATH=os.path.join(work, "path"))
     before = {d: read_ahead(d) for d in managed + decoys}
 
@@ -343,6 +360,7 @@ def case(name, hvtuned, preload, trees, profile_dir):
                          HVTUNED_ACTION="repair")
     t_end = time.monotonic()
     end = {d: read_ahead(d) for d in managed + decoys}
+    loaded = tuned.applied()
     repairs = journal.match(HVTUNED_ACTION="repair")
 
     daemon.terminate()
@@ -356,7 +374,7 @@ def case(name, hvtuned, preload, trees, profile_dir):
     if stray:
         fail(f"under the journal nothing belongs on stderr, got:\n{stray}")
 
-    log(f"{name}: TuneD's profile {profile}; read_ahead_kb before {before}, at the end {end}")
+    log(f"{name}: TuneD loaded {loaded}; read_ahead_kb before {before}, at the end {end}")
     log(f"{name}: TuneD wrote " + ", ".join(f"{d} {tuned.writes(d)}" for d in managed + decoys))
     log(f"{name}: hvtuned's repairs: " + "; ".join(e.get("MESSAGE", "") for e in repairs))
     log(f"{name}: {t_tuned - t0:.1f} s until TuneD's last load, {t_end - t_tuned:.1f} s more until the end state")
@@ -366,6 +384,8 @@ def case(name, hvtuned, preload, trees, profile_dir):
         if end[d] != "128":
             fail(f"{d}'s read_ahead_kb is {end[d]} at the end, not hvtuned's 128")
     written = {d for d in managed + decoys if tuned.writes(d)}
+    if loaded != [profile] * len(loaded):
+        fail(f"TuneD loaded {loaded}, not {profile} alone")
     if shipped:
         # One owner: hvtuned had nothing to repair, as TuneD wrote no disk.
         if repairs:
@@ -395,12 +415,12 @@ def case(name, hvtuned, preload, trees, profile_dir):
 def main():
     # Absolute: meson names built files from the build directory, and a relative LD_PRELOAD
     # would be looked for from each program's own directory.
-    hvtuned, preload, testbeds, profile_dir, messages = map(os.path.abspath, sys.argv[1:6])
+    hvtuned, preload, testbeds, profile_dir, recommend, messages = map(os.path.abspath, sys.argv[1:7])
     load_message_ids(messages)
-    if len(sys.argv) > 8 and sys.argv[6] == "--case":
-        case(sys.argv[7], hvtuned, preload, sys.argv[8], profile_dir)
+    if len(sys.argv) > 9 and sys.argv[7] == "--case":
+        case(sys.argv[8], hvtuned, preload, sys.argv[9], profile_dir, recommend)
         return
-    cases = sys.argv[6:] or CASES
+    cases = sys.argv[7:] or CASES
     if os.geteuid() != 0:
         print("SKIP: needs root for a private mount namespace")
         sys.exit(SKIP)
@@ -421,7 +441,7 @@ def main():
             materialize(os.path.join(testbeds, vm + ".umockdev"), os.path.join(trees, vm))
         for c in cases:
             r = subprocess.run(["unshare", "--mount", sys.executable, __file__, hvtuned, preload, testbeds,
-                                profile_dir, messages, "--case", c, trees])
+                                profile_dir, recommend, messages, "--case", c, trees])
             if r.returncode != 0:
                 sys.exit(r.returncode)
     finally:

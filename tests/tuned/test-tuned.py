@@ -30,10 +30,11 @@ Everything runs in a private mount namespace: the testbed's tree bound over /sys
 programs reach it with plain system calls, as bench/run runs TuneD, through the bench's
 preload: libudev's fstatfs check, and the kernel's answers to writes), a tmpfs over /run (a
 private system bus for tuned-adm, TuneD's pid file and state, hvtuned's records, and a journal
-socket this test reads), empty directories over /etc/tuned (TuneD's configuration and the
-shipped profile, as /etc/tuned/NAME) and /proc/sys (TuneD's sysctls land in files there). TuneD
-gets an empty PATH: it runs no program (hdparm, systemctl). So neither the host's devices, nor
-its sysctls, TuneD state or D-Bus are touched.
+socket this test reads), directories of the test's over /etc/tuned (TuneD's configuration,
+the shipped profile as /etc/tuned/NAME and the recommendation in /etc/tuned/recommend.d) and
+/proc/sys (TuneD's sysctls land in files there). TuneD's PATH has the stand-in virt-what alone:
+it runs no other program (hdparm, systemctl). So neither the host's devices, nor its sysctls,
+TuneD state or D-Bus are touched.
 
 Needs root, unshare(1), umockdev-run, dbus-daemon and TuneD: exits 77 (skip) without them.
 

@@ -62,7 +62,8 @@ struct hvt_settles {
 
 /* What happened since start, for the metrics file. */
 struct hvt_counters {
-        uint64_t repairs;           /* drift repairs */
+        uint64_t repairs;           /* drift repairs, whoever's write they undid */
+        uint64_t kernel_repairs;    /* of those, of the kernel's re-application (writer.h) */
         uint64_t busy_retries;      /* passes run again after EBUSY */
         uint64_t contests[_HVT_ATTR_DISK_MAX][2];  /* contested attributes found, by enum hvt_contest_policy */
         uint64_t reloads, reload_failures;
@@ -89,6 +90,7 @@ struct hvt_daemon {
         struct hvt_config *config;
         unsigned apply_flags;    /* HVT_APPLY_DRY_RUN */
         bool once;               /* --once / --dry-run: one pass, no loop */
+        unsigned kernel_version; /* the running kernel's, at start (writer.h); 0: unknown */
         int state_fd;            /* the records of originals; -1 if unavailable */
         unsigned state_write_flags;  /* HVT_WRITE_VOLATILE on tmpfs (/run) */
         int lock_fd;             /* the runtime directory, held while its records are refused */

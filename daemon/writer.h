@@ -10,8 +10,9 @@
  *       (disks.h, reapply_usec), or
  *   (b) the rule's value comes from the device's optimal I/O size or the 128 KiB floor, which
  *       no neighbour hvtuned knows writes, or
- *   (c) no neighbour that writes read-ahead is found (neighbours.h: tuned alive, a udev rule
- *       assigning it), looked for only then, never on a pass's ordinary path;
+ *   (c) no neighbour that writes read-ahead is found (neighbours.h: tuned alive on a profile
+ *       other than hvtuned's, a udev rule assigning it), looked for only then, never on a
+ *       pass's ordinary path;
  * and never where the kernel would have kept what hvtuned left (6.12 and later only raise). */
 #pragma once
 

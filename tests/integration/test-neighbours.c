@@ -370,8 +370,8 @@ END_TEST
 
 /* 7.3's rule and TuneD's readahead=>4096 give one value on a rotational disk whose
  * max_sectors_kb is 2048; with no event that could have re-applied the limits, a live tuned
- * makes it TuneD's, a drift like any (contested as any, in the end); without one, it is the
- * kernel's. */
+ * makes it TuneD's, a drift like any (contested as any, in the end); without one, or with one
+ * on hvtuned's own profile (whose disk plugin is off), it is the kernel's. */
 START_TEST(test_kernel_or_tuned) {
         static const char tuned[] = "/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0";
         char dir[32];
@@ -404,6 +404,14 @@ START_TEST(test_kernel_or_tuned) {
         m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 1\n");
         assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
         assert_contains(m, "hvtuned_drift_repairs_total 2\n");
+
+        /* TuneD back, on hvtuned's own profile (its disk plugin off): a silent value the rule
+         * gives, as a rescan's, is the kernel's. */
+        host_put("run-tuned/tuned.pid", "812\n", -1);
+        host_put("etc-tuned/active_profile", "hvtuned-virtual-guest\n", -1);
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 2\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
 
         /* A value no rule gives is another writer's, kernel or not. */
         testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "8192\n", "128");

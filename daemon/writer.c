@@ -53,8 +53,9 @@ static bool kernels(const struct hvt_daemon *d, const struct hvt_tracked *t, con
             hvt_setting_from_kernel(&ours, HVT_ATTR_READ_AHEAD_KB, *r->kept ? r->kept : r->to) < 0 ||
             !rule_now(d, t, &rule) || rule.source == HVT_RA_NONE || (uint64_t) found.num != rule.kb)
                 return false;
-        /* 6.12 and later only raise it: what hvtuned left at or above the rule's stays. */
-        if (rule.keeps_higher && (uint64_t) ours.num >= rule.kb)
+        /* 6.15 and later only raise it: what hvtuned left at or above the rule's stays. On 6.12
+         * and 6.14 that depends on the stable release: the rule's value is the kernel's either way. */
+        if (rule.higher == HVT_RA_KEEPS && (uint64_t) ours.num >= rule.kb)
                 return false;
         now = d->event ? hvt_event_now(d->event) : 0;
         if (t->reapply_usec != 0 && now >= t->reapply_usec && now - t->reapply_usec <= HVT_REAPPLY_WINDOW_USEC)

@@ -424,6 +424,39 @@ START_TEST(test_kernel_or_tuned) {
 }
 END_TEST
 
+/* A silent rescan on 7.3 puts back both the device's max_sectors_kb and the read-ahead its rule
+ * gives from it (2 x 2048): the pass repairs both, and the read-ahead is the kernel's by the
+ * max_sectors_kb the pass found, not by hvtuned's 1024 it left. */
+START_TEST(test_rescan_max_sectors) {
+        char dir[32];
+        g_autofree char *prom = g_build_filename(metrics_dir(dir), "hvtuned.prom", NULL);
+        g_autofree char *text = g_strdup_printf("queue = { read_ahead_kb = 128; max_sectors_kb = 1024; };\n"
+                                                "metrics_file = \"%s\";\n", prom);
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *m;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", "7.3", 1), 0);
+        host_put("proc/1/cmdline", "/sbin/init", -1);
+        tb = testbed_load("azure-gen2");
+        testbed_drift(tb, "sdc", "queue/max_sectors_kb", "2048\n");
+        config = config_write(text);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_wait_value("sdc", "queue/max_sectors_kb", "1024");
+        testbed_wait_value("sdc", "queue/read_ahead_kb", "128");
+
+        testbed_drift(tb, "sdc", "queue/max_sectors_kb", "2048\n");
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        testbed_wait_value("sdc", "queue/max_sectors_kb", "1024");
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 1\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
+        (void) hvtuned_stop(&run);
+        metrics_dir_done(dir);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* Until n entries with MESSAGE_ID id are in the journal (20 s at most). */
 static GPtrArray *journal_wait(const char *id, unsigned n) {
         for (int waited = 0;; waited += 50) {
@@ -524,6 +557,7 @@ int main(void) {
         tcase_add_test(tc, test_kernel_nvme_revalidated);
         tcase_add_loop_test(tc, test_kernel_limits_commit, 0, sizeof(limits_cases) / sizeof(limits_cases[0]));
         tcase_add_test(tc, test_kernel_or_tuned);
+        tcase_add_test(tc, test_rescan_max_sectors);
         /* The journal's namespace needs root (test-faults skips without it too). */
         if (geteuid() == 0) {
                 tcase_add_test(tc, test_contest_journal);

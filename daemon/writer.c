@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: telling the kernel's re-application from another writer's, as writer.h says. */
+#include <limits.h>
 #include <stdio.h>
 #include <sys/utsname.h>
 
@@ -32,7 +33,7 @@ static const char *max_sectors_found(const struct hvt_apply *a) {
  * it; false when it cannot be read. */
 static bool rule_now(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
                      struct hvt_ra_rule *ret) {
-        char path[4096], io_opt[32], rotational[32], max_sectors_kb[32];
+        char path[PATH_MAX], io_opt[32], rotational[32], max_sectors_kb[32];
         _cleanup_close_ int fd = -EBADF;
         struct hvt_ra_queue q;
 
@@ -57,8 +58,8 @@ static bool neighbour_found(void) {
         return hvt_suspects_find("/", HVT_ATTR_READ_AHEAD_KB, &s) >= 0 && (s.tuned > 0 || *s.rule);
 }
 
-static bool kernels(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
-                    const struct hvt_result *r) {
+static bool value_is_kernels(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
+                             const struct hvt_result *r) {
         struct hvt_setting found, ours;
         struct hvt_ra_rule rule;
         uint64_t now;
@@ -85,6 +86,6 @@ void hvt_writer_classify(const struct hvt_daemon *d, const struct hvt_tracked *t
                 return;
         for (size_t i = 0; i < a->n; i++)
                 if (a->results[i].attr == HVT_ATTR_READ_AHEAD_KB && v[i].writer == HVT_WRITER_OTHER &&
-                    kernels(d, t, a, &a->results[i]))
+                    value_is_kernels(d, t, a, &a->results[i]))
                         hvt_track_kernel_repair(tally, v, a, i);
 }

@@ -39,9 +39,10 @@ void hvt_readahead_rule(unsigned version, const struct hvt_ra_queue *q, struct h
         if (version == 0)
                 version = UINT32_MAX;
         *ret = (struct hvt_ra_rule) { .higher = higher_of(version) };
-        /* Before 6.11 only the NVMe driver's revalidation sets it (blk_queue_io_opt(), then its
-         * atomic commit from 6.9); sd never did before its atomic commit. */
-        if (version < HVT_KERNEL_VERSION(6, 11) && !q->nvme) {
+        /* Before 6.9 only the NVMe driver's revalidation sets it (blk_queue_io_opt()): sd never
+         * did. From 6.9 a max_sectors_kb store commits any disk's limits, and from 6.11 sd's
+         * own revalidation does (804e498e0496). */
+        if (version < HVT_KERNEL_VERSION(6, 9) && !q->nvme) {
                 ret->source = HVT_RA_NONE;
                 return;
         }

@@ -11,8 +11,8 @@
  *   sd sets q->limits.io_opt directly and never touches read-ahead after the disk's add.
  * - 6.9 and on: every limits commit (queue_limits_commit_update(): a rescan, a namespace
  *   revalidation, a max_sectors_kb, add_random or iostats store) runs blk_apply_bdi_limits(),
- *   which set max(2 x io_opt, VM_READAHEAD_PAGES), lowering a higher value; sd commits that
- *   way from 6.11 (804e498e0496), so its disks get the rule from then.
+ *   which set max(2 x io_opt, VM_READAHEAD_PAGES), lowering a higher value: for any disk at
+ *   a max_sectors_kb store, and at sd's own revalidation (a rescan) from 6.11 (804e498e0496).
  * - 6.15 and on (7b720c720253, "block: never reduce ra_pages in blk_apply_bdi_limits"): it
  *   sets max3(ra_pages, 2 x io_opt, VM_READAHEAD_PAGES): it raises, never lowers. The stable
  *   backports of 29 Apr 2025 brought it to 6.12.26 and a 6.14.y, so 6.12 and 6.14 lower or

@@ -42,8 +42,9 @@ static const struct {
         { V(7, 3), &accelerator, HVT_RA_IO_OPT, 65536, HVT_RA_KEEPS },
         { V(5, 10), &storvsc, HVT_RA_NONE, 0, HVT_RA_LOWERS },
         { V(6, 1), &storvsc, HVT_RA_NONE, 0, HVT_RA_LOWERS },
-        /* sd commits its limits atomically from 804e498e0496 (6.11). */
-        { V(6, 10), &storvsc, HVT_RA_NONE, 0, HVT_RA_LOWERS },
+        /* From 6.9 a max_sectors_kb store commits sd's limits; its rescan from 804e498e0496 (6.11). */
+        { V(6, 8), &storvsc, HVT_RA_NONE, 0, HVT_RA_LOWERS },
+        { V(6, 9), &storvsc, HVT_RA_FLOOR, 128, HVT_RA_LOWERS },
         { V(6, 11), &storvsc, HVT_RA_FLOOR, 128, HVT_RA_LOWERS },
         { V(6, 12), &storvsc, HVT_RA_FLOOR, 128, HVT_RA_EITHER },
         { V(6, 13), &storvsc, HVT_RA_FLOOR, 128, HVT_RA_LOWERS },

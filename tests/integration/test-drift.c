@@ -210,7 +210,8 @@ START_TEST(test_scsi_siblings) {
                 if (i < G_N_ELEMENTS(actions))
                         uevent_send_blocking(disk_up("sdc", 2), actions[i], 1);
                 else
-                        uevent_send_blocking(g_strconcat(disk_up("sdc", 4), "/scsi_host/host1", NULL), "change", 1);
+                        uevent_send_blocking(hv_keep(g_strconcat(disk_up("sdc", 4), "/scsi_host/host1", NULL)),
+                                             "change", 1);
                 assert_put_back("sdd");
                 /* The burst's last re-check is over: the next event alone puts sdd back. */
                 usleep((HVT_SETTLE_MS + 300) * 1000);

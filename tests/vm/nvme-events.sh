@@ -32,19 +32,23 @@ nvme_now() { printf -v "$1" %s "${EPOCHREALTIME//[!0-9]/}"; }
 # nvme_s US: µs as seconds with two decimals, for the reports.
 nvme_s() { printf '%d.%02d' $(($1 / 1000000)) $(($1 % 1000000 / 10000)); }
 
-# nvme_watch MODE SECONDS WANT DISK:FILE...: reads each disk's queue/FILE every 20 ms from
-# now (nvme_t_event is the event's time, taken by the caller just before it) for up to
-# SECONDS, and records for each (in order): when it first read other than WANT (w_changed,
-# µs after the event; -1 never) and what it read then (w_seen), when it read WANT again after
-# that (w_back; -1 never), and what it read last (w_last). MODE "kernel" ends once every one
+# nvme_watch MODE SECONDS WANT DISK:FILE[=WANT]...: reads each disk's queue/FILE every 20 ms
+# from now (nvme_t_event is the event's time, taken by the caller just before it) for up to
+# SECONDS, and records for each (in order): when it first read other than its WANT (w_changed,
+# µs after the event; -1 never) and what it read then (w_seen), when it read its WANT again
+# after that (w_back; -1 never), and what it read last (w_last). MODE "kernel" ends once every one
 # has read other than WANT; "repair" once every one that did has read WANT again and SECONDS
 # have passed since the event, or earlier when every one changed and came back.
 nvme_watch() {
         local mode=$1 seconds=$2 want=$3 i n now end v all
         shift 3
         n=$#
-        w_disks=("$@") w_changed=() w_seen=() w_back=() w_last=()
+        w_disks=() w_want=() w_changed=() w_seen=() w_back=() w_last=()
         for ((i = 0; i < n; i++)); do
+                v=$1
+                shift
+                w_disks[i]=${v%%=*} w_want[i]=$want
+                [[ $v != *=* ]] || w_want[i]=${v#*=}
                 w_changed[i]=-1 w_back[i]=-1 w_seen[i]="" w_last[i]=""
         done
         end=$((nvme_t_event + seconds * 1000000))
@@ -55,13 +59,13 @@ nvme_watch() {
                         IFS= read -r v < "/sys/class/block/${w_disks[i]%%:*}/queue/${w_disks[i]#*:}" || v="<unreadable>"
                         w_last[i]=$v
                         if [ "${w_changed[i]}" = -1 ]; then
-                                if [ "$v" != "$want" ]; then
+                                if [ "$v" != "${w_want[i]}" ]; then
                                         w_changed[i]=$((now - nvme_t_event)) w_seen[i]=$v
                                 else
                                         all=0
                                 fi
                         elif [ "${w_back[i]}" = -1 ]; then
-                                if [ "$v" = "$want" ]; then
+                                if [ "$v" = "${w_want[i]}" ]; then
                                         w_back[i]=$((now - nvme_t_event))
                                 else
                                         all=0
@@ -224,8 +228,11 @@ nvme_controls() {
         nvme_control reset 65536 128 $nvme_accel
         # A reconnect goes through blk_mq_update_nr_hw_queues(), which may take the elevator
         # off and back (and reset nr_requests): what the direct layout's OS disk shows after.
-        [ "$VMTEST_NVME_LAYOUT" = heads ] ||
-                nvme_control_report+="  reset: $nvme_os's scheduler and nr_requests after it: $(qsched "$nvme_os") $(qattr "$nvme_os" nr_requests) (the operator's: mq-deadline 100)"$'\n'
+        nvme_ctl_nr_reset=""
+        if [ "$VMTEST_NVME_LAYOUT" = direct ]; then
+                nvme_ctl_nr_reset=$(qattr "$nvme_os" nr_requests)
+                nvme_control_report+="  reset: $nvme_os's scheduler and nr_requests after it: $(qsched "$nvme_os") $nvme_ctl_nr_reset (the operator's: mq-deadline 100)"$'\n'
+        fi
         nvme_control rescan 65536 128 $nvme_accel
         # The decoy (no optimal size): the PCIe path's revalidation sets the kernel's 128 over
         # a lower value on every kernel (5.10 and 6.1 set it, 6.12 and later raise to it).
@@ -261,9 +268,12 @@ nvme_controls() {
 }
 
 # nvme_journal_since US: hvtuned's entries from then on that name a disk, one a line:
-# DEVICE REALTIME_US ATTR WRITER MESSAGE_ID ("-" where an entry has no such field).
+# DEVICE REALTIME_US ATTR WRITER MESSAGE_ID ("-" where an entry has no such field). Only
+# those fields: export's binary form of a field (a MESSAGE of several lines) would break the
+# lines up.
 nvme_journal_since() {
-        journal -o export --since "@$(($1 / 1000000))" | awk '
+        journal -o export --output-fields=HVTUNED_DEVICE,HVTUNED_ATTR,HVTUNED_WRITER,MESSAGE_ID \
+                --since "@$(($1 / 1000000))" | awk '
                 function out() { if (v["HVTUNED_DEVICE"] != "")
                                          print v["HVTUNED_DEVICE"], v["__REALTIME_TIMESTAMP"], f("HVTUNED_ATTR"), f("HVTUNED_WRITER"), f("MESSAGE_ID")
                                  delete v }
@@ -274,28 +284,30 @@ nvme_journal_since() {
 }
 
 # nvme_repair NAME WANT BOUND DISK...: hvtuned running: the event, then each DISK's
-# read_ahead_kb watched: one the poll saw the kernel change must read WANT again within
-# BOUND s of that; one it never saw changed (hvtuned was faster than the poll) must read WANT,
-# and the journal (nvme_events) must show its repair. Records the event in ev_*.
+# read_ahead_kb watched (and the files of nvme_also, DISK:FILE=WANT): one the poll saw the
+# kernel change must read its WANT again within BOUND s of that; one it never saw changed
+# (hvtuned was faster than the poll) must read WANT, and the journal (nvme_events) must show
+# its repair. Records the event in ev_*.
 nvme_repair() {
         local name=$1 want=$2 bound=$3 d i files=() got="" secs unseen=""
         shift 3
         for d in "$@"; do files+=("$d:read_ahead_kb"); done
+        files+=(${nvme_also-})
         # Long enough for the kernel's own delay (the control's) and the bound after it.
         secs=$(((${ctl_delay[$name]:-0} + 999999) / 1000000 + bound + 1))
         nvme_event "$name"
         nvme_watch repair "$secs" "$want" "${files[@]}"
         for ((i = 0; i < ${#w_disks[@]}; i++)); do
-                d=${w_disks[i]%%:*}
-                [ "${w_last[i]}" = "$want" ] ||
-                        fail "$name with hvtuned: $d reads ${w_last[i]} $(nvme_s "$w_end") s after the event, want $want back within $bound s"
+                d=${w_disks[i]}
+                [ "${w_last[i]}" = "${w_want[i]}" ] ||
+                        fail "$name with hvtuned: $d reads ${w_last[i]} $(nvme_s "$w_end") s after the event, want ${w_want[i]} back within $bound s"
                 if [ "${w_changed[i]}" != -1 ]; then
                         [ $((w_back[i] - w_changed[i])) -le $((bound * 1000000)) ] ||
-                                fail "$name with hvtuned: $d read ${w_seen[i]} at $(nvme_s "${w_changed[i]}") s, $want again only at $(nvme_s "${w_back[i]}") s: more than $bound s"
-                        got+="$d ${w_seen[i]} at $(nvme_s "${w_changed[i]}") s, $want at $(nvme_s "${w_back[i]}") s; "
+                                fail "$name with hvtuned: $d read ${w_seen[i]} at $(nvme_s "${w_changed[i]}") s, ${w_want[i]} again only at $(nvme_s "${w_back[i]}") s: more than $bound s"
+                        got+="${d%:read_ahead_kb} ${w_seen[i]} at $(nvme_s "${w_changed[i]}") s, ${w_want[i]} at $(nvme_s "${w_back[i]}") s; "
                 else
-                        got+="$d never seen changed; "
-                        unseen+="$d "
+                        got+="${d%:read_ahead_kb} never seen changed; "
+                        [[ $d != *:read_ahead_kb ]] || unseen+="${d%%:*} "
                 fi
         done
         ev_names+=("$name") ev_t+=("$nvme_t_event") ev_disks+=("$*") ev_bound+=("$bound") ev_unseen+=("$unseen")
@@ -310,10 +322,18 @@ nvme_events() {
         ev_names=() ev_t=() ev_disks=() ev_bound=() ev_unseen=()
         nvme_events_report=""
         nvme_snapshot > /tmp/nvme.before
+        # On the direct layout the OS disk's scheduler is managed too, not none: a reset's
+        # reconnect takes the elevator off and back (blk_mq_update_nr_hw_queues()), which puts
+        # nr_requests at the scheduler's default (nvme_controls saw it), for hvtuned to repair.
+        local os_queue="" also=""
+        if [ "$VMTEST_NVME_LAYOUT" = direct ]; then
+                os_queue=", { match = { kind = \"nvme-accelerator\"; role = \"os\"; }; queue = { scheduler = \"mq-deadline\"; nr_requests = 100; }; }"
+                also="$nvme_os:nr_requests=100"
+        fi
         config <<CONF
 verify_interval = $NVME_VERIFY_INTERVAL;
 queue = { nomerges = 1; };
-override = ( { match = { controller = "{$C}"; lun = 0; }; queue = { read_ahead_kb = 64; }; } );
+override = ( { match = { controller = "{$C}"; lun = 0; }; queue = { read_ahead_kb = 64; }; }$os_queue );
 CONF
         nvme_now t_life
         hvtuned_start "for NVMe, with a configuration file"
@@ -326,10 +346,11 @@ CONF
         nvme_expect "a file naming nomerges" 0 1 "128 128 128"
         [ "$(qattr "$nvme_ns3" read_ahead_kb)" = 128 ] || fail "the attached $nvme_ns3 reads $(qattr "$nvme_ns3" read_ahead_kb), not 128"
         nvme_untouched "a file naming nomerges"
-        ok "NVMe, a file naming nomerges and verify_interval = $NVME_VERIFY_INTERVAL: nomerges 1 and the platform defaults (read-ahead ceiling${io:+,$io}) applied, the operator's scheduler kept"
+        ok "NVMe, a file naming nomerges and verify_interval = $NVME_VERIFY_INTERVAL: nomerges 1 and the platform defaults (read-ahead ceiling${io:+,$io}) applied${also:+, $nvme_os at mq-deadline with 100 requests}, the others' schedulers the operator's"
 
         set -- $nvme_spare
         nvme_attach_prepare 4 "$2"
+        nvme_also=$also
         nvme_repair attach:4 128 $NVME_UEVENT_BOUND $nvme_accel
         nvme_accel_disks
         nvme_ns4=${nvme_accel##* }
@@ -337,6 +358,7 @@ CONF
         wait_until $NVME_UEVENT_BOUND "the attached $nvme_ns4 tuned" '[ "$(qattr "$nvme_ns4" read_ahead_kb)" = 128 ]'
         nvme_repair reset 128 "$nvme_reset_bound" $nvme_accel
         nvme_repair rescan 128 $NVME_PERIODIC_BOUND $nvme_accel
+        nvme_also=""
         # The decoy: the kernel's 128 over 64, and hvtuned leaves it there.
         echo 64 > "/sys/class/block/$nvme_decoy/queue/read_ahead_kb" || fail "cannot write the decoy's read-ahead"
         nvme_event decoy-reset
@@ -376,6 +398,12 @@ CONF
                 done
                 nvme_events_report+="  ${ev_names[i]} journal (repairs by the kernel, the first's time): ${got%, }"$'\n'
         done
+        # The elevator's knock-on of the reset, repaired (its writer is no rule of the kernel's
+        # read-ahead: not named the kernel).
+        if [ -n "$also" ] && [ "$nvme_ctl_nr_reset" != 100 ]; then
+                awk -v d="$nvme_os" '$1 == d && $3 == "queue/nr_requests"' /tmp/nvme.journal | grep -q . ||
+                        fail "reset: no repair of $nvme_os's nr_requests (the kernel put $nvme_ctl_nr_reset) in the journal"
+        fi
         ok "NVMe, hvtuned running: every value back within its bound after each event, the kernel named as the writer ($((SECONDS - t0)) s):"$'\n'"${nvme_events_report%$'\n'}"
         hvtuned_stop "NVMe, with a file"
         # The namespace attached in this life has no line in the snapshot before it.

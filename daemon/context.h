@@ -45,9 +45,25 @@ struct hvt_host {
         bool nvme_layout_read;                  /* read once, when the first controller is seen */
 };
 
+/* A controller whose disks are re-checked after an event (settle.h): only while a burst is
+ * under way, or its last re-check is still to come. */
+struct hvt_settle {
+        struct hvt_daemon *daemon;
+        char *controller;                /* its syspath (settle.h) */
+        struct hvt_event_source *timer;  /* the next re-check */
+        uint64_t event_usec;             /* CLOCK_MONOTONIC: its last event */
+        uint64_t check_usec;             /* its last re-check; 0: none yet */
+};
+
+struct hvt_settles {
+        struct hvt_settle **v;
+        size_t n, allocated;
+};
+
 /* What happened since start, for the metrics file. */
 struct hvt_counters {
-        uint64_t repairs;           /* drift repairs */
+        uint64_t repairs;           /* drift repairs, whoever's write they undid */
+        uint64_t kernel_repairs;    /* of those, of the kernel's re-application (writer.h) */
         uint64_t busy_retries;      /* passes run again after EBUSY */
         uint64_t contests[_HVT_ATTR_DISK_MAX][2];  /* contested attributes found, by enum hvt_contest_policy */
         uint64_t reloads, reload_failures;
@@ -74,6 +90,7 @@ struct hvt_daemon {
         struct hvt_config *config;
         unsigned apply_flags;    /* HVT_APPLY_DRY_RUN */
         bool once;               /* --once / --dry-run: one pass, no loop */
+        unsigned kernel_version; /* the running kernel's, at start (writer.h); 0: unknown */
         int state_fd;            /* the records of originals; -1 if unavailable */
         unsigned state_write_flags;  /* HVT_WRITE_VOLATILE on tmpfs (/run) */
         int lock_fd;             /* the runtime directory, held while its records are refused */
@@ -91,6 +108,7 @@ struct hvt_daemon {
         struct hvt_driver driver; /* the hw queue cap on the driver's parameter */
         struct hvt_host host;    /* the controllers and what their queues hold */
         struct hvt_disks disks;  /* the managed disks */
+        struct hvt_settles settles;  /* controllers whose disks an event wants re-checked */
         bool any_failed;         /* for --once's exit code */
         bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */

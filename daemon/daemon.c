@@ -5,11 +5,13 @@
 #include "daemon.h"
 #include "host.h"
 #include "metrics-file.h"
+#include "settle.h"
 #include "state-file.h"
 
 void hvt_daemon_done(struct hvt_daemon *d) {
         hvt_metrics_remove(d);
         hvt_state_file_remove(d);
+        hvt_settle_done(&d->settles);
         hvt_disks_done(&d->disks);
         hvt_host_done(&d->host);
         hvt_config_free(d->config);

@@ -23,7 +23,8 @@ struct hvt_tracked {
         bool seen;                      /* found by the enumeration under way */
         /* For `hvtuned --status`, in the padding after seen (the struct stays the same size):
          * the attribute of the last drift repair (its slot has when: repaired_s), and how many
-         * repairs since the disk was found (saturates). */
+         * repairs since the disk was found (saturates); of other writers' values only: the
+         * kernel's re-application (writer.h) is the metrics' alone. */
         uint8_t last_repair_id;
         uint32_t n_repairs;
         struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */

@@ -22,6 +22,7 @@
 #include "show.h"
 #include "status.h"
 #include "undo.h"
+#include "writer.h"
 
 /* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
 #define EXIT_CONFIG EXIT_FAILURE
@@ -251,6 +252,7 @@ int main(int argc, char *argv[]) {
         }
 
         d.once = mode != MODE_DAEMON;
+        d.kernel_version = hvt_writer_kernel_version();
         /* --once and --check-config answer the person who ran them, on stderr. */
         hvt_log_init(&d.log, level, mode == MODE_DAEMON);
 

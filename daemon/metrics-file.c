@@ -33,6 +33,7 @@ static void gather(const struct hvt_daemon *d, struct hvt_metrics *m, struct hvt
         *m = (struct hvt_metrics) {
                 .version = HVTUNED_VERSION,
                 .repairs = d->counters.repairs,
+                .kernel_repairs = d->counters.kernel_repairs,
                 .busy_retries = d->counters.busy_retries,
                 .reloads = d->counters.reloads,
                 .reload_failures = d->counters.reload_failures,

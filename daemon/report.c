@@ -119,13 +119,14 @@ static const char *const action_names[] = {
 };
 
 /* What follows "sda queue/scheduler: ". */
-static void format_result(const struct hvt_result *r, enum hvt_action action, const char *because, char *buf,
-                          size_t size) {
+static void format_result(const struct hvt_result *r, enum hvt_action action, unsigned flags, const char *because,
+                          char *buf, size_t size) {
         const char *outcome = hvt_outcome_to_string(r->outcome);
         const char *what = outcome;
 
         if (action == HVT_ACTION_REPAIR && (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED))
-                what = "drift repaired";
+                what = flags & HVT_REPORT_BY_KERNEL ? "drift repaired: the kernel re-applied its own value" :
+                       "drift repaired";
         else if (action == HVT_ACTION_RESTORE)
                 what = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED ? "restored" :
                        r->outcome == HVT_FAILED ? "restore failed" :
@@ -193,11 +194,11 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, co
         }
 }
 
-static const char *message_id(const struct hvt_result *r, enum hvt_action action) {
+static const char *message_id(const struct hvt_result *r, enum hvt_action action, unsigned flags) {
         bool wrote = r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED;
 
         if (action == HVT_ACTION_REPAIR && wrote)
-                return HVT_MESSAGE_DRIFT_REPAIRED;
+                return flags & HVT_REPORT_BY_KERNEL ? HVT_MESSAGE_KERNEL_REAPPLIED : HVT_MESSAGE_DRIFT_REPAIRED;
         if (action == HVT_ACTION_RESTORE && wrote)
                 return HVT_MESSAGE_ATTR_RESTORED;
         return outcome_log[r->outcome].message_id;
@@ -211,8 +212,9 @@ void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subj
 void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subject *subject,
                                const struct hvt_result *r, enum hvt_action action, unsigned flags,
                                const char *because) {
-        char attr[48], cause[48] = "", text[512], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX];
-        const char *optional[2] = {};
+        char attr[48], cause[48] = "", text[512], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX],
+                writer_field[HVT_FIELD_MAX];
+        const char *optional[3] = {};
         size_t n_optional = 0;
         int prio = outcome_log[r->outcome].prio;
 
@@ -225,7 +227,7 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
                 return;
 
         (void) hvt_attr_format_path(r->attr, attr, sizeof(attr));
-        format_result(r, action, because, text, sizeof(text));
+        format_result(r, action, flags, because, text, sizeof(text));
         if (r->watched || r->held || r->unread)
                 (void) hvt_attr_format_path(r->cause, cause, sizeof(cause));
         /* The optional fields that apply, packed first: the first NULL ends the list. */
@@ -236,13 +238,16 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
         else if (*r->offered && hvt_log_fields_wanted(log))
                 optional[n_optional++] = hvt_field_format(value_field, sizeof(value_field), "HVTUNED_OFFERED=%s",
                                                           r->offered);
-        (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action),
+        if ((flags & (HVT_REPORT_BY_KERNEL | HVT_REPORT_BY_OTHER)) && hvt_log_fields_wanted(log))
+                optional[n_optional++] = hvt_field_format(writer_field, sizeof(writer_field), "HVTUNED_WRITER=%s",
+                                                          flags & HVT_REPORT_BY_KERNEL ? "kernel" : "other");
+        (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action, flags),
                                HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_ATTR=%s", attr),
                                               HVT_FIELD("HVTUNED_FROM=%s", r->from),
                                               HVT_FIELD("HVTUNED_TO=%s", r->to),
                                               HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
                                               HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
-                                              optional[0], optional[1]),
+                                              optional[0], optional[1], optional[2]),
                                "%s %s: %s", subject->name, attr, text);
 }
 

@@ -14,6 +14,9 @@
 enum {
         HVT_REPORT_UNCHANGED_INFO = 1 << 0,  /* --once: unchanged at info, not debug */
         HVT_REPORT_REPEATED       = 1 << 1,  /* the same failure as last time: debug only */
+        /* A repair: who wrote the value it undid (track.h's enum hvt_writer). */
+        HVT_REPORT_BY_KERNEL      = 1 << 2,
+        HVT_REPORT_BY_OTHER       = 1 << 3,
 };
 
 /* One attribute's result, of a disk or of the driver; the action (track.h) picks the wording

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the routing of route.h, and telling a disk that is gone from one that is not. */
+/* Owns: the routing of route.h, and telling a disk that is gone from one that is not. What an
+ * event re-checks beyond its own device is settle.h's. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "messages.h"
 #include "report.h"
 #include "route.h"
+#include "settle.h"
 #include "sysfs.h"
 #include "tune.h"
 
@@ -132,34 +134,49 @@ int hvt_route_found(struct hvt_daemon *d, const char *syspath, const char *sysna
 }
 
 static int route_disk(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
-        struct hvt_tracked *t = hvt_disks_find(&d->disks, udev_device_get_syspath(dev));
+        const char *syspath = udev_device_get_syspath(dev);
+        struct hvt_tracked *t = hvt_disks_find(&d->disks, syspath);
         struct hvt_disk disk;
+        int r;
 
         if (action && strcmp(action, "remove") == 0) {
+                /* Its controller's other namespaces, before the disk (and its path) may go. */
+                if (t)
+                        hvt_settle_disk_event(d, &t->disk);
                 route_remove(d, dev, t);
                 return 0;
         }
-        return route_classified(d, t, udev_device_get_sysname(dev), hvt_classify(dev, &disk), &disk);
+        r = route_classified(d, t, udev_device_get_sysname(dev), hvt_classify(dev, &disk), &disk);
+        t = hvt_disks_find(&d->disks, syspath);
+        if (t)
+                hvt_settle_disk_event(d, &t->disk);
+        return r;
 }
 
 int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *action) {
         const char *subsystem = udev_device_get_subsystem(dev);
 
-        /* A change on a SCSI LUN (device/ attributes) is a change of its disk. */
+        /* A change on a SCSI LUN (device/ attributes) is a change of its disk; any event of a
+         * LUN or of its host can mean the kernel re-applied the limits of every disk there. */
         if (subsystem && strcmp(subsystem, "scsi") == 0) {
                 struct hvt_tracked *t = hvt_disks_find_lun(&d->disks, udev_device_get_syspath(dev));
 
                 if (t && action && strcmp(action, "change") == 0)
                         hvt_tune(d, t, HVT_TUNE_EVENT);
+                hvt_settle_scsi_event(d, udev_device_get_syspath(dev));
                 return 0;
         }
         if (subsystem && strcmp(subsystem, "scsi_host") == 0) {
                 hvt_host_handle_device(d, udev_device_get_syspath(dev), action);
+                hvt_settle_scsi_event(d, udev_device_get_syspath(dev));
                 return 0;
         }
-        /* An NVMe controller: reported once it is live, as the storvsc ones are once probed. */
+        /* An NVMe controller: reported once it is live, as the storvsc ones are once probed. Its
+         * change (a reset's NVME_EVENT=connected) re-applies its namespaces' limits. */
         if (subsystem && strcmp(subsystem, "nvme") == 0) {
                 hvt_host_handle_nvme(d);
+                if (action && strcmp(action, "change") == 0)
+                        hvt_settle_nvme_event(d, udev_device_get_syspath(dev));
                 return 0;
         }
         /* A controller's add comes before it is live; its namespaces come after, and with them

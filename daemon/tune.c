@@ -14,6 +14,7 @@
 #include "originals.h"
 #include "report.h"
 #include "tune.h"
+#include "writer.h"
 
 struct hook {
         struct hvt_daemon *d;
@@ -86,7 +87,9 @@ static int record_originals(const struct hvt_apply *found, void *userdata) {
 }
 
 static unsigned report_flags(const struct hvt_daemon *d, const struct hvt_verdict *v) {
-        return (d->once ? HVT_REPORT_UNCHANGED_INFO : 0) | (v->repeated ? HVT_REPORT_REPEATED : 0);
+        return (d->once ? HVT_REPORT_UNCHANGED_INFO : 0) | (v->repeated ? HVT_REPORT_REPEATED : 0) |
+               (v->writer == HVT_WRITER_KERNEL ? HVT_REPORT_BY_KERNEL : 0) |
+               (v->writer == HVT_WRITER_OTHER ? HVT_REPORT_BY_OTHER : 0);
 }
 
 /* A restore that put an Azure NVMe disk's I/O timeout back under the platform's: the operator
@@ -189,16 +192,20 @@ static void tell_contests(struct hvt_daemon *d, struct hvt_tracked *t, const str
         }
 }
 
-/* The repairs into the disk's window and each attribute's run (track.h): a contest is told,
- * and past the repair budget, for what hvtuned still repairs, the disk pauses until the window
- * ends. */
+/* The repairs into the metrics, and those of other writers into the disk's window and each
+ * attribute's run (track.h): a contest is told, and past the repair budget, for what hvtuned
+ * still repairs, the disk pauses until the window ends. The kernel's re-application is neither
+ * a neighbour nor a fight: it is counted, and that is all. */
 static void count_repairs(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_tally *tally,
                           const struct hvt_apply *a) {
         uint64_t horizon = hvt_contest_horizon(d->config->verify_interval), now, end;
         struct hvt_contest c;
         int r;
 
-        d->counters.repairs += tally->repairs;
+        d->counters.repairs += tally->repairs + tally->kernel_repairs;
+        d->counters.kernel_repairs += tally->kernel_repairs;
+        if (tally->repairs == 0)
+                return;
         t->n_repairs = tally->repairs > UINT32_MAX - t->n_repairs ? UINT32_MAX : t->n_repairs + tally->repairs;
         if (tally->repaired)
                 /* A pass applies in the attributes' order: its last repair is the highest. */
@@ -302,8 +309,11 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
                 return;
         }
         restore_failed = restore(d, t, &back, &busy);
-        hvt_apply_disk(&t->disk, &plan, d->apply_flags, record_originals, &hook, &a);
+        /* A periodic check finds most disks as planned: read by path, no directory opened. */
+        hvt_apply_disk(&t->disk, &plan, d->apply_flags | (why == HVT_TUNE_VERIFY ? HVT_APPLY_CHECK : 0),
+                       record_originals, &hook, &a);
         hvt_track_applied(&t->slots, &a, v, &tally);
+        hvt_writer_classify(d, t, &a, v, &tally);
         report_results(d, t, &a, v);
         if (tally.forgotten > 0)
                 (void) save_record(d, t);
@@ -313,7 +323,7 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
         t->n_would_apply = tally.would_apply;
         if (t->n_failed > 0)
                 d->any_failed = true;
-        if (tally.repairs > 0)
+        if (tally.repairs + tally.kernel_repairs > 0)
                 count_repairs(d, t, &tally, &a);
         t->n_yielded = 0;
         for (size_t i = 0; i < t->slots.n; i++)

@@ -4,7 +4,9 @@
  * A value that already matches is never written: a write to a sysfs attribute is not free
  * (a scheduler switch freezes the queue), and writes are what an operator audits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,7 @@ static int parse_current(const struct hvt_attr *a, const char *text, char now[st
  * only watched: read for its original, never written (an attribute the scheduler resets). */
 struct item {
         int dirfd;   /* negative: its directory could not be opened */
+        const char *dir;  /* a check's (check_only()): read by its path, no directory opened */
         const struct hvt_setting *want;
         const char *kept;
         const char *left;
@@ -94,13 +97,22 @@ struct item {
         int fd;
 };
 
+static int open_by_path(const char *dir, const char *name) {
+        char path[PATH_MAX];
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+                return -ENAMETOOLONG;
+        return hvt_sysfs_open(AT_FDCWD, path);
+}
+
 /* What the item's attribute shows now, as hvt_sysfs_read() gives it. An open that failed is
  * tried again at the next read, as before the fd was kept. */
 static int item_read(struct item *item, enum hvt_attr_id id, char buf[static READ_MAX]) {
-        if (item->dirfd < 0)
+        if (!item->dir && item->dirfd < 0)
                 return item->dirfd;
         if (item->fd < 0) {
-                item->fd = hvt_sysfs_open(item->dirfd, hvt_attr_get(id)->name);
+                item->fd = item->dir ? open_by_path(item->dir, hvt_attr_get(id)->name) :
+                                       hvt_sysfs_open(item->dirfd, hvt_attr_get(id)->name);
                 if (item->fd < 0)
                         return item->fd;
         }
@@ -491,15 +503,20 @@ static void dirs_close(struct dirs *dirs) {
                         close(dirs->fd[g]);
 }
 
+/* The directory of group g's attributes on d. */
+static void group_path(const struct hvt_disk *d, enum hvt_group g, char path[static PATH_MAX]) {
+        if (g == HVT_GROUP_DEVICE)
+                (void) hvt_strscpy(path, PATH_MAX, d->device_syspath);
+        else
+                snprintf(path, PATH_MAX, "%s/queue", d->syspath);
+}
+
 static int dirs_get(struct dirs *dirs, const struct hvt_disk *d, enum hvt_group g) {
-        char path[4096];
+        char path[PATH_MAX];
 
         if (!dirs->tried[g]) {
                 dirs->tried[g] = true;
-                if (g == HVT_GROUP_DEVICE)
-                        (void) hvt_strscpy(path, sizeof(path), d->device_syspath);
-                else
-                        snprintf(path, sizeof(path), "%s/queue", d->syspath);
+                group_path(d, g, path);
                 dirs->fd[g] = hvt_sysfs_open_dir(path);
         }
         return dirs->fd[g];
@@ -531,11 +548,58 @@ static bool changed_by_plan(const struct hvt_plan *p, enum hvt_attr_id id) {
         return false;
 }
 
+/* A check of a disk expected to be as planned: each planned attribute read by its path, an
+ * open, a pread and a close, and no directory opened. It stands for the pass only when it
+ * settles it, nothing to write and every read good (what decide() makes of a value is the
+ * same whichever way it was opened); else the pass runs as any other, through its
+ * directories, so that a write is decided on what was read in the directory it goes into,
+ * and a failed read is told as a pass tells it. Watched attributes are read only for a
+ * write: none here. */
+static bool check_only(const struct hvt_disk *d, const struct hvt_plan *p, struct hvt_apply *ret) {
+        char dir[_HVT_GROUP_MAX][PATH_MAX];
+        bool have[_HVT_GROUP_MAX] = {}, settled = true;
+        struct item items[_HVT_ATTR_DISK_MAX];
+        struct hvt_apply all = {};
+
+        for (size_t i = 0; i < _HVT_ATTR_DISK_MAX && settled; i++) {
+                enum hvt_group g = hvt_attr_get((enum hvt_attr_id) i)->group;
+                struct hvt_result *res = &all.results[all.n];
+                struct item *item = &items[all.n];
+
+                if (!p->want[i].set)
+                        continue;
+                if (!have[g]) {
+                        group_path(d, g, dir[g]);
+                        have[g] = true;
+                }
+                *res = (struct hvt_result) { .attr = (enum hvt_attr_id) i };
+                copy_value(res->to, p->want[i].text);
+                *item = (struct item) {
+                        .dirfd = -EBADF,
+                        .dir = dir[g],
+                        .want = &p->want[i],
+                        .kept = p->kept[i],
+                        .left = p->left[i],
+                        .fd = -EBADF,
+                };
+                all.n++;
+                decide(item, item->left, res);
+                settled = res->outcome != HVT_WOULD_APPLY && res->outcome != HVT_FAILED && res->error == 0;
+        }
+        items_close(items, all.n);
+        if (settled)
+                *ret = all;
+        return settled;
+}
+
 void hvt_apply_disk(const struct hvt_disk *d, const struct hvt_plan *p, unsigned flags,
                     hvt_before_write_t before_write, void *userdata, struct hvt_apply *ret) {
         _cleanup_(dirs_close) struct dirs dirs = {};
         struct item items[_HVT_ATTR_DISK_MAX];
         struct hvt_apply all = {};
+
+        if ((flags & HVT_APPLY_CHECK) && !(flags & HVT_APPLY_RESTORE) && check_only(d, p, ret))
+                return;
 
         /* In table order, the planned attributes and, only watched, those the plan leaves
          * alone that a planned write can change and the disk has (an NVMe namespace's

@@ -52,6 +52,11 @@ enum {
          * have goes back to what it showed before the pass, so that a restore leaves nothing
          * of hvtuned's behind (on 6.9+ restoring max_sectors_kb raises read_ahead_kb again). */
         HVT_APPLY_RESTORE = 1 << 1,
+        /* A re-check of a disk expected to be as planned (the periodic one): the planned
+         * attributes are read by their paths, three system calls each, and no directory is
+         * opened. Only a pass with something to write, or a read that failed, opens its
+         * directories and runs as any other, its reads made again through them. */
+        HVT_APPLY_CHECK = 1 << 2,
 };
 
 /* A scheduler or nr_requests write that gets EBUSY (7.3 and 6.18.y take a trylock) is tried

@@ -525,6 +525,7 @@ static int config_new_default(struct hvt_config **ret) {
 
         if (!c)
                 return -ENOMEM;
+        c->verify_interval = HVT_VERIFY_INTERVAL_DEFAULT;
         c->restore_on_stop = true;
         c->platform_defaults = true;
         (void) hvt_setting_set_sched(&c->settings[HVT_ATTR_SCHEDULER], "none");
@@ -633,6 +634,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
+        c->verify_interval = HVT_VERIFY_INTERVAL_DEFAULT;
         c->restore_on_stop = true;
         c->platform_defaults = true;
         c->path = strdup(path);

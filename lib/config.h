@@ -38,8 +38,12 @@ struct hvt_override {
         struct hvt_setting settings[_HVT_ATTR_MAX];
 };
 
-/* verify_interval: seconds between re-checks of every disk, at most a week; 0 = never. */
+/* verify_interval: seconds between re-checks of every disk, at most a week; 0 = never. By
+ * default a minute: what the kernel re-applies without an event (a controller rescan, a SCSI
+ * rescan on 6.12 and later) and what a neighbour writes without one (TuneD, WALinuxAgent)
+ * is repaired within it. */
 #define HVT_VERIFY_INTERVAL_MAX (7 * 24 * 3600)
+#define HVT_VERIFY_INTERVAL_DEFAULT 60
 
 /* The hv_storvsc driver as a whole: its hw queue cap (host = { ... };). */
 struct hvt_host_config {
@@ -57,7 +61,7 @@ struct hvt_config {
         char **files;
         size_t n_files;
         size_t n_dropins;
-        unsigned verify_interval;  /* 0: no timer at all */
+        unsigned verify_interval;  /* 0: no timer at all; HVT_VERIFY_INTERVAL_DEFAULT */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
         /* The platform defaults (hvt_platform_defaults()), under every file's settings
          * (default true): with or without a file, as the queue cap. */

@@ -163,8 +163,7 @@ static bool agrees(uint32_t btf, uint32_t row) {
         return btf == 0 || btf == row;
 }
 
-/* "X.Y" at the start of s into *ret as X * 1000 + Y: 0 when it has none. */
-static unsigned version_of(const char *s) {
+unsigned hvt_release_version(const char *s) {
         unsigned major, minor;
         const char *p = number(s, &major);
 
@@ -174,14 +173,14 @@ static unsigned version_of(const char *s) {
 }
 
 const char *hvt_layout_nearest_row(const char *release) {
-        unsigned v = release ? version_of(release) : 0;
+        unsigned v = release ? hvt_release_version(release) : 0;
         const char *best = NULL;
         unsigned best_v = 0;
 
         if (v == 0)
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                unsigned r = version_of(table[i].version);
+                unsigned r = hvt_release_version(table[i].version);
 
                 if (r <= v && r >= best_v) {
                         best = table[i].version;

@@ -65,6 +65,10 @@ int hvt_layout_sizes_from_btf(const void *vmlinux, size_t vmlinux_size, const vo
  * Linux's "6.6.57.1-2.azl3"), whose structs follow no upstream version. */
 const struct hvt_layout_sizes *hvt_layout_table(const char *release, const char **ret_row);
 
+/* "X.Y" at the start of a release ("7.3.4+deb13-amd64") as X * 1000 + Y (readahead-rule.h's
+ * HVT_KERNEL_VERSION()); 0 when it has none. */
+unsigned hvt_release_version(const char *release);
+
 /* The row assumed for a release whose layout no row is known to be: the newest row not newer
  * than its major.minor, whatever numbering follows ("6.18.44-fc" -> "6.12", "5.14.0-427.el9"
  * -> "5.10"); NULL for a release older than every row (RHEL 8's 4.18: no row says anything

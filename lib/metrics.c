@@ -170,6 +170,14 @@ static void render(const struct hvt_metrics *m, FILE *f) {
         header(f, "hvtuned_drift_repairs_total", "counter",
                "Attributes written again after something else changed them.");
         fprintf(f, "hvtuned_drift_repairs_total %" PRIu64 "\n", m->repairs);
+        /* The same repairs by whose write they undid: their sum is the total above, which
+         * stays as it was for the dashboards that read it. */
+        header(f, "hvtuned_drift_repairs_by_writer_total", "counter",
+               "Drift repairs by who wrote the value undone: the kernel re-applying its own read-ahead "
+               "(kernel), or another program or person (other).");
+        fprintf(f, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} %" PRIu64 "\n", m->kernel_repairs);
+        fprintf(f, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} %" PRIu64 "\n",
+                m->repairs - m->kernel_repairs);
         header(f, "hvtuned_busy_retries_total", "counter",
                "Disk passes run again because the kernel answered a scheduler or nr_requests write EBUSY "
                "(another change of the controller's queues under way).");

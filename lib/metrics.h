@@ -44,6 +44,7 @@ struct hvt_metrics {
         unsigned disks_by[_HVT_KIND_MAX][_HVT_ROLE_MAX];  /* managed disks by kind and role */
         unsigned attributes[_HVT_OUTCOME_MAX];  /* managed attributes by their last result */
         uint64_t repairs;                       /* drift repairs since start */
+        uint64_t kernel_repairs;                /* of those, of the kernel's re-application */
         uint64_t busy_retries;                  /* passes run again after EBUSY, since start */
         uint64_t reloads, reload_failures;      /* since start */
         uint64_t last_reload_usec;              /* CLOCK_REALTIME; 0: none yet */

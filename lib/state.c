@@ -9,6 +9,7 @@
 
 #include "escape.h"
 #include "macro.h"
+#include "parse.h"
 #include "state.h"
 
 #define MAGIC "hvtuned-state"
@@ -188,24 +189,9 @@ static int bad(struct in *in, int r, const char *fmt, ...) {
         return r;
 }
 
-/* Digits only, within max. */
-static int parse_u64(const char *s, uint64_t max, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (!*s)
-                return -EINVAL;
-        for (; *s; s++) {
-                if (*s < '0' || *s > '9' || v > (max - (uint64_t) (*s - '0')) / 10)
-                        return -EINVAL;
-                v = v * 10 + (uint64_t) (*s - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
 static int parse_uint(const char *s, unsigned *ret) {
         uint64_t v;
-        int r = parse_u64(s, UINT32_MAX, &v);
+        int r = hvt_parse_u64(s, UINT32_MAX, &v);
 
         if (r >= 0)
                 *ret = (unsigned) v;
@@ -324,7 +310,7 @@ static int read_disk(char **f, struct hvt_state *s) {
         bool paused;
 
         if (!*f[1] || !*f[2] || parse_kind(f[5], &kind) < 0 || parse_role(f[6], &role) < 0 ||
-            parse_u64(f[7], UINT64_MAX, &repairs) < 0 || parse_u64(f[8], UINT64_MAX, &last) < 0 ||
+            hvt_parse_u64(f[7], UINT64_MAX, &repairs) < 0 || hvt_parse_u64(f[8], UINT64_MAX, &last) < 0 ||
             parse_attr(f[9], true, &last_attr) < 0 || parse_bool(f[10], &paused) < 0 || parse_uint(f[11], &failed) < 0)
                 return -EINVAL;
         d = hvt_state_add_disk(s, f[1], f[2], f[3]);
@@ -369,7 +355,7 @@ static int read_controller(char **f, struct hvt_state *s) {
         if (parse_uint(f[1], &c.host) < 0 || parse_guid(f[2], c.controller) < 0 || parse_kind(f[3], &c.kind) < 0 ||
             parse_uint(f[4], &c.nr_hw_queues) < 0 || parse_uint(f[5], &c.can_queue) < 0 ||
             parse_uint(f[6], &c.capped_queues) < 0 || parse_bool(f[7], &c.over_cap) < 0 ||
-            parse_u64(f[8], UINT64_MAX, &c.bytes) < 0 || parse_u64(f[9], UINT64_MAX, &c.capped_bytes) < 0 ||
+            hvt_parse_u64(f[8], UINT64_MAX, &c.bytes) < 0 || hvt_parse_u64(f[9], UINT64_MAX, &c.capped_bytes) < 0 ||
             parse_uint(f[10], &c.band_pct) < 0 || c.band_pct > 100)
                 return -EINVAL;
         struct hvt_state_controller *p = grow((void **) &s->controller, &s->n_controller, sizeof(c));
@@ -384,7 +370,7 @@ static int read_nvme(char **f, struct hvt_state *s) {
 
         if (!hvt_strscpy(n.name, sizeof(n.name), f[1]) || !*n.name || parse_kind(f[2], &n.kind) < 0 ||
             parse_uint(f[3], &n.nr_io_queues) < 0 || parse_uint(f[4], &n.q_depth) < 0 ||
-            parse_u64(f[5], UINT64_MAX, &n.bytes) < 0 || parse_uint(f[6], &n.band_pct) < 0 || n.band_pct > 100)
+            hvt_parse_u64(f[5], UINT64_MAX, &n.bytes) < 0 || parse_uint(f[6], &n.band_pct) < 0 || n.band_pct > 100)
                 return -EINVAL;
         struct hvt_state_nvme *p = grow((void **) &s->nvme, &s->n_nvme, sizeof(n));
         if (!p)
@@ -421,7 +407,7 @@ static int read_line(struct in *in, char **f, unsigned n, struct hvt_state *s, b
                 r = parse_int(f[1], &pid);
                 s->pid = (pid_t) pid;
         } else if (strcmp(key, "written") == 0)
-                r = parse_u64(f[1], UINT64_MAX, &s->written_usec);
+                r = hvt_parse_u64(f[1], UINT64_MAX, &s->written_usec);
         else if (strcmp(key, "status") == 0) {
                 free(s->status);
                 s->status = strdup(f[1]);

@@ -2,8 +2,9 @@
 /* Owns: opening, reading and writing sysfs attributes below a directory fd, and reading the
  * kernel's text files of unbounded size (/proc/cmdline, /proc/self/mountinfo).
  *
- * Everything is opened relative to the device's own directory with O_NOFOLLOW, so a write
- * can only ever land in that directory, on an allowlisted name. */
+ * A write is opened relative to the device's own directory with O_NOFOLLOW, so it can only
+ * ever land in that directory, on an allowlisted name; a read may come by the attribute's
+ * path too (apply.c's periodic check), with O_NOFOLLOW as well. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

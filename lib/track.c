@@ -273,7 +273,7 @@ unsigned hvt_track_restored(struct hvt_slots *s, const struct hvt_apply *a,
                 const struct hvt_result *r = &a->results[i];
                 struct hvt_slot *slot = hvt_slot_get(s, r->attr);
 
-                ret[i] = (struct hvt_verdict) { HVT_ACTION_RESTORE, repeated(r, slot) };
+                ret[i] = (struct hvt_verdict) { HVT_ACTION_RESTORE, repeated(r, slot), HVT_WRITER_NONE };
                 if (r->outcome == HVT_FAILED) {
                         failed++;
                         if (slot && !r->watched)
@@ -363,7 +363,9 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 }
                 if (r->attr == HVT_ATTR_SCHEDULER)
                         sched_action = action;
-                ret[i] = (struct hvt_verdict) { action, repeated(r, slot) };
+                ret[i] = (struct hvt_verdict) { action, repeated(r, slot),
+                                                action == HVT_ACTION_REPAIR && !r->knock_on ? HVT_WRITER_OTHER :
+                                                HVT_WRITER_NONE };
 
                 ret_tally->failed += r->outcome == HVT_FAILED;
                 ret_tally->unsupported += r->outcome == HVT_UNSUPPORTED;
@@ -396,6 +398,18 @@ void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                 slot->watch_only = false;
         }
         hvt_slots_compact(s);
+}
+
+void hvt_track_kernel_repair(struct hvt_tally *t, struct hvt_verdict v[static _HVT_ATTR_DISK_MAX],
+                             const struct hvt_apply *a, size_t i) {
+        uint32_t bit = UINT32_C(1) << a->results[i].attr;
+
+        if (v[i].writer != HVT_WRITER_OTHER || !(t->repaired & bit))
+                return;
+        v[i].writer = HVT_WRITER_KERNEL;
+        t->repaired &= ~bit;
+        t->repairs--;
+        t->kernel_repairs++;
 }
 
 bool hvt_repair_window_add(struct hvt_repair_window *w, unsigned n, uint64_t now) {

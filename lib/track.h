@@ -136,17 +136,28 @@ enum hvt_action {
         HVT_ACTION_RESTORE,  /* no longer managed, or stopping: back to its original */
 };
 
+/* Who wrote the value a repair found: the kernel, re-applying its own rule (read-ahead at a
+ * limits commit, readahead-rule.h), or anyone else. The caller decides (it reads sysfs and
+ * knows the events); a repair is another writer's until it says so. */
+enum hvt_writer {
+        HVT_WRITER_NONE,     /* not a repair */
+        HVT_WRITER_OTHER,
+        HVT_WRITER_KERNEL,
+};
+
 /* What one result of a pass was, for its report. */
 struct hvt_verdict {
         enum hvt_action action;
         bool repeated;  /* the same failure as the attribute's last result: said already */
+        enum hvt_writer writer;
 };
 
 /* What a pass did, in counts. */
 struct hvt_tally {
         unsigned failed, unsupported, would_apply;
-        unsigned repairs;  /* writes that repaired drift, for the repair window */
+        unsigned repairs;  /* writes that repaired another writer's drift, for the repair window */
         uint32_t repaired; /* which: bit 1 << id */
+        unsigned kernel_repairs;  /* repairs of the kernel's re-application: no window, no contest */
         unsigned forgotten;  /* watched originals no write changed, dropped: the record to save again */
 };
 
@@ -185,6 +196,11 @@ void hvt_track_drop_originals(struct hvt_slots *s, const bool taken[static _HVT_
  * is theirs), and slots left with nothing in them are dropped. */
 void hvt_track_applied(struct hvt_slots *s, const struct hvt_apply *a,
                        struct hvt_verdict ret[static _HVT_ATTR_DISK_MAX], struct hvt_tally *ret_tally);
+
+/* The repair of result i of a pass was of the kernel's re-application: its verdict says so,
+ * and it leaves the repairs the window and the contests count (hvt_track_repairs()). */
+void hvt_track_kernel_repair(struct hvt_tally *t, struct hvt_verdict v[static _HVT_ATTR_DISK_MAX],
+                             const struct hvt_apply *a, size_t i);
 
 /* A disk's repairs within a fixed window of HVT_REPAIR_WINDOW_S. Times in µs of one
  * monotonic clock. */

@@ -47,9 +47,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "readahead-rule.h"
 #include "shim.h"
 
 #define TRACKED_MAX 64
@@ -68,16 +70,23 @@ enum kind { SCHEDULER, READ_AHEAD_KB, NR_REQUESTS, LIMITS, TIMEOUT_S, IO_TIMEOUT
 
 /* The kernel the testbed plays, from $HVTUNED_TEST_KERNEL (tests/kernel/kernel-answers.h has each
  * one's rows): 5.10 and 6.1 (the default) keep read-ahead on a limits write, 6.12 raises it to
- * at least 128 KiB, 6.18 and 7.3 to twice max_sectors_kb on a rotational disk without an
- * optimal I/O size; 6.18 and 7.3 switch again on "none" while none is active, and take a
- * trylock on scheduler and nr_requests writes ($HVTUNED_TEST_KERNEL_BUSY;
- * tests/kernel/kernel-answers.h kernel_trylock). */
-static unsigned kernel_version(void) {
+ * at least 128 KiB, 6.17 (459779d04ae8, in 6.17-rc1) and later to twice max_sectors_kb on a
+ * rotational disk without an optimal I/O size (lib/readahead-rule.h); 6.18 and 7.3 switch
+ * again on "none" while none is active, and take a trylock on scheduler and nr_requests writes
+ * ($HVTUNED_TEST_KERNEL_BUSY; tests/kernel/kernel-answers.h kernel_trylock). uname(2) gives
+ * the same release on a testbed, so the daemon knows the kernel it is played. */
+#define DEFAULT_KERNEL "6.1"
+
+static const char *kernel_release(void) {
         const char *k = getenv("HVTUNED_TEST_KERNEL");
+
+        return k && *k ? k : DEFAULT_KERNEL;
+}
+
+static unsigned kernel_version(void) {
         unsigned major = 6, minor = 1;
 
-        if (k)
-                (void) sscanf(k, "%u.%u", &major, &minor);
+        (void) sscanf(kernel_release(), "%u.%u", &major, &minor);
         return major * 1000 + minor;
 }
 
@@ -561,36 +570,40 @@ static int store_limit(const struct tracked *t, const char *buf, size_t len, cha
         return 0;
 }
 
-/* blk_apply_bdi_limits() after a limits commit (block/blk-settings.c): 6.12 raises read-ahead
- * to 2 x io_opt and at least VM_READAHEAD_PAGES (128 KiB), never lowering it; 6.18 and 7.3
- * take max_sectors for io_opt on a rotational disk that reports none. Before 6.12 (on the
- * kernels this plays) a store of these attributes does not touch read-ahead. */
+/* blk_apply_bdi_limits() after a limits commit (block/blk-settings.c), as lib/readahead-rule.h
+ * has the kernel's rule: 6.12 raises read-ahead to 2 x io_opt and at least 128 KiB, never
+ * lowering it; 6.17 and on take max_sectors for io_opt on a rotational disk that reports none.
+ * Before 6.12 a store of these attributes commits nothing and does not touch read-ahead (the
+ * rule applies there at an NVMe revalidation, not at a sysfs store). */
 static void apply_bdi_limits(const struct tracked *t) {
         char path[4200], value[32];
         unsigned version = kernel_version();
-        long long ra, io_opt_kb, floor;
+        struct hvt_ra_queue q = {};
+        struct hvt_ra_rule rule;
+        long long ra, n;
+        uint64_t after;
         int fd;
 
-        if (version < 6012)
+        if (version < HVT_KERNEL_VERSION(6, 12))
                 return;
         sibling(t, "optimal_io_size", path);
-        io_opt_kb = read_number(path) / 1024;
-        if (io_opt_kb <= 0) {
-                io_opt_kb = 0;
-                sibling(t, "rotational", path);
-                if (version >= 6018 && read_number(path) == 1) {
-                        sibling(t, "max_sectors_kb", path);
-                        io_opt_kb = read_number(path);
-                }
-        }
+        n = read_number(path);
+        q.io_opt_bytes = n > 0 ? (uint64_t) n : 0;
+        sibling(t, "rotational", path);
+        q.rotational = read_number(path) == 1;
+        sibling(t, "max_sectors_kb", path);
+        n = read_number(path);
+        q.max_sectors_kb = n > 0 ? (uint64_t) n : 0;
+        q.nvme = strstr(t->path, "/nvme/") != NULL;
+        hvt_readahead_rule(version, &q, &rule);
         sibling(t, "read_ahead_kb", path);
         ra = read_number(path);
-        floor = 2 * io_opt_kb / PAGE_KB * PAGE_KB;
-        if (floor < 128)
-                floor = 128;
-        if (ra < 0 || ra >= floor)
+        if (ra < 0)
                 return;
-        snprintf(value, sizeof(value), "%lld\n", floor);
+        after = hvt_readahead_after(&rule, (uint64_t) ra);
+        if (after == (uint64_t) ra)
+                return;
+        snprintf(value, sizeof(value), "%llu\n", (unsigned long long) after);
         fd = real_openat(AT_FDCWD, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0);
         if (fd < 0)
                 return;
@@ -778,6 +791,19 @@ ssize_t write(int fd, const void *buf, size_t len) {
         else if (t->kind == TIMEOUT_S || t->kind == IO_TIMEOUT_MS)
                 couple_timeouts(t, jiffies);
         return (ssize_t) len;
+}
+
+/* The machine's, with the played kernel's release while a testbed is played. */
+int uname(struct utsname *buf) {
+        static int (*real_uname)(struct utsname *);
+        int r;
+
+        if (!real_uname)
+                real_uname = (int (*)(struct utsname *)) dlsym(RTLD_NEXT, "uname");
+        r = real_uname(buf);
+        if (r == 0 && getenv("UMOCKDEV_DIR"))
+                snprintf(buf->release, sizeof(buf->release), "%s", kernel_release());
+        return r;
 }
 
 int close(int fd) {

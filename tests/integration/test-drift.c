@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Drift on the Azure testbed, with a NOTIFY_SOCKET the test owns and writes counted with
  * inotify: change floods that cost only reads, a value the kernel clamps that is not written
- * again, the repair budget and the pause it ends in, and verify_interval (no wakeup at all
- * without it). */
+ * again, the repair budget and the pause it ends in, verify_interval (a minute by default, no
+ * wakeup at all at 0), and the re-check of a controller's disks after its events. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,8 +23,9 @@ START_TEST(test_change_flood_costs_reads) {
         int w;
 
         /* -v: every pass logs its unchanged attributes, which shows each event was handled. */
+        /* verify_interval = 0: every pass counted below is an event's. */
         azure_start_with(&run, &tb, &config, "queue = { scheduler = \"none\"; nr_requests = 128; };\n"
-                                       "device = { timeout = 300; };\n", "-v");
+                                       "device = { timeout = 300; };\nverify_interval = 0;\n", "-v");
         sdb = testbed_syspath("sdb");
         w = watch_writes();
         /* 60-block.rules' watch makes a change event of every close after a write. */
@@ -61,7 +62,8 @@ START_TEST(test_clamped_not_rewritten) {
         int w;
 
         /* The kernel keeps read_ahead_kb in whole pages: 1001 becomes 1000, and stays. */
-        azure_start_with(&run, &tb, &config, "queue = { read_ahead_kb = 1001; };\nrestore_on_stop = false;\n", "-v");
+        azure_start_with(&run, &tb, &config, "queue = { read_ahead_kb = 1001; };\nrestore_on_stop = false;\n"
+                                             "verify_interval = 0;\n", "-v");
         ck_assert_str_eq(testbed_value("sda", "queue/read_ahead_kb"), "1000");
         w = watch_writes();
         uevent_send_blocking(testbed_syspath("sda"), "change", 5);
@@ -134,6 +136,9 @@ START_TEST(test_pause_ends) {
         char *config, *err;
 
         azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n" INSIST_SCHEDULER);
+        /* sda's scheduler is changed by something that sends no event: the periodic check, a
+         * minute by default, puts it back while this test waits out the window. */
+        testbed_drift(tb, "sda", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
                 revert_repaired(&run, tb, "sdc", i);
                 revert_repaired(&run, tb, "sdd", i);
@@ -152,9 +157,85 @@ START_TEST(test_pause_ends) {
                 hvtuned_wait_notify_timeout(&run, "STATUS=", (HVT_REPAIR_WINDOW_S + 10) * 1000);
         while (strcmp(run.status, "3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed" AZURE_HWQ) != 0);
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
+        testbed_wait_value_for("sda", "queue/scheduler", "none", 5000);
         err = hvtuned_stop(&run);
         ck_assert_uint_eq(hv_count(err, "sdc queue/scheduler: bfq -> none (drift repaired)\n"),
                           HVT_REPAIR_BURST + 2);
+        assert_contains(err, "sda queue/scheduler: mq-deadline -> none (drift repaired)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The syspath levels up from sysname's disk: 2 the LUN, 4 its SCSI host. */
+static char *disk_up(const char *sysname, unsigned levels) {
+        char *path = g_strdup(testbed_syspath(sysname));
+
+        for (unsigned i = 0; i < levels; i++)
+                *strrchr(path, '/') = '\0';
+        return hv_keep(path);
+}
+
+/* What the kernel does to a disk when it re-applies its queue limits, and says nothing of:
+ * its read-ahead back to its own, its scheduler switched off and back, nr_requests reset. */
+static void kernel_reapplies(UMockdevTestbed *tb, const char *sysname) {
+        testbed_drift(tb, sysname, "queue/read_ahead_kb", "8192\n");
+        testbed_drift(tb, sysname, "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+}
+
+static void assert_put_back(const char *sysname) {
+        testbed_wait_value(sysname, "queue/read_ahead_kb", "4096");
+        testbed_wait_value(sysname, "queue/scheduler", "none");
+}
+
+/* settle.h's HVT_SETTLE_USEC: a burst's last re-check comes this long after its last event. */
+#define HVT_SETTLE_MS 1000
+
+/* No periodic check: what puts a disk back is the event of its neighbour or controller. */
+#define SIBLINGS_CONFIG "queue = { scheduler = \"none\"; read_ahead_kb = 4096; };\nverify_interval = 0;\n"
+
+/* A LUN's add, remove or change, and its SCSI host's event, can mean the kernel re-applied
+ * the limits of every disk of that controller: sdd, which gets no event, is put back after
+ * sdc's LUN's, and after host1's. sda, on host0, is not touched. */
+START_TEST(test_scsi_siblings) {
+        static const char *const actions[] = { "change", "add", "remove" };
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        azure_start(&run, &tb, &config, SIBLINGS_CONFIG);
+        for (size_t i = 0; i <= G_N_ELEMENTS(actions); i++) {
+                kernel_reapplies(tb, "sdd");
+                if (i < G_N_ELEMENTS(actions))
+                        uevent_send_blocking(disk_up("sdc", 2), actions[i], 1);
+                else
+                        uevent_send_blocking(g_strconcat(disk_up("sdc", 4), "/scsi_host/host1", NULL), "change", 1);
+                assert_put_back("sdd");
+                /* The burst's last re-check is over: the next event alone puts sdd back. */
+                usleep((HVT_SETTLE_MS + 300) * 1000);
+        }
+        kernel_reapplies(tb, "sda");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(hv_count(err, "sdd queue/read_ahead_kb: 8192 -> 4096 (drift repaired)\n"), 4);
+        ck_assert_uint_eq(hv_count(err, "sdd queue/scheduler: mq-deadline -> none (drift repaired)\n"), 4);
+        ck_assert_ptr_null(strstr(err, "sdc queue/read_ahead_kb: 8192"));
+        ck_assert_ptr_null(strstr(err, "sda queue/read_ahead_kb: 8192 -> 4096"));
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The kernel's re-application can land after the event (a scan runs asynchronously): the
+ * re-check once the burst has settled, a second after its last event, puts it back too. */
+START_TEST(test_scsi_settle) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config;
+
+        azure_start(&run, &tb, &config, SIBLINGS_CONFIG);
+        uevent_send_blocking(disk_up("sdc", 2), "change", 1);
+        usleep(300 * 1000);
+        kernel_reapplies(tb, "sdd");
+        assert_put_back("sdd");
+        assert_contains(hvtuned_stop(&run), "sdd queue/read_ahead_kb: 8192 -> 4096 (drift repaired)\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -165,8 +246,8 @@ START_TEST(test_verify_interval) {
         unsigned long before;
         char *config;
 
-        /* verify_interval = 0 (the default): no timer, so no wakeup at all while idle. */
-        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        /* verify_interval = 0: no timer, so no wakeup at all while idle. */
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nverify_interval = 0;\n");
         usleep(200 * 1000);  /* READY=1 is sent just before the loop first blocks */
         before = context_switches(run.pid);
         usleep(1500 * 1000);
@@ -194,6 +275,8 @@ int main(void) {
         tcase_add_test(tc, test_pause_ends);
         tcase_add_test(tc, test_verify_interval);
         tcase_add_test(tc, test_clamped_not_rewritten);
+        tcase_add_test(tc, test_scsi_siblings);
+        tcase_add_test(tc, test_scsi_settle);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -5,7 +5,9 @@
  * contest, names the likely writer from a made-up root (tests/emulate/host-files.c stands
  * its directories in for the system's), yields by default and writes no more, or insists
  * when configured and pauses; the metrics and the journal's fields tell it, and the restore at
- * stop leaves the neighbour's value. */
+ * stop leaves the neighbour's value. The kernel is no neighbour: its own read-ahead, put back
+ * at a limits commit or a namespace revalidation (tests/emulate/sysfs-kernel.c plays the kernel
+ * $HVTUNED_TEST_KERNEL names, uname(2) included), is repaired as the kernel's, however often. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -122,7 +124,7 @@ START_TEST(test_udev_neighbour_yielded) {
                              "writer\n");
         assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; 1 setting left to another "
                              "writer");
-        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 60 s of the last: "
+        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 120 s of the last: "
                              "another program keeps writing it (suspect: udev rule "
                              "/etc/udev/rules.d/60-readahead.rules:2); hvtuned yields: it leaves the attribute to "
                              "that program on this disk, and at stop puts the original back only where its own "
@@ -202,7 +204,7 @@ START_TEST(test_udev_neighbour_insisted) {
         ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), "256");
 
         err = hvtuned_stop(&run);
-        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 60 s of the last: "
+        assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 120 s of the last: "
                              "another program keeps writing it (no suspect found); hvtuned insists: it goes on "
                              "repairing, pausing while the disk is past its repair budget "
                              "(contested.queue.read_ahead_kb = \"insist\")\n");
@@ -250,6 +252,170 @@ START_TEST(test_timer_neighbour_yielded) {
 }
 END_TEST
 
+/* The kernel as a writer (hvtuned(8), "The kernel as a writer"): what it puts back itself
+ * when it re-applies a disk's limits is repaired under its own MESSAGE_ID, however often,
+ * and never makes a contest or a pause. More rounds than a neighbour needs to be yielded. */
+#define KERNEL_ROUNDS (HVT_REPAIR_BURST + 5)
+
+static const char *metrics_dir(char dir[static 32]) {
+        strcpy(dir, "/tmp/hvtuned-metrics.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
+        return dir;
+}
+
+static void metrics_dir_done(const char *dir) {
+        unsetenv("HVTUNED_TEST_METRICS_DIR");
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/* An accelerator namespace revalidated (a namespace attached beside it, a controller reset):
+ * 6.1's NVMe driver sets twice its 32 MiB optimal I/O size again, 65536, with no uevent for
+ * it; the test sends one so that hvtuned looks. */
+START_TEST(test_kernel_nvme_revalidated) {
+        char dir[32];
+        g_autofree char *prom = g_build_filename(metrics_dir(dir), "hvtuned.prom", NULL);
+        g_autofree char *text = g_strdup_printf("queue = { read_ahead_kb = 128; };\nmetrics_file = \"%s\";\n", prom);
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        g_autofree char *counted = g_strdup_printf("hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} %u\n",
+                                                   KERNEL_ROUNDS);
+        char *config = config_write(text), *err, *m;
+        struct hv_run run;
+
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/optimal_io_size"), "33554432\n");
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_wait_value("nvme0n2", "queue/read_ahead_kb", "128");
+        for (unsigned i = 1; i <= KERNEL_ROUNDS; i++) {
+                testbed_drift(tb, "nvme0n2", "queue/read_ahead_kb", "65536\n");
+                uevent_send_blocking(testbed_syspath("nvme0n2"), "change", 1);
+                hvtuned_wait_stderr(&run, "nvme0n2 queue/read_ahead_kb: 65536 -> 128 (drift repaired: the kernel "
+                                          "re-applied its own value)\n", i);
+        }
+        m = hvtuned_wait_metrics(prom, counted);
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 0\n");
+        assert_contains(m, "hvtuned_disks_repairs_paused 0\n");
+        ck_assert_ptr_null(strstr(m, "hvtuned_contests_total"));
+        /* Not paused: the next one is repaired at once too. */
+        testbed_sentinel_value(tb, "nvme0n2", "queue/read_ahead_kb", "65536\n", "128");
+        err = hvtuned_stop(&run);
+        ck_assert_ptr_null(strstr(err, "another program keeps writing it"));
+        ck_assert_ptr_null(strstr(err, "reverted"));
+        ck_assert_ptr_null(strstr(err, "65536 -> 128 (drift repaired)\n"));
+        assert_contains(err, "nvme0n2 queue/read_ahead_kb: 128 -> 65536 (restored)\n");
+        metrics_dir_done(dir);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A store of sdc's max_sectors_kb through the kernel's emulation (tests/emulate/sysfs-kernel.c
+ * takes openat(2), as hvtuned opens; neighbour_write()'s open(2) is a plain file's): the
+ * limits are committed as $HVTUNED_TEST_KERNEL does it, read-ahead with them. */
+static void commit_limits(const char *max_sectors_kb) {
+        g_autofree char *path = g_build_filename(testbed_syspath("sdc"), "queue/max_sectors_kb", NULL);
+        int fd = openat(AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
+
+        ck_assert_msg(fd >= 0, "cannot open %s: %m", path);
+        ck_assert_int_eq(write(fd, max_sectors_kb, strlen(max_sectors_kb)), (ssize_t) strlen(max_sectors_kb));
+        ck_assert_int_eq(close(fd), 0);
+}
+
+/* A storvsc disk's limits committed (a SCSI rescan, here a max_sectors_kb write: the same
+ * blk_apply_bdi_limits()), no neighbour anywhere: 6.12 raises read-ahead to its 128 KiB floor
+ * (hvtuned wants 64), 7.3 to twice max_sectors_kb (rotational, no optimal size). */
+static const struct {
+        const char *kernel, *want, *reapplied;
+} limits_cases[] = {
+        { "6.12", "64", "128" },
+        { "7.3", "128", "4096" },
+};
+
+START_TEST(test_kernel_limits_commit) {
+        char dir[32];
+        g_autofree char *prom = g_build_filename(metrics_dir(dir), "hvtuned.prom", NULL);
+        g_autofree char *text = g_strdup_printf("queue = { read_ahead_kb = %s; };\nmetrics_file = \"%s\";\n",
+                                                limits_cases[_i].want, prom);
+        g_autofree char *needle = g_strdup_printf("sdc queue/read_ahead_kb: %s -> %s (drift repaired: the kernel "
+                                                  "re-applied its own value)\n", limits_cases[_i].reapplied,
+                                                  limits_cases[_i].want);
+        g_autofree char *counted = g_strdup_printf("hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} %u\n",
+                                                   KERNEL_ROUNDS);
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *m;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", limits_cases[_i].kernel, 1), 0);
+        host_put("rules-usr-lib/README", "no rules here\n", -1);
+        azure_start(&run, &tb, &config, text);
+        testbed_wait_value("sdc", "queue/read_ahead_kb", limits_cases[_i].want);
+        for (unsigned i = 1; i <= KERNEL_ROUNDS; i++) {
+                /* Through the emulation, which commits the limits as that kernel does. */
+                commit_limits("2048");
+                ck_assert_str_eq(testbed_value("sdc", "queue/read_ahead_kb"), limits_cases[_i].reapplied);
+                uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
+                hvtuned_wait_stderr(&run, needle, i);
+        }
+        m = hvtuned_wait_metrics(prom, counted);
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 0\n");
+        assert_contains(m, "hvtuned_disks_repairs_paused 0\n");
+        ck_assert_ptr_null(strstr(m, "hvtuned_contests_total"));
+        err = hvtuned_stop(&run);
+        ck_assert_ptr_null(strstr(err, "another program keeps writing it"));
+        ck_assert_ptr_null(strstr(err, "reverted"));
+        metrics_dir_done(dir);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* 7.3's rule and TuneD's readahead=>4096 give one value on a rotational disk whose
+ * max_sectors_kb is 2048; with no event that could have re-applied the limits, a live tuned
+ * makes it TuneD's, a drift like any (contested as any, in the end); without one, it is the
+ * kernel's. */
+START_TEST(test_kernel_or_tuned) {
+        static const char tuned[] = "/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0";
+        char dir[32];
+        g_autofree char *prom = g_build_filename(metrics_dir(dir), "hvtuned.prom", NULL);
+        g_autofree char *text = g_strdup_printf("queue = { read_ahead_kb = 128; };\nmetrics_file = \"%s\";\n", prom);
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *m;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", "7.3", 1), 0);
+        host_put("run-tuned/tuned.pid", "812\n", -1);
+        host_put("proc/812/cmdline", tuned, sizeof(tuned) - 1);
+        tb = testbed_load("azure-gen2");
+        testbed_drift(tb, "sdc", "queue/max_sectors_kb", "2048\n");
+        config = config_write(text);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_wait_value("sdc", "queue/read_ahead_kb", "128");
+
+        /* TuneD alive: its write. */
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        hvtuned_wait_stderr(&run, "sdc queue/read_ahead_kb: 4096 -> 128 (drift repaired)\n", 1);
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 0\n");
+
+        /* TuneD gone (its pid file with it): the kernel's. */
+        host_put("run-tuned/tuned.pid", "", 0);
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        hvtuned_wait_stderr(&run, "sdc queue/read_ahead_kb: 4096 -> 128 (drift repaired: the kernel re-applied its "
+                                  "own value)\n", 1);
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 1\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
+        assert_contains(m, "hvtuned_drift_repairs_total 2\n");
+
+        /* A value no rule gives is another writer's, kernel or not. */
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "8192\n", "128");
+        hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 2\n");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdc queue/read_ahead_kb: 8192 -> 128 (drift repaired)\n");
+        metrics_dir_done(dir);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* Until n entries with MESSAGE_ID id are in the journal (20 s at most). */
 static GPtrArray *journal_wait(const char *id, unsigned n) {
         for (int waited = 0;; waited += 50) {
@@ -278,7 +444,9 @@ START_TEST(test_contest_journal) {
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
                 neighbour_write("queue/read_ahead_kb", "256");
                 uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
-                g_ptr_array_unref(journal_wait(HVT_MESSAGE_DRIFT_REPAIRED, i));
+                found = journal_wait(HVT_MESSAGE_DRIFT_REPAIRED, i);
+                ck_assert_str_eq(journal_field(found->pdata[i - 1], "HVTUNED_WRITER"), "other");
+                g_ptr_array_unref(found);
         }
         found = journal_wait(HVT_MESSAGE_CONTESTED, 1);
         ck_assert_uint_eq(found->len, 1);
@@ -300,6 +468,42 @@ START_TEST(test_contest_journal) {
 }
 END_TEST
 
+/* The kernel's repair as journald stores it: its own MESSAGE_ID (the catalog's), a repair
+ * whose writer is the kernel, at info level. */
+START_TEST(test_kernel_journal) {
+        GPtrArray *found;
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        GHashTable *e;
+        char *config;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", "7.3", 1), 0);
+        host_put("rules-usr-lib/README", "no rules here\n", -1);
+        journal_start();
+        azure_start(&run, &tb, &config, "queue = { read_ahead_kb = 128; };\n");
+        commit_limits("2048");
+        uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
+        found = journal_wait(HVT_MESSAGE_KERNEL_REAPPLIED, 1);
+        ck_assert_uint_eq(found->len, 1);
+        e = found->pdata[0];
+        ck_assert_str_eq(journal_field(e, "HVTUNED_DEVICE"), "sdc");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_ATTR"), "queue/read_ahead_kb");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_FROM"), "4096");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_TO"), "128");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_ACTION"), "repair");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_WRITER"), "kernel");
+        ck_assert_str_eq(journal_field(e, "PRIORITY"), "6");
+        g_ptr_array_unref(found);
+        found = journal_find(0, "MESSAGE_ID", HVT_MESSAGE_DRIFT_REPAIRED);
+        ck_assert_uint_eq(found->len, 0);
+        g_ptr_array_unref(found);
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("neighbours");
         TCase *tc = tcase_create("azure");
@@ -309,11 +513,15 @@ int main(void) {
         tcase_add_test(tc, test_udev_neighbour_insisted);
         tcase_add_test(tc, test_yield_ends_on_reload);
         tcase_add_test(tc, test_timer_neighbour_yielded);
+        tcase_add_test(tc, test_kernel_nvme_revalidated);
+        tcase_add_loop_test(tc, test_kernel_limits_commit, 0, sizeof(limits_cases) / sizeof(limits_cases[0]));
+        tcase_add_test(tc, test_kernel_or_tuned);
         /* The journal's namespace needs root (test-faults skips without it too). */
-        if (geteuid() == 0)
+        if (geteuid() == 0) {
                 tcase_add_test(tc, test_contest_journal);
-        else
-                printf("SKIP: test_contest_journal needs root for a private mount namespace\n");
+                tcase_add_test(tc, test_kernel_journal);
+        } else
+                printf("SKIP: test_contest_journal and test_kernel_journal need root for a private mount namespace\n");
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <libudev.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "hvtuned-config.h"
 #include "kernel-answers.h"
 #include "testutil.h"
+#include "uevent.h"
 #include "writes.h"
 
 #define ACCEL "MSFT NVMe Accelerator v1.0"
@@ -135,8 +137,9 @@ START_TEST(test_v6_layout) {
         check_azure_namespace("nvme0n2", ACCEL, "2", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
         check_azure_namespace("nvme0n3", ACCEL, "3", "0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20");
         check_azure_namespace("nvme1n1", DIRECT2, "1", "7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57");
-        /* the accelerator's queue, as Azure/AKS#5455 and #5743 report it, and the NVMe driver's */
-        ck_assert_str_eq(testbed_read("nvme0n2", "queue/optimal_io_size"), "262144\n");
+        /* the accelerator's queue: a 32 MiB optimal size, read-ahead twice that (the kernel's rule,
+         * lib/readahead-rule.h; Azure/AKS#5743), and the NVMe driver's */
+        ck_assert_str_eq(testbed_read("nvme0n2", "queue/optimal_io_size"), "33554432\n");
         ck_assert_str_eq(testbed_read("nvme0n2", "queue/read_ahead_kb"), "65536\n");
         ck_assert_str_eq(testbed_read("nvme0n2", "queue/scheduler"), "[none] mq-deadline \n");
         ck_assert_str_eq(testbed_read("nvme0n3", "queue/scheduler"), "none [mq-deadline] \n");
@@ -609,6 +612,120 @@ START_TEST(test_v6_daemon_namespace_removed) {
 }
 END_TEST
 
+/* settle.h's HVT_SETTLE_USEC: a burst's last re-check comes this long after its last event. */
+#define SETTLE_MS 1000
+
+/* "/sys/devices/..." of the testbed's /sys/rel, its links resolved, as libudev names it. */
+static char *syspath_of(const char *rel) {
+        char real[PATH_MAX], top[PATH_MAX];
+
+        ck_assert_msg(realpath(testbed_sys_path(rel), real), "%s: %m", rel);
+        ck_assert(realpath(testbed_sys_path("devices"), top));
+        ck_assert(g_str_has_prefix(real, top));
+        return hv_keep(g_strconcat("/sys/devices", real + strlen(top), NULL));
+}
+
+/* What the kernel does to a namespace when it re-applies its queue limits (a scan, a reset's
+ * reconnect through blk_mq_update_nr_hw_queues()), sending no event of it: its read-ahead back
+ * to 2 x optimal_io_size, its elevator switched off, nr_requests reset to the tag depth. */
+static void nvme_reapplies(UMockdevTestbed *tb, const char *ns, bool queue) {
+        testbed_drift(tb, ns, "queue/read_ahead_kb", "65536\n");
+        if (queue) {
+                testbed_drift(tb, ns, "queue/scheduler", "[none] mq-deadline kyber bfq \n");
+                testbed_drift(tb, ns, "queue/nr_requests", "1023\n");
+        }
+}
+
+static void nvme_put_back(const char *ns, bool queue) {
+        testbed_wait_value(ns, "queue/read_ahead_kb", "128");
+        if (queue) {
+                testbed_wait_value(ns, "queue/scheduler", "mq-deadline");
+                testbed_wait_value(ns, "queue/nr_requests", "64");
+        }
+}
+
+/* Every attribute a reconnect may reset, and no periodic check: what puts a namespace back
+ * is the event of another namespace or of the controller. */
+#define SIBLINGS_V6 "platform_defaults = true;\nqueue = { scheduler = \"mq-deadline\"; nr_requests = 64; };\n" \
+                    "verify_interval = 0;\n"
+
+/* A namespace attached, changed or detached, and the controller's change (a reset's
+ * NVME_EVENT=connected): the kernel may have re-applied every namespace's limits, and sent no
+ * event for them. nvme0n2 is put back each time, and once more when the kernel's write comes
+ * after the event (a scan runs asynchronously); nvme1n1, another controller's, is left. */
+START_TEST(test_v6_siblings) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        const char *args[3] = { "-c", NULL, NULL };
+        struct hv_run run;
+        char *err;
+
+        args[1] = config_write(SIBLINGS_V6);
+        hvtuned_start(&run, args);
+        nvme_put_back("nvme0n3", true);
+
+        nvme_reapplies(tb, "nvme0n2", true);
+        nvme_reapplies(tb, "nvme0n1", false);
+        nvme_reapplies(tb, "nvme1n1", false);
+        testbed_add(tb, "azure-v6-nvme0n4.umockdev");
+        nvme_put_back("nvme0n2", true);
+        nvme_put_back("nvme0n1", false);
+        usleep((SETTLE_MS + 300) * 1000);
+
+        nvme_reapplies(tb, "nvme0n2", true);
+        uevent_send_blocking(testbed_syspath("nvme0n3"), "change", 1);
+        nvme_put_back("nvme0n2", true);
+        usleep((SETTLE_MS + 300) * 1000);
+
+        nvme_reapplies(tb, "nvme0n2", true);
+        testbed_remove(tb, testbed_syspath("nvme0n4"));
+        nvme_put_back("nvme0n2", true);
+        usleep((SETTLE_MS + 300) * 1000);
+
+        nvme_reapplies(tb, "nvme0n2", true);
+        uevent_send_blocking(hv_keep(g_path_get_dirname(testbed_syspath("nvme0n2"))), "change", 1);
+        nvme_put_back("nvme0n2", true);
+        usleep((SETTLE_MS + 300) * 1000);
+
+        /* The re-application after the event: the re-check once the burst settled. */
+        uevent_send_blocking(hv_keep(g_path_get_dirname(testbed_syspath("nvme0n2"))), "change", 1);
+        usleep(300 * 1000);
+        nvme_reapplies(tb, "nvme0n2", true);
+        nvme_put_back("nvme0n2", true);
+
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/read_ahead_kb"), "65536");
+        err = hvtuned_stop(&run);
+        ck_assert_uint_eq(hv_count(err, "nvme0n2 queue/read_ahead_kb: 65536 -> 128 (drift repaired: the kernel re-applied its own value)\n"), 5);
+        ck_assert_uint_eq(hv_count(err, "nvme0n2 queue/scheduler: none -> mq-deadline (drift repaired)\n"), 5);
+        ck_assert_ptr_null(strstr(err, "nvme1n1 queue/read_ahead_kb: 65536 -> 128 (drift repaired"));
+        unlink(args[1]);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* Under native multipath a namespace's disk is its subsystem's head: the controller's change
+ * re-checks every head of the subsystem it is a path of. */
+START_TEST(test_v6_mpath_siblings) {
+        UMockdevTestbed *tb = testbed_load("azure-v6-mpath");
+        const char *args[3] = { "-c", NULL, NULL };
+        struct hv_run run;
+        char *err;
+
+        args[1] = config_write("platform_defaults = true;\nverify_interval = 0;\n");
+        hvtuned_start(&run, args);
+        nvme_put_back("nvme0n2", false);
+        nvme_reapplies(tb, "nvme0n1", false);
+        nvme_reapplies(tb, "nvme0n2", false);
+        uevent_send_blocking(syspath_of("devices/virtual/nvme-subsystem/nvme-subsys0/nvme0"), "change", 1);
+        nvme_put_back("nvme0n1", false);
+        nvme_put_back("nvme0n2", false);
+        err = hvtuned_stop(&run);
+        assert_contains(err, "nvme0n1 queue/read_ahead_kb: 65536 -> 128 (drift repaired: the kernel re-applied its own value)\n");
+        assert_contains(err, "nvme0n2 queue/read_ahead_kb: 65536 -> 128 (drift repaired: the kernel re-applied its own value)\n");
+        unlink(args[1]);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* A reload that adds an override by role moves the data disks' read-ahead, and the rest
  * stays; stop is exact. The metrics file counts the disks by kind and role. */
 START_TEST(test_v6_reload) {
@@ -737,6 +854,8 @@ int main(void) {
                 tcase_add_test(tuned, test_v6_daemon_namespace_removed);
                 tcase_add_test(tuned, test_v6_mpath_once);
         }
+        tcase_add_test(tuned, test_v6_siblings);
+        tcase_add_test(tuned, test_v6_mpath_siblings);
         tcase_add_test(tuned, test_v6_file_over_defaults);
         tcase_add_test(tuned, test_v6_platform_defaults_off);
         tcase_add_test(tuned, test_v6_reload);

@@ -347,6 +347,50 @@ START_TEST(test_signals_during_start) {
 }
 END_TEST
 
+/* A controller of 64 LUNs with an event on 63 of them in a burst (a rescan, a host's
+ * servicing): the 64th, whose value the kernel re-applied without an event, is put back; and
+ * the burst costs each disk a few passes, not one for every event of its controller (64 x 64).
+ * -v makes every pass tell its unchanged scheduler, so each pass of each disk is counted. */
+START_TEST(test_lun_burst_coalesced) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2-64luns");
+        const char *args[4] = { "-v", "-c", NULL, NULL };
+        char *err, *after, *target, *lun;
+        unsigned passes;
+        struct hv_run run;
+
+        args[2] = config_write("queue = { scheduler = \"none\"; };\nverify_interval = 0;\n");
+        hvtuned_start(&run, args);
+        /* The 64th (sda..sdz, sdaa..sdbl) at .../target0:0:0/0:0:0:63/block/sdbl. */
+        target = g_strdup(testbed_syspath("sdbl"));
+        for (unsigned i = 0; i < 3; i++)
+                *strrchr(target, '/') = '\0';
+        testbed_drift(tb, "sdbl", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
+        for (unsigned l = 0; l < 63; l++) {
+                lun = g_strdup_printf("%s/0:0:0:%u", target, l);
+                uevent_send_blocking(lun, "change", 1);
+                g_free(lun);
+        }
+        testbed_wait_value("sdbl", "queue/scheduler", "none");
+        /* The burst's last re-check, a second after its last event. */
+        usleep(1500 * 1000);
+        err = hvtuned_stop(&run);
+        after = strstr(err, "Started: ");
+        ck_assert_ptr_nonnull(after);
+        passes = hv_count(after, " queue/scheduler: none (unchanged)\n") +
+                 hv_count(after, " queue/scheduler: mq-deadline -> none (drift repaired)\n");
+        printf("a burst of 63 LUN events on a controller of 64 disks: %u passes\n", passes);
+        ck_assert_uint_eq(hv_count(after, "sdbl queue/scheduler: mq-deadline -> none (drift repaired)\n"), 1);
+        /* Each event's own disk (63), the re-check at the burst's start and the one after it
+         * (64 each), and one more every 2 s while it lasts (under valgrind it lasts longer). */
+        ck_assert_uint_ge(passes, 63 + 2 * 64);
+        if (!hvtuned_under_valgrind())
+                ck_assert_uint_le(passes, 63 + 3 * 64);
+        g_free(target);
+        unlink(args[2]);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* One case a test, so that CK_RUN_CASE picks one storm. */
 static void add_case(Suite *s, const char *name, const TTest *test) {
         TCase *tc = tcase_create(name);
@@ -360,6 +404,7 @@ int main(void) {
         Suite *s = suite_create("storms");
 
         add_case(s, "burst", test_event_storm_and_overrun);
+        add_case(s, "lun-burst", test_lun_burst_coalesced);
         add_case(s, "enobufs", test_overrun_on_every_read);
         add_case(s, "memory", test_memory_flat);
         add_case(s, "sighup", test_sighup_storm);

@@ -181,7 +181,8 @@ static const struct kernel_coupling kernel_couplings[] = {
         { HVT_ATTR_READ_AHEAD_KB, "64", HVT_ATTR_READ_AHEAD_KB, ON_ALL("64") },
         /* queue_max_sectors_store(): 5.10 and 6.1 set bdi->io_pages only; 6.12 commits the
          * limits, and blk_apply_bdi_limits() raises ra_pages to max(ra, 2 x io_opt, 128 KiB);
-         * 6.18 and 7.3 take max_sectors for io_opt on a rotational disk without one. */
+         * 6.17 (459779d04ae8) and later take max_sectors for io_opt on a rotational disk without
+         * one (lib/readahead-rule.h). */
         { HVT_ATTR_MAX_SECTORS_KB, "256", HVT_ATTR_READ_AHEAD_KB, { "64", "64", "128", "512", "512" } },
         { HVT_ATTR_READ_AHEAD_KB, "0", HVT_ATTR_READ_AHEAD_KB, ON_ALL("0") },
         /* queue_feature_store() (QUEUE_SYSFS_FEATURE, 6.11+) commits the limits too; 5.10 and

@@ -217,10 +217,10 @@ PROFILES = {
         nvme=[
             dict(instance=0, model=ACCEL, serial="SN: 000001", firmware="v1.00000", pci_id=("1414", "B111"),
                  hv_pci="0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20", relid=16, tags=1023, namespaces=[
-                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, parts=AZURE_OS_PARTS),
-                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512),
-                     dict(nsid=3, size=512 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, sched="mq-deadline"),
-                     dict(nsid=4, size=128 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, hotplug=True)]),
+                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512, parts=AZURE_OS_PARTS),
+                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512),
+                     dict(nsid=3, size=512 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512, sched="mq-deadline"),
+                     dict(nsid=4, size=128 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512, hotplug=True)]),
             dict(instance=1, model=DIRECT2, serial="ebeb91bd841bceb90001", firmware="NVMDV002",
                  pci_id=("1414", "B111"), hv_pci="7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57", relid=17, tags=1023,
                  namespaces=[dict(nsid=1, size=110 * GIB, parts=[(1, 2048, 110 * GIB - 4096)])]),
@@ -239,8 +239,8 @@ PROFILES = {
         nvme=[
             dict(instance=0, model=ACCEL, serial="SN: 000001", firmware="v1.00000", pci_id=("1414", "B111"),
                  hv_pci="0d5b1c3e-7870-4a3b-8d2e-6f1a9c4b7e20", relid=16, tags=1023, multipath=True, namespaces=[
-                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512, parts=AZURE_OS_PARTS),
-                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512)]),
+                     dict(nsid=1, size=30 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512, parts=AZURE_OS_PARTS),
+                     dict(nsid=2, size=256 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512)]),
             dict(instance=1, model=DIRECT2, serial="ebeb91bd841bceb90001", firmware="NVMDV002",
                  pci_id=("1414", "B111"), hv_pci="7a4e2f91-2b41-4c6d-9e35-1d8f0a6b3c57", relid=17, tags=1023,
                  namespaces=[dict(nsid=1, size=110 * GIB)])]),
@@ -595,8 +595,10 @@ def other_devices(p):
 # or wbt_lat_usec either; before that its scheduler reads "none" unbracketed and its
 # nr_requests 128), drivers/nvme/host/core.c nvme_io_timeout (30 s: io_timeout 30000). The
 # models are the strings azure-vm-utils' udev/80-azure-disk.rules and doc/disk-identification.md
-# name; the accelerator's optimal_io_size 262144 and read_ahead_kb 65536 are what Azure/AKS#5455
-# and #5743 report. PCI device ids, serials, GUIDs, sizes and MQES are plausible examples,
+# name; the accelerator's optimal_io_size is 33554432 (NOWS 65535 at 512-byte blocks, as an
+# azure-vm-utils maintainer gives it in #99; 262144, which AKS#5455 shows, would make the
+# kernel's rule 512, not the 65536 AKS#5743 reports), and read_ahead_kb 65536 is what the
+# kernel's rule makes of it (lib/readahead-rule.h). PCI device ids, serials, GUIDs, sizes and MQES are plausible examples,
 # not measurements.
 NVME_BLOCK_MAJOR = 259       # blkext: namespaces and their partitions, minors in probe order
 NVME_CHAR_MAJOR = 242        # the nvme class's char devices (dynamic; plausible)
@@ -803,7 +805,7 @@ def many_disks(p, n):
 def many_nvme(p, n):
     """The VM with n Azure NVMe data disks beside its storvsc ones (--disks): namespaces of
     accelerator controllers ("MSFT NVMe Accelerator v1.0") under hv_pci, laid out as azure-v6's
-    (read_ahead_kb 65536, optimal_io_size 262144, io_timeout 30000: the kernel's 30 s), 64
+    (read_ahead_kb 65536, optimal_io_size 33554432, io_timeout 30000: the kernel's 30 s), 64
     namespaces a controller (nsid 2 to 65: data LUNs 0 to 63, Azure's most data disks a VM), as
     many controllers as that takes, their schedulers mq-deadline, bfq and none in turn. No OS
     namespace (nsid 1): the storvsc disks are the VM's own, as --disks leaves them."""
@@ -811,7 +813,7 @@ def many_nvme(p, n):
     relid = 14 + len(p["controllers"])   # after the storvsc controllers' channels
     ctls = []
     for i in range((n + 63) // 64):
-        nss = [dict(nsid=2 + j, size=64 * GIB, ra_kb=65536, io_opt=262144, max_hw_kb=512,
+        nss = [dict(nsid=2 + j, size=64 * GIB, ra_kb=65536, io_opt=33554432, max_hw_kb=512,
                     sched=sched[(64 * i + j) % 3]) for j in range(min(64, n - 64 * i))]
         ctls.append(dict(instance=i, model=ACCEL, serial="SN: %06d" % (i + 1), firmware="v1.00000",
                          pci_id=("1414", "B111"), hv_pci="%08x-%04x-4a3b-8d2e-6f1a9c4b7e20" % (0x0d5b1c3e + i, 0x7870 + i),

@@ -603,6 +603,83 @@ static void assert_reads(struct fixture *f, const struct hvt_plan *p, const char
         close(o.fd);
 }
 
+/* Opens of the queue/ and LUN directories themselves (the pass's directory fds), and of
+ * each planned attribute for reading, with its reads, since reads_watch(). */
+static void opens_of(struct reads *o, unsigned *dirs, unsigned *files, unsigned *reads) {
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t len;
+
+        *dirs = *files = *reads = 0;
+        while ((len = read(o->fd, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + len; p += sizeof(struct inotify_event) + ((struct inotify_event *) p)->len) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+
+                        if (e->len == 0)
+                                *dirs += !!(e->mask & IN_OPEN);
+                        else {
+                                *files += !!(e->mask & IN_CLOSE_NOWRITE);
+                                *reads += !!(e->mask & IN_ACCESS);
+                        }
+                }
+        close(o->fd);
+}
+
+/* The periodic check (HVT_APPLY_CHECK) of a disk as planned opens each attribute once, by its
+ * path, reads it once and opens no directory: three system calls an attribute. A value to
+ * write makes it a pass like any other, through the directories, the write and its result
+ * as without the flag. */
+START_TEST(test_check_opens_no_directory) {
+        struct fixture f;
+        struct hvt_plan p = {};
+        struct hvt_apply a;
+        struct reads o;
+        unsigned dirs, files, reads;
+
+        setup_disk(&f);
+        put(&f, "sda/queue/scheduler", "[none] mq-deadline kyber bfq \n");
+        put(&f, "sda/queue/nr_requests", "100\n");
+        put(&f, "sda/queue/read_ahead_kb", "4096\n");
+        put(&f, "0:0:0:0/timeout", "300\n");
+        want_sched(&p, "none");
+        want_int(&p, HVT_ATTR_NR_REQUESTS, 100);
+        want_int(&p, HVT_ATTR_READ_AHEAD_KB, 4096);
+        want_int(&p, HVT_ATTR_TIMEOUT, 300);
+        count_writes(&f);
+
+        reads_watch(&f, &o);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_CHECK, NULL, NULL, &a);
+        opens_of(&o, &dirs, &files, &reads);
+        ck_assert_uint_eq(dirs, 0);
+        ck_assert_uint_eq(files, 4);
+        ck_assert_uint_eq(reads, 4);
+        ck_assert_uint_eq(a.n, 4);
+        for (size_t i = 0; i < a.n; i++)
+                ck_assert_int_eq(a.results[i].outcome, HVT_UNCHANGED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_SCHEDULER)->from, "none");
+        ck_assert_str_eq(find(&a, HVT_ATTR_TIMEOUT)->from, "300");
+        ck_assert_uint_eq(count_writes(&f), 0);
+
+        /* Drifted: written through the LUN's directory, read back, as any pass does. */
+        put(&f, "0:0:0:0/timeout", "180\n");
+        count_writes(&f);
+        reads_watch(&f, &o);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_CHECK, NULL, NULL, &a);
+        opens_of(&o, &dirs, &files, &reads);
+        ck_assert_uint_ge(dirs, 1);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_APPLIED);
+        ck_assert_str_eq(find(&a, HVT_ATTR_TIMEOUT)->from, "180");
+        ck_assert_int_eq(find(&a, HVT_ATTR_NR_REQUESTS)->outcome, HVT_UNCHANGED);
+        ck_assert_uint_eq(count_writes(&f), 1);
+        ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "300");
+
+        /* A read that fails is told as a pass tells it: the directory gone, failed. */
+        f.d.syspath = "/nonexistent/sda";
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_CHECK, NULL, NULL, &a);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->outcome, HVT_FAILED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_SCHEDULER)->error, ENOENT);
+}
+END_TEST
+
 /* An NVMe namespace's device/ is its controller: io_timeout's write watches no device/timeout
  * there (it would be four calls a namespace for an absence). */
 START_TEST(test_nvme_watches_no_scsi_timeout) {
@@ -792,6 +869,7 @@ int main(void) {
         tcase_add_test(tc, test_values_compared_canonical);
         tcase_add_test(tc, test_at_most);
         tcase_add_test(tc, test_nvme_watches_no_scsi_timeout);
+        tcase_add_test(tc, test_check_opens_no_directory);
         tcase_add_test(tc, test_reads_again_only_what_a_write_changes);
         tcase_add_test(tc, test_watched_read_only_when_reached);
         tcase_add_test(tc, test_knock_on_told_and_recorded);

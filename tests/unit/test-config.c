@@ -296,6 +296,10 @@ END_TEST
 START_TEST(test_top_level_options) {
         struct hvt_config *c = load_ok("queue = { scheduler = \"none\"; };\n");
 
+        /* A minute unless said; 0 is said (no timer at all). */
+        ck_assert_uint_eq(c->verify_interval, 60);
+        hvt_config_free(c);
+        c = load_ok("verify_interval = 0;\n");
         ck_assert_uint_eq(c->verify_interval, 0);
         ck_assert(c->restore_on_stop);
         hvt_config_free(c);

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "config.h"
 #include "testutil.h"
 #include "track.h"
 
@@ -79,6 +80,55 @@ static void settled(struct hvt_slots *s, struct hvt_repair_window *w, bool both)
         }
         ck_assert(slot(s, HVT_ATTR_READ_AHEAD_KB)->settled);
 }
+
+/* The kernel re-applying its read-ahead on every controller reset, fifty times a minute:
+ * each repair says so in its verdict and leaves the counts the window and the runs take
+ * (tune.c counts a pass's repairs only when another writer's are among them). Nothing is
+ * contested, nothing yielded, the disk never pauses; a neighbour's repairs after that are
+ * counted from none. */
+START_TEST(test_kernel_never_contested) {
+        struct hvt_slots s = {};
+        struct hvt_repair_window w = {};
+        struct hvt_contest c;
+
+        settled(&s, &w, false);
+        for (unsigned i = 1; i <= 50; i++) {
+                struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
+                struct hvt_apply a = { .n = 1 };
+                struct hvt_plan p, back;
+                struct hvt_tally t;
+
+                plan_of(&p, false);
+                hvt_track_yields(&s, &p, 0);
+                ck_assert_int_eq(hvt_track_plan(&s, &p, &back), 0);
+                ck_assert(p.want[HVT_ATTR_READ_AHEAD_KB].set);
+                a.results[0] = (struct hvt_result) { .attr = HVT_ATTR_READ_AHEAD_KB, .outcome = HVT_APPLIED };
+                strcpy(a.results[0].from, "65536");
+                strcpy(a.results[0].to, "128");
+                hvt_track_applied(&s, &a, v, &t);
+                ck_assert_int_eq(v[0].action, HVT_ACTION_REPAIR);
+                ck_assert_int_eq(v[0].writer, HVT_WRITER_OTHER);
+                hvt_track_kernel_repair(&t, v, &a, 0);
+                ck_assert_int_eq(v[0].writer, HVT_WRITER_KERNEL);
+                ck_assert_uint_eq(t.repairs, 0);
+                ck_assert_uint_eq(t.repaired, 0);
+                ck_assert_uint_eq(t.kernel_repairs, 1);
+                /* Twice is once. */
+                hvt_track_kernel_repair(&t, v, &a, 0);
+                ck_assert_uint_eq(t.kernel_repairs, 1);
+        }
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->contested);
+        ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->yielded);
+        ck_assert_uint_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->repairs, 0);
+        ck_assert_uint_eq(w.repairs, 0);
+        /* A neighbour now: its first repair begins a run of one. */
+        pass(&s, &w, false, HVT_APPLIED, T0 + 60 * S, hvt_contest_horizon(0), 0, &c);
+        ck_assert_uint_eq(slot(&s, HVT_ATTR_READ_AHEAD_KB)->repairs, 1);
+        ck_assert_uint_eq(w.repairs, 1);
+        ck_assert_uint_eq(c.contested, 0);
+        hvt_slots_done(&s);
+}
+END_TEST
 
 START_TEST(test_slot_size) {
         /* The contest fits in what the slot had left: 1,000 disks cost no more. */
@@ -170,8 +220,9 @@ START_TEST(test_fast_neighbour_insisted) {
 }
 END_TEST
 
-/* WALinuxAgent every 30 s, found by a check every 60 s: one repair a minute never fills
- * the window, yet the run does. Without the periodic check's horizon it would never end. */
+/* WALinuxAgent every 30 s, found by the periodic check at its default interval (a minute):
+ * one repair a minute never fills the window, yet the run does, and the default yields.
+ * Without the periodic check's horizon it would never end. */
 START_TEST(test_slow_neighbour) {
         struct hvt_slots s = {};
         struct hvt_repair_window w = {};
@@ -179,11 +230,13 @@ START_TEST(test_slow_neighbour) {
 
         settled(&s, &w, false);
         for (unsigned i = 1; i <= HVT_REPAIR_BURST; i++) {
-                pass(&s, &w, false, HVT_APPLIED, T0 + i * 60 * S, hvt_contest_horizon(60), 0, &c);
+                pass(&s, &w, false, HVT_APPLIED, T0 + i * HVT_VERIFY_INTERVAL_DEFAULT * S,
+                     hvt_contest_horizon(HVT_VERIFY_INTERVAL_DEFAULT), 0, &c);
                 ck_assert_uint_eq(c.contested, 0);
                 ck_assert(!c.pause);
         }
-        pass(&s, &w, false, HVT_APPLIED, T0 + 11 * 60 * S, hvt_contest_horizon(60), 0, &c);
+        pass(&s, &w, false, HVT_APPLIED, T0 + 11 * HVT_VERIFY_INTERVAL_DEFAULT * S,
+             hvt_contest_horizon(HVT_VERIFY_INTERVAL_DEFAULT), 0, &c);
         ck_assert_uint_eq(c.yielded, BIT(HVT_ATTR_READ_AHEAD_KB));
         ck_assert(!c.pause);
         hvt_slots_done(&s);
@@ -421,6 +474,7 @@ int main(void) {
         tcase_add_test(tc, test_yield_ends);
         tcase_add_test(tc, test_contest_over);
         tcase_add_test(tc, test_knock_on_waits_for_yielded_cause);
+        tcase_add_test(tc, test_kernel_never_contested);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -27,7 +27,8 @@ static unsigned count(const char *text, const char *what) {
 }
 
 START_TEST(test_every_metric_typed) {
-        struct hvt_metrics m = { .version = "1.2.3", .disks_tuned = 3, .disks_failed = 1, .repairs = 7, .busy_retries = 5,
+        struct hvt_metrics m = { .version = "1.2.3", .disks_tuned = 3, .disks_failed = 1, .repairs = 7, .kernel_repairs = 2,
+                                 .busy_retries = 5,
                                  .reloads = 2, .reload_failures = 1, .last_reload_usec = 1764790000123456,
                                  .last_reload_ok = false, .cap = 4 };
         char *text;
@@ -46,13 +47,17 @@ START_TEST(test_every_metric_typed) {
         /* A dry run's outcome is no state of a disk. */
         ck_assert_ptr_null(strstr(text, "would"));
         ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_drift_repairs_total counter\nhvtuned_drift_repairs_total 7\n"));
+        /* The same 7 by writer: 2 of them the kernel's. */
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_drift_repairs_by_writer_total counter\n"
+                                           "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 2\n"
+                                           "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 5\n"));
         ck_assert_ptr_nonnull(strstr(text, "# TYPE hvtuned_busy_retries_total counter\nhvtuned_busy_retries_total 5\n"));
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_config_last_reload_success 0\n"));
         ck_assert_ptr_nonnull(strstr(text, "hvtuned_config_last_reload_timestamp_seconds 1764790000.123456\n"));
         ck_assert_ptr_null(strstr(text, "hvtuned_controller_"));
         /* One HELP and one TYPE per metric name. */
         ck_assert_uint_eq(count(text, "# HELP "), count(text, "# TYPE "));
-        ck_assert_uint_eq(count(text, "# TYPE "), 12);
+        ck_assert_uint_eq(count(text, "# TYPE "), 13);
         free(text);
 
         m.last_reload_usec = 0;

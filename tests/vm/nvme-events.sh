@@ -15,7 +15,8 @@
 #   - nvme_events, in hvtuned's second life (verify_interval 3 s in its file): every value
 #     back within the bound (2 s after the change where the kernel sends a uevent for the
 #     event, else the periodic re-check's verify_interval + 1 s), and the journal's repair
-#     with the kernel as the writer (HVTUNED_WRITER=kernel) for each of those disks.
+#     with the kernel as the writer (KERNEL_REAPPLIED, HVTUNED_WRITER=kernel) for each of
+#     those disks.
 # Every timing is taken by nvme_watch with bash's builtins only: a process costs ~0.1 s under
 # TCG, a poll that forked would miss a repair faster than that.
 
@@ -374,6 +375,7 @@ CONF
 
         # The journal, one read: for each event, a repair with the kernel as the writer of
         # every disk it touched, before the next event; nothing of the decoy at all.
+        message_id KERNEL_REAPPLIED KERNEL_REAPPLIED
         nvme_journal_since "$t_life" > /tmp/nvme.journal
         while read -r dev ts attr writer mid; do
                 [ "$dev" != "$nvme_decoy" ] || fail "hvtuned logged of the decoy: $dev $attr $writer $mid"
@@ -384,11 +386,11 @@ CONF
                 [ $((i + 1)) -ge $n ] || end=${ev_t[i + 1]}
                 got=""
                 for d in ${ev_disks[i]}; do
-                        j=$(awk -v d="$d" -v a="${ev_t[i]}" -v b="$end" '
-                                $1 == d && $2 >= a && $2 < b && $3 == "queue/read_ahead_kb" && $4 == "kernel" { if (!n++) t = $2 }
+                        j=$(awk -v d="$d" -v a="${ev_t[i]}" -v b="$end" -v mid="$KERNEL_REAPPLIED" '
+                                $1 == d && $2 >= a && $2 < b && $3 == "queue/read_ahead_kb" && $4 == "kernel" && $5 == mid { if (!n++) t = $2 }
                                 END { print n + 0, (n ? t - a : -1) }' /tmp/nvme.journal)
                         [ "${j% *}" -ge 1 ] ||
-                                fail "${ev_names[i]}: no repair of $d's read_ahead_kb with HVTUNED_WRITER=kernel in the journal: $(awk -v d="$d" '$1 == d' /tmp/nvme.journal | tail -n 5)"
+                                fail "${ev_names[i]}: no repair of $d's read_ahead_kb with HVTUNED_WRITER=kernel (MESSAGE_ID $KERNEL_REAPPLIED) in the journal: $(awk -v d="$d" '$1 == d' /tmp/nvme.journal | tail -n 5)"
                         # A repair the poll never saw: its journal entry's time (journald's, on
                         # receipt) within the kernel's delay (the control's), the bound and 1 s.
                         [[ " ${ev_unseen[i]} " != *" $d "* ]] ||

@@ -9,9 +9,10 @@
 #   - the decoy: QEMU's `-device nvme` (tests/vm/daemon.sh), model "QEMU NVMe Ctrl", which
 #     hvtuned must never touch;
 #   - Azure's controllers: the kernel's NVMe target (nvmet, configfs) with the subsystem's
-#     attr_model set to "MSFT NVMe Accelerator v1.0" (nsid 1 the OS disk, nsid 2 data LUN 0)
-#     and to "Microsoft NVMe Direct Disk v2" (nsid 1, the local disk), on tmpfs files,
-#     connected through the host's fabrics driver by a write to /dev/nvme-fabrics (nvme-cli is
+#     attr_model set to "MSFT NVMe Accelerator v1.0" (nsid 1 the OS disk, nsid 2 data LUN 0,
+#     on scsi_debug disks whose optimal I/O size of 32 MiB nvmet passes on as NOWS, as
+#     Azure's accelerator reports it: the kernel then sets read-ahead 65536 itself) and to
+#     "Microsoft NVMe Direct Disk v2" (nsid 1, the local disk, on a tmpfs file), connected through the host's fabrics driver by a write to /dev/nvme-fabrics (nvme-cli is
 #     not in the releases' roots): nvme-loop where Debian builds it, else nvmet-tcp and
 #     nvme-tcp over the guest's loopback.
 # One layout a kernel (/vmtest-files/env, from daemon.sh): VMTEST_NVME_LAYOUT "heads" (native

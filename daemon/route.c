@@ -10,6 +10,7 @@
 #include "host.h"
 #include "macro.h"
 #include "messages.h"
+#include "parse.h"
 #include "report.h"
 #include "route.h"
 #include "settle.h"
@@ -52,7 +53,7 @@ static bool still_present(const struct hvt_tracked *t) {
         _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
         char dev[sizeof(t->disk.dev)], seq[32];
         struct stat st;
-        char *end;
+        uint64_t diskseq;
 
         if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
                 return false;
@@ -62,8 +63,7 @@ static bool still_present(const struct hvt_tracked *t) {
                 return true;
         if (hvt_sysfs_read(fd, "diskseq", seq, sizeof(seq)) < 0)
                 return false;
-        errno = 0;
-        return strtoull(seq, &end, 10) == t->disk.diskseq && errno == 0 && *end == '\0';
+        return hvt_parse_u64(seq, UINT64_MAX, &diskseq) >= 0 && diskseq == t->disk.diskseq;
 }
 
 static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct hvt_tracked *t) {

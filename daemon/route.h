@@ -12,8 +12,9 @@
 /* A block disk for "add" and "change" (or none, from enumeration) is tuned, forgotten on
  * "remove"; a SCSI LUN's change re-checks its disk; a SCSI host's event reads the controllers
  * again. An NVMe namespace's event, an NVMe controller's change, a LUN's or a SCSI host's
- * event also re-check every managed disk of that controller (settle.h). Devices that are not Hyper-V disks are ignored; a managed disk that stops being one
- * is forgotten and left as it is. */
+ * event also re-check every managed disk of that controller (settle.h). Devices that are not
+ * Hyper-V disks are ignored; a managed disk that stops being one is forgotten and left as it
+ * is. */
 int hvt_route_device(struct hvt_daemon *d, struct udev_device *dev, const char *action);
 
 /* A whole disk the walk over /sys/class/block found (as hvt_classify_block_name() reads it),

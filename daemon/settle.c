@@ -59,6 +59,7 @@ static void settle_free(struct hvt_settle *s) {
         free(s->controller);
         free(s);
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct hvt_settle *, settle_free);
 
 /* A burst is over: its entry goes (from its own timer's handler too: event.h allows it). */
 static void settle_remove(struct hvt_settles *x, struct hvt_settle *s) {
@@ -74,7 +75,7 @@ static int on_settle(struct hvt_event_source *src, uint64_t usec, void *userdata
 
 static struct hvt_settle *settle_add(struct hvt_daemon *d, const char *controller, size_t len) {
         struct hvt_settles *x = &d->settles;
-        _cleanup_free_ struct hvt_settle *s = NULL;
+        _cleanup_(settle_freep) struct hvt_settle *s = NULL;
 
         if (x->n == x->allocated) {
                 size_t n = x->allocated ? x->allocated * 2 : 4;
@@ -93,11 +94,8 @@ static struct hvt_settle *settle_add(struct hvt_daemon *d, const char *controlle
         if (!s->controller)
                 return NULL;
         if (hvt_event_add_time_relative(d->event, &s->timer, 0, 0, on_settle, s) < 0 ||
-            hvt_event_source_set_enabled(s->timer, false) < 0) {
-                hvt_event_source_free(s->timer);
-                free(s->controller);
+            hvt_event_source_set_enabled(s->timer, false) < 0)
                 return NULL;
-        }
         x->v[x->n++] = s;
         return TAKE_PTR(s);
 }

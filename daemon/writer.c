@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: telling the kernel's re-application from another writer's, as writer.h says. */
+#include <limits.h>
 #include <stdio.h>
 #include <sys/utsname.h>
 
@@ -18,9 +19,21 @@ unsigned hvt_writer_kernel_version(void) {
         return hvt_release_version(u.release);
 }
 
-/* The rule's value for the disk's queue as it shows now; false when it cannot be read. */
-static bool rule_now(const struct hvt_daemon *d, const struct hvt_tracked *t, struct hvt_ra_rule *ret) {
-        char path[4096], io_opt[32], rotational[32], max_sectors_kb[32];
+/* What the pass found of max_sectors_kb when it wrote it (the kernel's re-application, if any,
+ * used that one, not hvtuned's), else NULL. */
+static const char *max_sectors_found(const struct hvt_apply *a) {
+        for (size_t i = 0; i < a->n; i++)
+                if (a->results[i].attr == HVT_ATTR_MAX_SECTORS_KB &&
+                    (a->results[i].outcome == HVT_APPLIED || a->results[i].outcome == HVT_CLAMPED) && *a->results[i].from)
+                        return a->results[i].from;
+        return NULL;
+}
+
+/* The rule's value for the disk's queue as it shows now, with max_sectors_kb as the pass found
+ * it; false when it cannot be read. */
+static bool rule_now(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
+                     struct hvt_ra_rule *ret) {
+        char path[PATH_MAX], io_opt[32], rotational[32], max_sectors_kb[32];
         _cleanup_close_ int fd = -EBADF;
         struct hvt_ra_queue q;
 
@@ -30,7 +43,8 @@ static bool rule_now(const struct hvt_daemon *d, const struct hvt_tracked *t, st
         if (fd < 0 || hvt_sysfs_read(fd, "optimal_io_size", io_opt, sizeof(io_opt)) < 0 ||
             hvt_sysfs_read(fd, "rotational", rotational, sizeof(rotational)) < 0 ||
             hvt_sysfs_read(fd, "max_sectors_kb", max_sectors_kb, sizeof(max_sectors_kb)) < 0 ||
-            hvt_ra_queue_parse(hvt_kind_is_nvme(t->disk.kind), io_opt, rotational, max_sectors_kb, &q) < 0)
+            hvt_ra_queue_parse(hvt_kind_is_nvme(t->disk.kind), io_opt, rotational,
+                               max_sectors_found(a) ?: max_sectors_kb, &q) < 0)
                 return false;
         hvt_readahead_rule(d->kernel_version, &q, ret);
         return true;
@@ -44,17 +58,19 @@ static bool neighbour_found(void) {
         return hvt_suspects_find("/", HVT_ATTR_READ_AHEAD_KB, &s) >= 0 && (s.tuned > 0 || *s.rule);
 }
 
-static bool kernels(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_result *r) {
+static bool value_is_kernels(const struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
+                             const struct hvt_result *r) {
         struct hvt_setting found, ours;
         struct hvt_ra_rule rule;
         uint64_t now;
 
         if (hvt_setting_from_kernel(&found, HVT_ATTR_READ_AHEAD_KB, r->from) < 0 ||
             hvt_setting_from_kernel(&ours, HVT_ATTR_READ_AHEAD_KB, *r->kept ? r->kept : r->to) < 0 ||
-            !rule_now(d, t, &rule) || rule.source == HVT_RA_NONE || (uint64_t) found.num != rule.kb)
+            !rule_now(d, t, a, &rule) || rule.source == HVT_RA_NONE || (uint64_t) found.num != rule.kb)
                 return false;
-        /* 6.12 and later only raise it: what hvtuned left at or above the rule's stays. */
-        if (rule.keeps_higher && (uint64_t) ours.num >= rule.kb)
+        /* 6.15 and later only raise it: what hvtuned left at or above the rule's stays. On 6.12
+         * and 6.14 that depends on the stable release: the rule's value is the kernel's either way. */
+        if (rule.higher == HVT_RA_KEEPS && (uint64_t) ours.num >= rule.kb)
                 return false;
         now = d->event ? hvt_event_now(d->event) : 0;
         if (t->reapply_usec != 0 && now >= t->reapply_usec && now - t->reapply_usec <= HVT_REAPPLY_WINDOW_USEC)
@@ -70,6 +86,6 @@ void hvt_writer_classify(const struct hvt_daemon *d, const struct hvt_tracked *t
                 return;
         for (size_t i = 0; i < a->n; i++)
                 if (a->results[i].attr == HVT_ATTR_READ_AHEAD_KB && v[i].writer == HVT_WRITER_OTHER &&
-                    kernels(d, t, &a->results[i]))
+                    value_is_kernels(d, t, a, &a->results[i]))
                         hvt_track_kernel_repair(tally, v, a, i);
 }

@@ -10,9 +10,11 @@
  *       (disks.h, reapply_usec), or
  *   (b) the rule's value comes from the device's optimal I/O size or the 128 KiB floor, which
  *       no neighbour hvtuned knows writes, or
- *   (c) no neighbour that writes read-ahead is found (neighbours.h: tuned alive, a udev rule
- *       assigning it), looked for only then, never on a pass's ordinary path;
- * and never where the kernel would have kept what hvtuned left (6.12 and later only raise). */
+ *   (c) no neighbour that writes read-ahead is found (neighbours.h: tuned alive on a profile
+ *       other than hvtuned's, a udev rule assigning it), looked for only then, never on a
+ *       pass's ordinary path;
+ * and never where the kernel would have kept what hvtuned left (6.15 and later only raise; on
+ * 6.12 and 6.14 that depends on the stable release, so there it may be either). */
 #pragma once
 
 #include "context.h"

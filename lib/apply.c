@@ -548,13 +548,21 @@ static bool changed_by_plan(const struct hvt_plan *p, enum hvt_attr_id id) {
         return false;
 }
 
+/* An attribute the check found missing (read by its path: no faccessat() in its directory, as
+ * result_read_error() does for a pass) is one this kernel lacks, as a pass would tell it, when
+ * its directory is there: one access(2), so that such a disk keeps the check's few calls. A
+ * directory gone is the disk going away, which the pass tells as a failure. */
+static bool unsupported_here(const struct hvt_result *res, const char *dir) {
+        return res->outcome == HVT_UNSUPPORTED && res->error == ENOENT && access(dir, F_OK) == 0;
+}
+
 /* A check of a disk expected to be as planned: each planned attribute read by its path, an
  * open, a pread and a close, and no directory opened. It stands for the pass only when it
- * settles it, nothing to write and every read good (what decide() makes of a value is the
- * same whichever way it was opened); else the pass runs as any other, through its
- * directories, so that a write is decided on what was read in the directory it goes into,
- * and a failed read is told as a pass tells it. Watched attributes are read only for a
- * write: none here. */
+ * settles it: nothing to write, and every read good or of an attribute this kernel lacks
+ * (unsupported_here()); what decide() makes of a value is the same whichever way it was
+ * opened. Else the pass runs as any other, through its directories, so that a write is
+ * decided on what was read in the directory it goes into, and a failed read is told as a
+ * pass tells it. Watched attributes are read only for a write: none here. */
 static bool check_only(const struct hvt_disk *d, const struct hvt_plan *p, struct hvt_apply *ret) {
         char dir[_HVT_GROUP_MAX][PATH_MAX];
         bool have[_HVT_GROUP_MAX] = {}, settled = true;
@@ -584,7 +592,8 @@ static bool check_only(const struct hvt_disk *d, const struct hvt_plan *p, struc
                 };
                 all.n++;
                 decide(item, item->left, res);
-                settled = res->outcome != HVT_WOULD_APPLY && res->outcome != HVT_FAILED && res->error == 0;
+                settled = res->outcome != HVT_WOULD_APPLY && res->outcome != HVT_FAILED &&
+                          (res->error == 0 || unsupported_here(res, dir[g]));
         }
         items_close(items, all.n);
         if (settled)

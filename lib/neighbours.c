@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the suspects of neighbours.h, read from the rules directories, tuned's pid file and
- * /proc under a root.
+ * active profile, and /proc under a root.
  *
  * A rules file is
  * followed where it is a symlink (udev follows them, and a link to /dev/null masks), opened
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hvtuned-config.h"
 #include "fs-util.h"
 #include "macro.h"
 #include "neighbours.h"
@@ -245,6 +246,21 @@ static bool runs(int proc_fd, const char *pid, const char *name, const char *pre
         return false;
 }
 
+/* Whether TuneD's active profile is hvtuned's own: TuneD writes the names it runs to
+ * active_profile, space-separated, at each profile load. hvtuned's profile turns the disk plugin
+ * off, so that TuneD then writes no disk's attribute; merged with another profile it may. */
+static bool runs_hvtuned_profile(const char *root) {
+        _cleanup_close_ int etc_fd = open_under(root, "/etc/tuned", O_RDONLY | O_DIRECTORY);
+        char buf[256];
+        ssize_t len;
+
+        if (etc_fd < 0 || (len = read_prefix(etc_fd, "active_profile", O_NOFOLLOW, buf, sizeof(buf))) <= 0)
+                return false;
+        while (len > 0 && isspace((unsigned char) buf[len - 1]))
+                buf[--len] = '\0';
+        return strcmp(buf, HVTUNED_TUNED_PROFILE) == 0;
+}
+
 /* tuned writes its pid file at start and removes it at stop; one left by a crash names a
  * process that is gone, or another program's. */
 static pid_t find_tuned(const char *root, int proc_fd) {
@@ -259,7 +275,9 @@ static pid_t find_tuned(const char *root, int proc_fd) {
         if (end == buf || pid <= 0 || pid > INT32_MAX || (*end && !isspace((unsigned char) *end)))
                 return 0;
         snprintf(buf, sizeof(buf), "%ld", pid);
-        return runs(proc_fd, buf, "tuned", NULL) ? (pid_t) pid : 0;
+        if (!runs(proc_fd, buf, "tuned", NULL) || runs_hvtuned_profile(root))
+                return 0;
+        return (pid_t) pid;
 }
 
 /* The daemon runs as "python3 -u /usr/sbin/waagent -daemon", its extension handler as

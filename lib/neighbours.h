@@ -31,7 +31,8 @@ extern const char *const hvt_udev_rules_dirs[4];
 struct hvt_suspects {
         char rule[320];   /* "/usr/lib/udev/rules.d/80-azure-disk.rules", as udev finds it; "": none */
         unsigned rule_line;
-        pid_t tuned;      /* > 0: tuned's daemon, alive (its pid file, /run/tuned/tuned.pid) */
+        pid_t tuned;      /* > 0: tuned's daemon, alive (its pid file, /run/tuned/tuned.pid), and
+                           * running a profile other than hvtuned's (/etc/tuned/active_profile) */
         pid_t waagent;    /* > 0: a process of WALinuxAgent */
 };
 

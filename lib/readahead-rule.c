@@ -25,14 +25,24 @@ int hvt_ra_queue_parse(bool nvme, const char *io_opt, const char *rotational, co
         return 0;
 }
 
+static enum hvt_ra_higher higher_of(unsigned version) {
+        if (version >= HVT_KERNEL_VERSION(6, 15))
+                return HVT_RA_KEEPS;
+        if (version == HVT_KERNEL_VERSION(6, 12) || version == HVT_KERNEL_VERSION(6, 14))
+                return HVT_RA_EITHER;
+        return HVT_RA_LOWERS;
+}
+
 void hvt_readahead_rule(unsigned version, const struct hvt_ra_queue *q, struct hvt_ra_rule *ret) {
         uint64_t twice_kb = 0;
 
         if (version == 0)
                 version = UINT32_MAX;
-        *ret = (struct hvt_ra_rule) { .keeps_higher = version >= HVT_KERNEL_VERSION(6, 12) };
-        /* Before 6.12 only the NVMe driver's revalidation sets it (blk_queue_io_opt()). */
-        if (!ret->keeps_higher && !q->nvme) {
+        *ret = (struct hvt_ra_rule) { .higher = higher_of(version) };
+        /* Before 6.9 only the NVMe driver's revalidation sets it (blk_queue_io_opt()): sd never
+         * did. From 6.9 a max_sectors_kb store commits any disk's limits, and from 6.11 sd's
+         * own revalidation does (804e498e0496). */
+        if (version < HVT_KERNEL_VERSION(6, 9) && !q->nvme) {
                 ret->source = HVT_RA_NONE;
                 return;
         }
@@ -52,7 +62,7 @@ void hvt_readahead_rule(unsigned version, const struct hvt_ra_queue *q, struct h
 }
 
 uint64_t hvt_readahead_after(const struct hvt_ra_rule *r, uint64_t current_kb) {
-        if (r->source == HVT_RA_NONE || (r->keeps_higher && current_kb >= r->kb))
+        if (r->source == HVT_RA_NONE || (r->higher != HVT_RA_LOWERS && current_kb >= r->kb))
                 return current_kb;
         return r->kb;
 }

@@ -46,14 +46,15 @@ static const char *const boot_files[][2] = {
 };
 
 /* Where the neighbours of a contest are looked for (lib/neighbours.c): under
- * HVTUNED_TEST_HOST the rules directories, tuned's run directory and /proc are DIR's when the
- * test made them, absent otherwise, whatever this machine has. */
+ * HVTUNED_TEST_HOST the rules directories, tuned's run and configuration directories and
+ * /proc are DIR's when the test made them, absent otherwise, whatever this machine has. */
 static const char *const neighbour_files[][2] = {
         { "/etc/udev/rules.d", "rules-etc" },
         { "/run/udev/rules.d", "rules-run" },
         { "/usr/lib/udev/rules.d", "rules-usr-lib" },
         { "/lib/udev/rules.d", "rules-lib" },
         { "/run/tuned", "run-tuned" },
+        { "/etc/tuned", "etc-tuned" },
         { "/proc", "proc" },
 };
 

@@ -571,10 +571,11 @@ static int store_limit(const struct tracked *t, const char *buf, size_t len, cha
 }
 
 /* blk_apply_bdi_limits() after a limits commit (block/blk-settings.c), as lib/readahead-rule.h
- * has the kernel's rule: 6.12 raises read-ahead to 2 x io_opt and at least 128 KiB, never
- * lowering it; 6.17 and on take max_sectors for io_opt on a rotational disk that reports none.
- * Before 6.12 a store of these attributes commits nothing and does not touch read-ahead (the
- * rule applies there at an NVMe revalidation, not at a sysfs store). */
+ * has the kernel's rule: 6.12 (played as 6.12.118, with the stable backport of 7b720c720253)
+ * raises read-ahead to 2 x io_opt and at least 128 KiB, never lowering it; 6.17 and on take
+ * max_sectors for io_opt on a rotational disk that reports none. Of the kernels played, 5.10
+ * and 6.1 commit nothing at a store of these attributes and do not touch read-ahead (the rule
+ * applies there at an NVMe revalidation, not at a sysfs store). */
 static void apply_bdi_limits(const struct tracked *t) {
         char path[4200], value[32];
         unsigned version = kernel_version();

@@ -370,8 +370,8 @@ END_TEST
 
 /* 7.3's rule and TuneD's readahead=>4096 give one value on a rotational disk whose
  * max_sectors_kb is 2048; with no event that could have re-applied the limits, a live tuned
- * makes it TuneD's, a drift like any (contested as any, in the end); without one, it is the
- * kernel's. */
+ * makes it TuneD's, a drift like any (contested as any, in the end); without one, or with one
+ * on hvtuned's own profile (whose disk plugin is off), it is the kernel's. */
 START_TEST(test_kernel_or_tuned) {
         static const char tuned[] = "/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0";
         char dir[32];
@@ -405,11 +405,52 @@ START_TEST(test_kernel_or_tuned) {
         assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
         assert_contains(m, "hvtuned_drift_repairs_total 2\n");
 
+        /* TuneD back, on hvtuned's own profile (its disk plugin off): a silent value the rule
+         * gives, as a rescan's, is the kernel's. */
+        host_put("run-tuned/tuned.pid", "812\n", -1);
+        host_put("etc-tuned/active_profile", "hvtuned-virtual-guest\n", -1);
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 2\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
+
         /* A value no rule gives is another writer's, kernel or not. */
         testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "8192\n", "128");
         hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 2\n");
         err = hvtuned_stop(&run);
         assert_contains(err, "sdc queue/read_ahead_kb: 8192 -> 128 (drift repaired)\n");
+        metrics_dir_done(dir);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A silent rescan on 7.3 puts back both the device's max_sectors_kb and the read-ahead its rule
+ * gives from it (2 x 2048): the pass repairs both, and the read-ahead is the kernel's by the
+ * max_sectors_kb the pass found, not by hvtuned's 1024 it left. */
+START_TEST(test_rescan_max_sectors) {
+        char dir[32];
+        g_autofree char *prom = g_build_filename(metrics_dir(dir), "hvtuned.prom", NULL);
+        g_autofree char *text = g_strdup_printf("queue = { read_ahead_kb = 128; max_sectors_kb = 1024; };\n"
+                                                "metrics_file = \"%s\";\n", prom);
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *m;
+
+        ck_assert_int_eq(setenv("HVTUNED_TEST_KERNEL", "7.3", 1), 0);
+        host_put("proc/1/cmdline", "/sbin/init", -1);
+        tb = testbed_load("azure-gen2");
+        testbed_drift(tb, "sdc", "queue/max_sectors_kb", "2048\n");
+        config = config_write(text);
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        testbed_wait_value("sdc", "queue/max_sectors_kb", "1024");
+        testbed_wait_value("sdc", "queue/read_ahead_kb", "128");
+
+        testbed_drift(tb, "sdc", "queue/max_sectors_kb", "2048\n");
+        testbed_sentinel_value(tb, "sdc", "queue/read_ahead_kb", "4096\n", "128");
+        testbed_wait_value("sdc", "queue/max_sectors_kb", "1024");
+        m = hvtuned_wait_metrics(prom, "hvtuned_drift_repairs_by_writer_total{writer=\"kernel\"} 1\n");
+        assert_contains(m, "hvtuned_drift_repairs_by_writer_total{writer=\"other\"} 1\n");
+        (void) hvtuned_stop(&run);
         metrics_dir_done(dir);
         unlink(config);
         g_object_unref(tb);
@@ -516,6 +557,7 @@ int main(void) {
         tcase_add_test(tc, test_kernel_nvme_revalidated);
         tcase_add_loop_test(tc, test_kernel_limits_commit, 0, sizeof(limits_cases) / sizeof(limits_cases[0]));
         tcase_add_test(tc, test_kernel_or_tuned);
+        tcase_add_test(tc, test_rescan_max_sectors);
         /* The journal's namespace needs root (test-faults skips without it too). */
         if (geteuid() == 0) {
                 tcase_add_test(tc, test_contest_journal);

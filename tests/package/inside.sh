@@ -18,6 +18,15 @@ man -w hvtuned.conf > /dev/null 2>&1 || [ -f /usr/share/man/man5/hvtuned.conf.5.
 # The shell completions where bash-completion and Debian's zsh load a package's.
 [ -f /usr/share/bash-completion/completions/hvtuned ] || fail "no bash completion"
 [ -f /usr/share/zsh/vendor-completions/_hvtuned ] || fail "no zsh completion"
+# The TuneD profile where TuneD 2.20 to 2.23 and 2.24 on look, and this TuneD lists it.
+for d in /usr/lib/tuned /usr/lib/tuned/profiles; do
+        [ -f $d/hvtuned-virtual-guest/tuned.conf ] || fail "no $d/hvtuned-virtual-guest/tuned.conf"
+done
+[ -f /usr/lib/tuned/recommend.d/40-hvtuned.conf ] || fail "no TuneD recommendation"
+if command -v tuned-adm > /dev/null; then
+        tuned-adm list 2>&1 | grep -q "^- hvtuned-virtual-guest  *- " || fail "tuned-adm list does not show hvtuned-virtual-guest"
+        echo "ok: tuned-adm lists hvtuned-virtual-guest"
+fi
 
 # --- run the installed service on the testbed, as the system test does (its drop-in only
 # points it at the testbed and lifts the condition; the configuration is the built-in one).

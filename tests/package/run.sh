@@ -44,7 +44,8 @@ echo "ok: rpmbuild built $(basename "$rpm")"
 rpm -qlp "$rpm" > "$work/rpm-files.txt"
 for f in /usr/sbin/hvtuned /usr/lib/systemd/system/hvtuned.service /usr/lib/udev/rules.d/70-hvtuned.rules \
          /usr/lib/systemd/catalog/hvtuned.catalog /usr/share/bash-completion/completions/hvtuned \
-         /usr/share/zsh/site-functions/_hvtuned; do
+         /usr/share/zsh/site-functions/_hvtuned /usr/lib/tuned/hvtuned-virtual-guest/tuned.conf \
+         /usr/lib/tuned/profiles/hvtuned-virtual-guest/tuned.conf /usr/lib/tuned/recommend.d/40-hvtuned.conf; do
         grep -qx "$f" "$work/rpm-files.txt" || { cat "$work/rpm-files.txt"; echo "FAIL: the RPM lacks $f"; exit 1; }
 done
 rpm -qp --scripts "$rpm" > "$work/rpm-scripts.txt"

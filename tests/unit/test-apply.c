@@ -672,6 +672,18 @@ START_TEST(test_check_opens_no_directory) {
         ck_assert_uint_eq(count_writes(&f), 1);
         ck_assert_str_eq(get(&f, "0:0:0:0/timeout"), "300");
 
+        /* An attribute this kernel lacks keeps the check's path: unsupported, as a pass
+         * tells it, and no directory opened. */
+        want_int(&p, HVT_ATTR_NOMERGES, 2);
+        reads_watch(&f, &o);
+        hvt_apply_disk(&f.d, &p, HVT_APPLY_CHECK, NULL, NULL, &a);
+        opens_of(&o, &dirs, &files, &reads);
+        ck_assert_uint_eq(dirs, 0);
+        ck_assert_uint_eq(a.n, 5);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NOMERGES)->outcome, HVT_UNSUPPORTED);
+        ck_assert_int_eq(find(&a, HVT_ATTR_NOMERGES)->error, ENOENT);
+        ck_assert_int_eq(find(&a, HVT_ATTR_TIMEOUT)->outcome, HVT_UNCHANGED);
+
         /* A read that fails is told as a pass tells it: the directory gone, failed. */
         f.d.syspath = "/nonexistent/sda";
         hvt_apply_disk(&f.d, &p, HVT_APPLY_CHECK, NULL, NULL, &a);

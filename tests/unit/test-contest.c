@@ -83,9 +83,9 @@ static void settled(struct hvt_slots *s, struct hvt_repair_window *w, bool both)
 
 /* The kernel re-applying its read-ahead on every controller reset, fifty times a minute:
  * each repair says so in its verdict and leaves the counts the window and the runs take
- * (tune.c counts a pass's repairs only when another writer's are among them). Nothing is
- * contested, nothing yielded, the disk never pauses; a neighbour's repairs after that are
- * counted from none. */
+ * (tune.c counts a pass's repairs only when another writer's are among them; each round here
+ * hands them to hvt_track_repairs() regardless). Nothing is contested, nothing yielded, the
+ * disk never pauses; a neighbour's repairs after that are counted from none. */
 START_TEST(test_kernel_never_contested) {
         struct hvt_slots s = {};
         struct hvt_repair_window w = {};
@@ -116,6 +116,12 @@ START_TEST(test_kernel_never_contested) {
                 /* Twice is once. */
                 hvt_track_kernel_repair(&t, v, &a, 0);
                 ck_assert_uint_eq(t.kernel_repairs, 1);
+                /* What tune.c's count_repairs() hands the window and the runs, every round: none
+                 * of it counts (tune.c skips the call then; called anyway, it must not count). */
+                hvt_track_repairs(&s, &w, &t, T0 + i * 1200 * 1000, hvt_contest_horizon(0), 0, &c);
+                ck_assert_uint_eq(c.contested, 0);
+                ck_assert_uint_eq(c.yielded, 0);
+                ck_assert(!c.pause);
         }
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->contested);
         ck_assert(!slot(&s, HVT_ATTR_READ_AHEAD_KB)->yielded);

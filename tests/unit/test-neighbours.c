@@ -203,6 +203,26 @@ START_TEST(test_tuned) {
 }
 END_TEST
 
+/* TuneD running hvtuned's own profile (its disk plugin off) writes no disk's attribute: no
+ * suspect. Any other active profile, hvtuned's merged with another included, is one. */
+START_TEST(test_tuned_profile) {
+        put("proc/812/cmdline", tuned_cmdline, sizeof(tuned_cmdline) - 1);
+        put_text("run/tuned/tuned.pid", "812\n");
+        put_text("etc/tuned/active_profile", "hvtuned-virtual-guest\n");
+        ck_assert_int_eq(find(HVT_ATTR_READ_AHEAD_KB).tuned, 0);
+        ck_assert_int_eq(find(HVT_ATTR_SCHEDULER).tuned, 0);
+        put_text("etc/tuned/active_profile", "virtual-guest\n");
+        ck_assert_int_eq(find(HVT_ATTR_READ_AHEAD_KB).tuned, 812);
+        put_text("etc/tuned/active_profile", "hvtuned-virtual-guest throughput-performance\n");
+        ck_assert_int_eq(find(HVT_ATTR_READ_AHEAD_KB).tuned, 812);
+        put_text("etc/tuned/active_profile", "hvtuned-virtual-guest-old\n");
+        ck_assert_int_eq(find(HVT_ATTR_READ_AHEAD_KB).tuned, 812);
+        /* None written yet (TuneD picks one at its first start): a suspect. */
+        put_text("etc/tuned/active_profile", "");
+        ck_assert_int_eq(find(HVT_ATTR_READ_AHEAD_KB).tuned, 812);
+}
+END_TEST
+
 START_TEST(test_waagent) {
         struct hvt_suspects s;
         char text[256];
@@ -264,6 +284,7 @@ int main(void) {
         tcase_add_test(tc, test_rule_read_cap);
         tcase_add_test(tc, test_rule_total_cap);
         tcase_add_test(tc, test_tuned);
+        tcase_add_test(tc, test_tuned_profile);
         tcase_add_test(tc, test_waagent);
         tcase_add_test(tc, test_bad_root);
         suite_add_tcase(s, tc);

@@ -170,7 +170,11 @@ EOF
 udevadm control --reload
 
 # A disk that is not Hyper-V's, beside them: hvtuned must never touch it.
-modprobe scsi_debug dev_size_mb=8 || fail "no scsi_debug"
+# With the optimal I/O size of Azure's NVMe accelerator (32 MiB): the NVMe stage backs its
+# namespaces with more disks of this module (tests/vm/nvme-stage.sh, nvme_backing). sd takes
+# an optimal transfer length only up to the maximum (sd_validate_opt_xfer_size()), which
+# scsi_debug reports as its store's size: 64 MiB of 4096-byte blocks is above 8192 of them.
+modprobe scsi_debug dev_size_mb=64 sector_size=4096 opt_blks=8192 || fail "no scsi_debug"
 settle
 other=$(basename "$(dirname "$(echo /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*:0:0:0/block/*/dev)")")
 [ -e "/sys/block/$other" ] || fail "no scsi_debug disk"

@@ -73,7 +73,7 @@ case $VM_SERIES in
 esac
 echo "VMTEST_NVME_LAYOUT=$nvme_layout" >> "$stage/vmtest-files/env"
 echo "VMTEST_NVME_TRANSPORT=$nvme_transport" >> "$stage/vmtest-files/env"
-cp "$here/nvme-stage.sh" "$stage/vmtest-files/nvme-stage.sh"
+cp "$here/nvme-stage.sh" "$here/nvme-events.sh" "$stage/vmtest-files/"
 nvme_args=()
 [ "$nvme_layout" = heads ] || nvme_args+=(--append nvme_core.multipath=N)
 # The decoy: QEMU's NVMe controller ("QEMU NVMe Ctrl"), on every kernel, from boot.

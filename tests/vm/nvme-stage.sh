@@ -9,9 +9,10 @@
 #   - the decoy: QEMU's `-device nvme` (tests/vm/daemon.sh), model "QEMU NVMe Ctrl", which
 #     hvtuned must never touch;
 #   - Azure's controllers: the kernel's NVMe target (nvmet, configfs) with the subsystem's
-#     attr_model set to "MSFT NVMe Accelerator v1.0" (nsid 1 the OS disk, nsid 2 data LUN 0)
-#     and to "Microsoft NVMe Direct Disk v2" (nsid 1, the local disk), on tmpfs files,
-#     connected through the host's fabrics driver by a write to /dev/nvme-fabrics (nvme-cli is
+#     attr_model set to "MSFT NVMe Accelerator v1.0" (nsid 1 the OS disk, nsid 2 data LUN 0,
+#     on scsi_debug disks whose optimal I/O size of 32 MiB nvmet passes on as NOWS, as
+#     Azure's accelerator reports it: the kernel then sets read-ahead 65536 itself) and to
+#     "Microsoft NVMe Direct Disk v2" (nsid 1, the local disk, on a tmpfs file), connected through the host's fabrics driver by a write to /dev/nvme-fabrics (nvme-cli is
 #     not in the releases' roots): nvme-loop where Debian builds it, else nvmet-tcp and
 #     nvme-tcp over the guest's loopback.
 # One layout a kernel (/vmtest-files/env, from daemon.sh): VMTEST_NVME_LAYOUT "heads" (native
@@ -22,6 +23,9 @@
 # VMTEST_NVME_TRANSPORT "loop" or "tcp". Only the transports with a blk-mq timeout handler
 # (tcp, pci) have queue/io_timeout; nvme-loop's queues and every head have none
 # (/work/perf/nvme-facts.md has the table per kernel).
+
+# shellcheck source=tests/vm/nvme-events.sh
+. /vmtest-files/nvme-events.sh
 
 NVMET=/sys/kernel/config/nvmet
 NQN_ACCEL=nqn.2014-08.org.hvtuned.vmtest:accelerator
@@ -91,9 +95,24 @@ of() { grep "^/sys/class/block/$1/queue/" "$2"; }
 qattr() { rd "/sys/class/block/$1/queue/$2"; }
 qsched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/class/block/$1/queue/scheduler"; }
 
-# nvmet_subsystem NQN MODEL NSID...: a subsystem any host may connect to, with that model
-# (set before any host connects: nvmet refuses it after) and a namespace of 16 MiB on tmpfs
-# (buffered_io: tmpfs before 6.6 has no O_DIRECT) for each NSID, exported on port 1.
+# nvmet_ns NQN NSID BACKING: a namespace of that subsystem, enabled: on a block device
+# (nvmet's bdev backend, which passes the device's optimal I/O size on as NOWS), or on a file
+# of 16 MiB on tmpfs (buffered_io: tmpfs before 6.6 has no O_DIRECT).
+nvmet_ns() {
+        local n=$NVMET/subsystems/$1/namespaces/$2
+        if [[ $3 != /dev/* ]]; then
+                truncate -s 16M "$3" || fail "no backing file $3"
+        fi
+        mkdir "$n" && printf %s "$3" > "$n/device_path" || fail "nvmet: cannot make namespace $2 of $1 on $3"
+        if [[ $3 != /dev/* ]]; then
+                echo 1 > "$n/buffered_io" || fail "nvmet: buffered_io"
+        fi
+        echo 1 > "$n/enable" || fail "nvmet: cannot enable namespace $2 of $1 on $3"
+}
+
+# nvmet_subsystem NQN MODEL NSID:BACKING...: a subsystem any host may connect to, with that
+# model (set before any host connects: nvmet refuses it after) and those namespaces, exported
+# on port 1.
 nvmet_subsystem() {
         local nqn=$1 model=$2 s n
         shift 2
@@ -104,13 +123,32 @@ nvmet_subsystem() {
         echo "$model" > "$s/attr_model" || fail "nvmet: cannot set attr_model '$model'"
         [ "$(rd "$s/attr_model")" = "$model" ] || fail "nvmet: attr_model reads '$(rd "$s/attr_model")'"
         for n in "$@"; do
-                truncate -s 16M "/tmp/nvmet-${nqn##*:}-$n" || fail "no backing file"
-                mkdir "$s/namespaces/$n" &&
-                        printf %s "/tmp/nvmet-${nqn##*:}-$n" > "$s/namespaces/$n/device_path" &&
-                        echo 1 > "$s/namespaces/$n/buffered_io" &&
-                        echo 1 > "$s/namespaces/$n/enable" || fail "nvmet: cannot enable namespace $n of $nqn"
+                nvmet_ns "$nqn" "${n%%:*}" "${n#*:}"
         done
         ln -s "$s" "$NVMET/ports/1/subsystems/$nqn" || fail "nvmet: cannot export $nqn on port 1"
+}
+
+# nvme_backing N: N more scsi_debug disks, as the accelerator's namespaces' backing: the
+# module was loaded (daemon-inside.sh's stage 1) with sector_size=4096 opt_blks=8192, an
+# optimal I/O size of 32 MiB, what Azure's accelerator reports (NOWS 65535 at 512-byte
+# blocks). Sets nvme_backing to their names. A tmpfs file reports none, and the kernel then
+# sets nothing of its own.
+nvme_backing() {
+        local d before=" " p=/sys/bus/pseudo/drivers/scsi_debug n=0
+        [ "$(rd /sys/module/scsi_debug/parameters/sector_size) $(rd /sys/module/scsi_debug/parameters/opt_blks)" = "4096 8192" ] ||
+                fail "scsi_debug is not loaded with sector_size=4096 opt_blks=8192"
+        for d in $p/adapter*/host*/target*/*/block/*; do before+="${d##*/} "; done
+        echo "$1" > $p/add_host || fail "scsi_debug: cannot add $1 hosts"
+        settle
+        nvme_backing=""
+        for d in $p/adapter*/host*/target*/*/block/*; do
+                [[ $before == *" ${d##*/} "* ]] || { nvme_backing+="${d##*/} "; n=$((n + 1)); }
+        done
+        [ $n = "$1" ] || fail "scsi_debug: $n new disks ($nvme_backing), not $1"
+        for d in $nvme_backing; do
+                [ "$(rd "/sys/block/$d/queue/optimal_io_size")" = 33554432 ] ||
+                        fail "scsi_debug's $d: optimal_io_size $(rd "/sys/block/$d/queue/optimal_io_size"), not 32 MiB"
+        done
 }
 
 # nvme_connect NQN: the host connects to it, as nvme-cli's connect would (one write of the
@@ -143,8 +181,12 @@ nvme_standin() {
                         echo 127.0.0.1 > $NVMET/ports/1/addr_traddr && echo 4420 > $NVMET/ports/1/addr_trsvcid ||
                         fail "nvmet: cannot set up the tcp port"
         fi
-        nvmet_subsystem $NQN_ACCEL "$MODEL_ACCEL" 1 2
-        nvmet_subsystem $NQN_LOCAL "$MODEL_LOCAL" 1
+        # Four: nsid 1 and 2 now, and the two attached later (nvme_controls, nvme_events).
+        nvme_backing 4
+        set -- $nvme_backing
+        nvme_spare="$3 $4"
+        nvmet_subsystem $NQN_ACCEL "$MODEL_ACCEL" "1:/dev/$1" "2:/dev/$2"
+        nvmet_subsystem $NQN_LOCAL "$MODEL_LOCAL" "1:/tmp/nvmet-direct-disk-1"
         # What the kernel says of the new devices: a hidden path device must say nothing.
         udevadm monitor -k -s block > /tmp/nvme-monitor 2>&1 &
         local monitor=$!
@@ -207,6 +249,13 @@ nvme_facts() {
                 esac
                 [ "$(rd "/sys/class/block/$d/hidden")" = 0 ] || fail "$d is hidden"
         done
+        # Azure's accelerator as the kernel itself reads it: an optimal I/O size of 32 MiB, and
+        # read-ahead twice that, set by the kernel (blk_queue_io_opt() before 6.11, the limits
+        # commit's blk_apply_bdi_limits() since), not by anyone here.
+        for d in $nvme_os $nvme_data; do
+                [ "$(qattr "$d" optimal_io_size) $(qattr "$d" read_ahead_kb)" = "33554432 65536" ] ||
+                        fail "$d: optimal_io_size and read_ahead_kb $(qattr "$d" optimal_io_size) $(qattr "$d" read_ahead_kb), want 33554432 65536 (the kernel's)"
+        done
         [ "$(rd "/sys/class/block/$nvme_os/nsid") $(rd "/sys/class/block/$nvme_data/nsid")" = "1 2" ] ||
                 fail "the accelerator's namespaces are not nsid 1 and 2"
         if [ "$VMTEST_NVME_LAYOUT" = heads ]; then
@@ -228,18 +277,17 @@ nvme_facts() {
                 grep -q "add .*/$d (block)" /tmp/nvme-monitor || fail "no add uevent for $d: $(cat /tmp/nvme-monitor)"
         done
         n=$(find /sys/class/block/"$nvme_os"/queue/ -maxdepth 1 -type f | wc -l)
-        ok "NVMe stand-in ($VMTEST_NVME_LAYOUT over $VMTEST_NVME_TRANSPORT): accelerator nsid 1 $nvme_os, nsid 2 $nvme_data, Direct Disk v2 $nvme_local ($n queue/ files)${nvme_paths:+, hidden paths $nvme_paths(no dev, no uevent)}; decoy $nvme_decoy"
+        ok "NVMe stand-in ($VMTEST_NVME_LAYOUT over $VMTEST_NVME_TRANSPORT): accelerator nsid 1 $nvme_os, nsid 2 $nvme_data (on scsi_debug: optimal_io_size 32 MiB, the kernel's read_ahead_kb 65536), Direct Disk v2 $nvme_local ($n queue/ files)${nvme_paths:+, hidden paths $nvme_paths(no dev, no uevent)}; decoy $nvme_decoy"
 }
 
 # The operator's settings that hvtuned must give back, and that show a write where none
-# belongs: Azure v6's 64 MiB read-ahead on the OS disk, 64 KiB (below the ceiling) on the data
-# disk, the local disk at the kernel's 128; the decoy at 64 MiB with mq-deadline; on heads
+# belongs: the kernel's 64 MiB read-ahead kept on the OS disk (Azure v6's), 64 KiB (below the
+# ceiling) on the data disk, the local disk at the kernel's 128; the decoy at 64 MiB with mq-deadline; on heads
 # their hidden path devices at 4096 KiB with mq-deadline; on the direct layout the OS disk at
 # mq-deadline with 100 requests (the switch to none resets them: a knock-on to put back).
 nvme_operator() {
         local d
-        echo 65536 > "/sys/class/block/$nvme_os/queue/read_ahead_kb" &&
-                echo 64 > "/sys/class/block/$nvme_data/queue/read_ahead_kb" &&
+        echo 64 > "/sys/class/block/$nvme_data/queue/read_ahead_kb" &&
                 echo 65536 > "/sys/class/block/$nvme_decoy/queue/read_ahead_kb" &&
                 echo mq-deadline > "/sys/class/block/$nvme_decoy/queue/scheduler" || fail "the operator's settings"
         if [ "$VMTEST_NVME_LAYOUT" = heads ]; then
@@ -301,15 +349,17 @@ nvme_untouched() {
         done
 }
 
-# nvme_expect WHEN SCHED_NONE NOMERGES: the Azure namespaces as hvtuned's defaults make them:
-# read_ahead_kb at most 128 (65536 lowered, 64 and 128 kept); io_timeout 240000 where the
+# nvme_expect WHEN SCHED_NONE NOMERGES [READ_AHEAD]: the Azure namespaces as hvtuned's defaults
+# make them: read_ahead_kb at most 128 (READ_AHEAD of the OS, data and local disk; default
+# "128 64 128": 65536 lowered, 64 and 128 kept); io_timeout 240000 where the
 # namespace has one (the direct layout over tcp; a head never has one); on the direct layout
 # the OS disk's scheduler none when SCHED_NONE is 1, else the operator's mq-deadline with its
 # 100 requests; nomerges NOMERGES.
 nvme_expect() {
         local d got want
         got="$(qattr "$nvme_os" read_ahead_kb) $(qattr "$nvme_data" read_ahead_kb) $(qattr "$nvme_local" read_ahead_kb)"
-        [ "$got" = "128 64 128" ] || fail "$1: read_ahead_kb of $nvme_os $nvme_data $nvme_local: $got, want 128 64 128"
+        want=${4:-128 64 128}
+        [ "$got" = "$want" ] || fail "$1: read_ahead_kb of $nvme_os $nvme_data $nvme_local: $got, want $want"
         for d in $nvme_os $nvme_data $nvme_local; do
                 if [ -e "/sys/class/block/$d/queue/io_timeout" ]; then
                         [ "$(qattr "$d" io_timeout)" = 240000 ] || fail "$1: $d's io_timeout is $(qattr "$d" io_timeout), not 240000"
@@ -325,9 +375,10 @@ nvme_expect() {
 }
 
 # nvme_restored WHEN: after stop every queue/ file of every NVMe block device exactly as
-# before hvtuned, knock-ons (nr_requests after the scheduler) included, and no record left.
+# before hvtuned, knock-ons (nr_requests after the scheduler) included, and no record left. A
+# device attached since (nvme_events') has no lines before: it is left out.
 nvme_restored() {
-        nvme_snapshot > /tmp/nvme.after
+        nvme_snapshot | awk -F/ 'NR == FNR { had[$5]; next } $5 in had' /tmp/nvme.before - > /tmp/nvme.after
         if ! diff -u /tmp/nvme.before /tmp/nvme.after; then
                 fail "$1: after stop an NVMe queue/ file differs from what the operator left"
         fi
@@ -336,7 +387,8 @@ nvme_restored() {
 
 # hvtuned on them: once with no configuration file (the platform defaults and the scheduler
 # none), once with a file that names another attribute (the platform defaults still apply,
-# the scheduler is the operator's).
+# the scheduler is the operator's) and a short verify_interval, through the kernel's events
+# (tests/vm/nvme-events.sh).
 nvme_tuned() {
         local d t0=$SECONDS io="" got want
         for d in $nvme_os $nvme_data $nvme_local; do
@@ -374,17 +426,8 @@ nvme_tuned() {
         [ "$VMTEST_NVME_LAYOUT" = heads ] || what=", scheduler none (nr_requests put back at stop)"
         ok "NVMe, no configuration file: read_ahead_kb 65536 -> 128 (64 and 128 kept)${io:+,$io}$what, kind and role in the journal${io:+, a warning for each io_timeout put back}; decoy $nvme_decoy${nvme_paths:+ and paths ${nvme_paths% }} untouched; after stop all $(grep -c . /tmp/nvme.after) queue/ files as before"
 
-        config <<'CONF'
-queue = { nomerges = 1; };
-CONF
-        hvtuned_start "for NVMe, with a configuration file"
-        wait_until 30 "$nvme_local's nomerges" '[ "$(qattr "$nvme_local" nomerges)" = 1 ]'
-        wait_until 30 "$nvme_os's read-ahead lowered" '[ "$(qattr "$nvme_os" read_ahead_kb)" = 128 ]'
-        settle
-        nvme_expect "a file naming nomerges" 0 1
-        nvme_untouched "a file naming nomerges"
-        hvtuned_stop "NVMe, with a file"
-        nvme_restored "NVMe, with a file"
-        rm -f /etc/hvtuned.conf
-        ok "NVMe, a file naming only nomerges: nomerges 1 and the platform defaults (read-ahead ceiling${io:+,$io}) applied, the operator's scheduler kept; after stop all as before ($((SECONDS - t0)) s)"
+        # The kernel's own re-applications, hvtuned stopped, then in its second life.
+        nvme_controls
+        nvme_events
+        ok "NVMe, the second life: after stop all as before ($((SECONDS - t0)) s)"
 }

@@ -35,6 +35,7 @@ fi
 echo "ok: $suite's lintian reports no error and no warning${suppress:+ (suppressed: $suppress)}"
 sed 's/^/    /' /opt/out/lintian.txt
 
-gcc -std=gnu11 -D_GNU_SOURCE -shared -fPIC -O2 -o /opt/out/hvtuned-sysfs-kernel.so tests/emulate/sysfs-kernel.c -ldl ||
+gcc -std=gnu11 -D_GNU_SOURCE -shared -fPIC -O2 -Ilib -o /opt/out/hvtuned-sysfs-kernel.so tests/emulate/sysfs-kernel.c \
+        lib/readahead-rule.c lib/parse.c -ldl ||
         fail "cannot build the testbed's sysfs shim"
 finish PASS

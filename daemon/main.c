@@ -54,7 +54,7 @@ static void help(void) {
                "      --status        show what hvtuned manages: each disk's attributes (now,\n"
                "                      wanted, original), repairs, hw queues (0 shown, 1 not)\n"
                "      --json          with --status: one JSON object (keys in hvtuned(8))\n"
-               "  -v, --verbose       debug logging\n"
+               "  -v, --verbose       debug logging; with --once, the unchanged attributes too\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                HVTUNED_CONFIG_PATH);

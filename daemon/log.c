@@ -25,7 +25,7 @@
  * (lib/escape.h), and nowhere before. Escaped, no value holds a newline, so every field is
  * the protocol's plain "NAME=value\n".
  *
- * A command (--once, --dry-run, --restore, --check-config, --status) splits its lines as
+ * A command (--once, --dry-run, --restore, --check-config) splits its lines as
  * coreutils and systemctl do, by priority, here and nowhere else: notice and info are what it
  * was asked to report (each attribute's line, the disks found, the summary, "valid"), on
  * stdout, so that `hvtuned --dry-run | less` shows the plan; warning and worse (a refused

@@ -35,7 +35,7 @@ struct hvt_log {
  * never blocks: an entry a journald that does not read has no room for waits, up to a limit;
  * those past it are counted and the count is logged once journald has read the rest. */
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);
-/* A command's log (--once, --dry-run, --restore, --check-config, --status): what it was asked
+/* A command's log (--once, --dry-run, --restore, --check-config): what it was asked
  * to report, notice and info, goes to stdout; diagnostics, warnings and worse and -v's debug,
  * stay on stderr. The daemon's lines all stay where hvt_log_init() put them. */
 void hvt_log_report_to_stdout(struct hvt_log *log);

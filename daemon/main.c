@@ -234,9 +234,9 @@ int main(int argc, char *argv[]) {
         }
 
         if (mode == MODE_STATUS) {
-                /* Errors and warnings on stderr; stdout is the report, which show.c writes. */
+                /* stdout is the report, which show.c writes: every line of the log is a
+                 * diagnostic here, on stderr (-v's info and debug too, never in the JSON). */
                 hvt_log_init(&d.log, level == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING, false);
-                hvt_log_report_to_stdout(&d.log);
                 r = hvt_show_status(&d, json);
                 hvt_daemon_done(&d);
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -586,11 +586,22 @@ static gpointer read_notes(gpointer userdata) {
         return NULL;
 }
 
+/* Whether args make hvtuned a command (log.c: its report on stdout), not the daemon. */
+static bool is_command(const char *const *args) {
+        static const char *const commands[] = { "--once", "--dry-run", "--restore", "--check-config", "--status" };
+
+        for (; args && *args; args++)
+                for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+                        if (strcmp(*args, commands[i]) == 0)
+                                return true;
+        return false;
+}
+
 void hvtuned_launch(struct hv_run *run, const char *const *args) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
 
-        *run = (struct hv_run) {};
+        *run = (struct hv_run) { .command = is_command(args) };
         snprintf(run->notify_path, sizeof(run->notify_path), "/tmp/hvtuned-notify.%d", getpid());
         snprintf(run->err_path, sizeof(run->err_path), "/tmp/hvtuned-err.%d", getpid());
         snprintf(run->out_path, sizeof(run->out_path), "/tmp/hvtuned-out.%d", getpid());
@@ -715,7 +726,8 @@ char *hvtuned_stop(struct hv_run *run) {
 static void run_done(struct hv_run *run) {
         /* The daemon's lines are all the journal's, or stderr's: a command's report is what
          * goes to stdout (log.c). */
-        ck_assert_str_eq(slurp(run->out_path), "");
+        if (!run->command)
+                ck_assert_str_eq(slurp(run->out_path), "");
         unlink(run->out_path);
         ck_assert_int_eq(eventfd_write(run->stop_fd, 1), 0);
         g_thread_join(run->reader);

@@ -20,7 +20,8 @@ struct hv_run {
         GAsyncQueue *notes;     /* the notifications read, oldest first */
         char notify_path[108];
         char err_path[64];
-        char out_path[64];      /* stdout, which stays empty (run_done()) */
+        char out_path[64];      /* stdout: a daemon's stays empty (run_done()) */
+        bool command;           /* --once or another command, which reports on stdout */
         char status[512];  /* the last STATUS= seen */
 };
 

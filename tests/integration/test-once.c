@@ -599,6 +599,12 @@ START_TEST(test_streams) {
         assert_contains(out, "sdc queue/scheduler: bfq -> none (would apply)\n");
         assert_contains(out, " would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        /* Run by a unit (ExecStartPre=, a oneshot), stdout and stderr are journald's one stream:
+         * each line, stdout's too, carries its priority. */
+        hvtuned_log_to_journal(true);
+        ck_assert_int_eq(hvtuned_run(dry, &err), 0);
+        hvtuned_log_to_journal(false);
+        assert_contains(err, "\n<6>sda queue/scheduler: mq-deadline -> none (would apply)\n");
 
         /* The verdict on stdout; a refused file on stderr, and nothing on stdout. */
         ck_assert_int_eq(hvtuned_run_out(check, &out, &err), 0);

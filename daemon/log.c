@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the journal/stderr split and log levels, the journal's native protocol, escaping what
- * they carry, and holding a disk's lines on stderr for one write.
+/* Owns: the journal/stderr split and log levels, a command's stdout/stderr split, the journal's
+ * native protocol, escaping what they carry, and holding a disk's lines for one write.
  *
  * Journal detection follows systemd's contract: JOURNAL_STREAM names the device and inode of
  * the stream it connected to stderr, so a redirected stderr is never mistaken for journald.
@@ -23,7 +23,14 @@
  * A message and its fields hold text hvtuned does not control (file names, what sysfs and the
  * configuration say): every stderr line, MESSAGE and field value is escaped here, whole
  * (lib/escape.h), and nowhere before. Escaped, no value holds a newline, so every field is
- * the protocol's plain "NAME=value\n". */
+ * the protocol's plain "NAME=value\n".
+ *
+ * A command (--once, --dry-run, --restore, --check-config) splits its lines as
+ * coreutils and systemctl do, by priority, here and nowhere else: notice and info are what it
+ * was asked to report (each attribute's line, the disks found, the summary, "valid"), on
+ * stdout, so that `hvtuned --dry-run | less` shows the plan; warning and worse (a refused
+ * file, a failed write, "needs root", a neighbour) and -v's debug lines are diagnostics, on
+ * stderr, so that `hvtuned --once >/dev/null` still shows what went wrong. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -73,6 +80,7 @@ struct hvt_log_journal {
  * system calls, a tenth of what a disk cost at coldplug. PIPE_BUF: a pipe takes it whole. */
 struct hvt_log_held {
         unsigned depth;
+        int fd;      /* the stream the lines held are for */
         size_t len;
         char buf[PIPE_BUF];
 };
@@ -105,14 +113,14 @@ static int fields_add(struct fields *f, const char *name, size_t name_len, const
         return 0;
 }
 
-static bool stderr_is_journal(void) {
+static bool stream_is_journal(int fd) {
         const char *e = getenv("JOURNAL_STREAM");
         uint64_t dev, ino;
         struct stat st;
 
         if (!e || sscanf(e, "%" SCNu64 ":%" SCNu64, &dev, &ino) != 2)
                 return false;
-        if (fstat(STDERR_FILENO, &st) < 0)
+        if (fstat(fd, &st) < 0)
                 return false;
         return (uint64_t) st.st_dev == dev && (uint64_t) st.st_ino == ino;
 }
@@ -145,10 +153,12 @@ void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
 
         *log = (struct hvt_log) {
                 .max_level = max_level,
-                .journal = stderr_is_journal(),
+                .journal = stream_is_journal(STDERR_FILENO),
                 /* NULL (out of memory): every line goes out at once. */
                 .held = calloc(1, sizeof(struct hvt_log_held)),
         };
+        if (log->held)
+                log->held->fd = STDERR_FILENO;
         if (!log->journal || !allow_journal)
                 return;
         /* Failing, every entry goes to the stream. A journald not there yet (-ENOENT) or gone
@@ -166,6 +176,12 @@ void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal) {
         log->journald = j;
 }
 
+void hvt_log_report_to_stdout(struct hvt_log *log) {
+        log->report_stdout = true;
+        /* A command run by a unit: stdout is journald's stream too, with systemd's defaults. */
+        log->stdout_journal = stream_is_journal(STDOUT_FILENO);
+}
+
 int hvt_log_attach(struct hvt_log *log, struct hvt_event *e) {
         return log->journald ? hvt_dgram_attach(&log->journald->socket, e) : 0;
 }
@@ -181,28 +197,29 @@ static void say_dropped_at_exit(uint64_t n) {
         (void) send(STDERR_FILENO, line, (size_t) len, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Once stderr's reader is gone (EPIPE: the pipe's reader exited, or journald's stream was
- * closed), there is no more stderr: /dev/null takes its place, so that no later line fails
- * again, and descriptor 2 is never closed (the next open would get it). */
-static void stderr_gone(void) {
+/* Once a stream's reader is gone (EPIPE: the pipe's reader exited, as `hvtuned --dry-run |
+ * head -3`'s does, or journald's stream was closed), there is no more of it: /dev/null takes
+ * its place, so that no later line fails again, and its descriptor is never closed (the next
+ * open would get it). */
+static void stream_gone(int stream) {
         int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
         if (fd < 0)
                 return;
-        (void) dup2(fd, STDERR_FILENO);
-        if (fd != STDERR_FILENO)
+        (void) dup2(fd, stream);
+        if (fd != stream)
                 close(fd);
-        clearerr(stderr);
+        clearerr(stream == STDOUT_FILENO ? stdout : stderr);
 }
 
-static void write_stderr(const char *data, size_t len) {
+static void write_stream(int stream, const char *data, size_t len) {
         while (len > 0) {
-                ssize_t n = write(STDERR_FILENO, data, len);
+                ssize_t n = write(stream, data, len);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 && errno == EPIPE)
-                        stderr_gone();
+                        stream_gone(stream);
                 if (n <= 0)
                         return;  /* nowhere else to say it */
                 data += n;
@@ -211,7 +228,7 @@ static void write_stderr(const char *data, size_t len) {
 }
 
 static void flush_held(struct hvt_log_held *h) {
-        write_stderr(h->buf, h->len);
+        write_stream(h->fd, h->buf, h->len);
         h->len = 0;
 }
 
@@ -293,15 +310,23 @@ static int send_journal(const struct hvt_log *log, int prio, int error, const ch
         return r < 0 ? r : 0;
 }
 
-/* One line; with the syslog prefix "<prio>" when stderr is journald's stream, whose protocol
+/* The stream of a line at prio: notice and info are a command's report, the rest diagnostics
+ * (see the top of this file). The daemon's lines all stay on stderr. */
+static int stream_of(const struct hvt_log *log, int prio) {
+        return log->report_stdout && (prio == LOG_NOTICE || prio == LOG_INFO) ? STDOUT_FILENO : STDERR_FILENO;
+}
+
+/* One line; with the syslog prefix "<prio>" when its stream is journald's, whose protocol
  * reads the priority from it (SyslogLevelPrefix=, on by default). Held while a disk's pass
- * runs, but a warning or worse, which takes what was held out with it at once. */
-static void send_stderr(const struct hvt_log *log, int prio, const char *message) {
+ * runs, but a warning or worse, which takes what was held out with it at once, and a line
+ * for the other stream, which does too: on a terminal the two keep their order. */
+static void send_stream(const struct hvt_log *log, int prio, const char *message) {
         char line[HVT_ESCAPED_SIZE(MESSAGE_MAX) + sizeof("<7>\n")], *p = line;
         struct hvt_log_held *h = log->held;
+        int fd = stream_of(log, prio);
         size_t len, room, n;
 
-        if (log->journal)
+        if (fd == STDOUT_FILENO ? log->stdout_journal : log->journal)
                 p += sprintf(p, "<%d>", prio);
         room = (size_t) (line + sizeof(line) - 1 - p);  /* and the newline */
         n = hvt_escape(p, room, message);
@@ -310,15 +335,16 @@ static void send_stderr(const struct hvt_log *log, int prio, const char *message
         len = (size_t) (p - line);
 
         if (h && h->depth > 0 && prio > LOG_WARNING && len <= sizeof(h->buf)) {
-                if (h->len + len > sizeof(h->buf))
+                if (h->len + len > sizeof(h->buf) || (h->len > 0 && h->fd != fd))
                         flush_held(h);
+                h->fd = fd;
                 memcpy(h->buf + h->len, line, len);
                 h->len += len;
                 return;
         }
         if (h)
                 flush_held(h);
-        write_stderr(line, len);
+        write_stream(fd, line, len);
 }
 
 void hvt_log_hold(const struct hvt_log *log) {
@@ -346,12 +372,12 @@ int hvt_log_structv(const struct hvt_log *log, int prio, int error, const char *
                 errno = saved;
 
                 if (!log->journal)
-                        send_stderr(log, prio, message);
+                        send_stream(log, prio, message);
                 else if (!log->journald || send_journal(log, prio, error, message_id, fields, message) < 0)
                         /* journald's socket not there or not listening yet (it starts, or
                          * restarts): stderr is its stream, which it reads when it is back. The
                          * entry keeps its priority, not its fields. */
-                        send_stderr(log, prio, message);
+                        send_stream(log, prio, message);
         }
         return -abs(error);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: where messages go (journal or stderr) and at which level. Structured entries take
- * a list of extra "FIELD=value" strings. */
+/* Owns: where messages go (journal, stdout or stderr) and at which level. Structured entries
+ * take a list of extra "FIELD=value" strings. */
 #pragma once
 
 #include <stdarg.h>
@@ -15,6 +15,10 @@ struct hvt_log_journal;
 struct hvt_log {
         int max_level;  /* LOG_INFO, or LOG_DEBUG with -v */
         bool journal;   /* stderr is journald's stream: its lines carry their priority */
+        /* Notice and info lines on stdout, a command's report (hvt_log_report_to_stdout()),
+         * not stderr; stdout_journal: stdout is journald's stream. */
+        bool report_stdout;
+        bool stdout_journal;
         /* When journal and allowed: journald's socket for structured entries, and those that
          * wait for it (log.c); NULL if not. A pointer, so that a const struct hvt_log can
          * still send. */
@@ -31,6 +35,10 @@ struct hvt_log {
  * never blocks: an entry a journald that does not read has no room for waits, up to a limit;
  * those past it are counted and the count is logged once journald has read the rest. */
 void hvt_log_init(struct hvt_log *log, int max_level, bool allow_journal);
+/* A command's log (--once, --dry-run, --restore, --check-config): what it was asked
+ * to report, notice and info, goes to stdout; diagnostics, warnings and worse and -v's debug,
+ * stay on stderr. The daemon's lines all stay where hvt_log_init() put them. */
+void hvt_log_report_to_stdout(struct hvt_log *log);
 /* Once the loop exists: entries that wait are sent when journald has room, from e (before,
  * only as the next entry is sent). 0 or -errno. */
 int hvt_log_attach(struct hvt_log *log, struct hvt_event *e);
@@ -43,7 +51,7 @@ static inline bool hvt_log_fields_wanted(const struct hvt_log *log) {
         return log->journald;
 }
 
-/* From hvt_log_hold() to the matching hvt_log_release(), lines on stderr at LOG_NOTICE and
+/* From hvt_log_hold() to the matching hvt_log_release(), lines on a stream at LOG_NOTICE and
  * below are held and go out together: a disk's pass says what it found and did in one
  * write(2). A warning or worse goes out at once, with what was held before it. Nested holds
  * end at the outermost release; hvt_log_done() writes what is left. */

@@ -54,7 +54,7 @@ static void help(void) {
                "      --status        show what hvtuned manages: each disk's attributes (now,\n"
                "                      wanted, original), repairs, hw queues (0 shown, 1 not)\n"
                "      --json          with --status: one JSON object (keys in hvtuned(8))\n"
-               "  -v, --verbose       debug logging\n"
+               "  -v, --verbose       debug logging; with --once, the unchanged attributes too\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                HVTUNED_CONFIG_PATH);
@@ -234,7 +234,8 @@ int main(int argc, char *argv[]) {
         }
 
         if (mode == MODE_STATUS) {
-                /* Errors and warnings on stderr, never the dry run's lines: stdout is the report. */
+                /* stdout is the report, which show.c writes: every line of the log is a
+                 * diagnostic here, on stderr (-v's info and debug too, never in the JSON). */
                 hvt_log_init(&d.log, level == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING, false);
                 r = hvt_show_status(&d, json);
                 hvt_daemon_done(&d);
@@ -243,8 +244,9 @@ int main(int argc, char *argv[]) {
 
         if (mode == MODE_RESTORE) {
                 /* The records say what goes back, not the configuration: a file that no longer
-                 * loads must not keep the originals out. On stderr, like --once. */
+                 * loads must not keep the originals out. Its lines split as --once's. */
                 hvt_log_init(&d.log, level, false);
+                hvt_log_report_to_stdout(&d.log);
                 d.once = true;
                 r = hvt_undo(&d);
                 hvt_daemon_done(&d);
@@ -253,8 +255,11 @@ int main(int argc, char *argv[]) {
 
         d.once = mode != MODE_DAEMON;
         d.kernel_version = hvt_writer_kernel_version();
-        /* --once and --check-config answer the person who ran them, on stderr. */
+        /* --once and --check-config answer the person who ran them: the report on stdout, the
+         * diagnostics on stderr (log.c). The daemon's lines all go to the journal, or stderr. */
         hvt_log_init(&d.log, level, mode == MODE_DAEMON);
+        if (mode != MODE_DAEMON)
+                hvt_log_report_to_stdout(&d.log);
 
         r = hvt_load_config(&d);
         if (mode == MODE_CHECK_CONFIG) {

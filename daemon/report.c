@@ -218,7 +218,9 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
         size_t n_optional = 0;
         int prio = outcome_log[r->outcome].prio;
 
-        if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO))
+        /* --once reports what it changed or could not: an unchanged attribute only with -v,
+         * then at info, a line of the report (stdout) as the others are, not a debug one. */
+        if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO) && log->max_level >= LOG_DEBUG)
                 prio = LOG_INFO;
         if (flags & HVT_REPORT_REPEATED)
                 prio = LOG_DEBUG;

@@ -12,7 +12,7 @@
 #include "track.h"
 
 enum {
-        HVT_REPORT_UNCHANGED_INFO = 1 << 0,  /* --once: unchanged at info, not debug */
+        HVT_REPORT_UNCHANGED_INFO = 1 << 0,  /* --once: unchanged at info with -v, else debug */
         HVT_REPORT_REPEATED       = 1 << 1,  /* the same failure as last time: debug only */
         /* A repair: who wrote the value it undid (track.h's enum hvt_writer). */
         HVT_REPORT_BY_KERNEL      = 1 << 2,

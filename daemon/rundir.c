@@ -88,6 +88,10 @@ static void refused(struct hvt_daemon *d, const char *path, int error, const cha
                               "only, and a restart forgets them", path, why);
 }
 
+int hvt_rundir_needs_root(const struct hvt_log *log, const char *option, const char *what) {
+        return hvt_log_errno(log, LOG_ERR, -EACCES, "hvtuned %s needs root: %s is root's alone", option, what);
+}
+
 int hvt_rundir_said_held(const struct hvt_log *log, int error, const char *path, const struct hvt_rundir_holder *h,
                          const char *what) {
         if (h->pid > 0)
@@ -167,9 +171,10 @@ int hvt_rundir_open(struct hvt_daemon *d) {
                         (void) hvt_rundir_holder(held, 0, &h);
                 close(held);
                 d->state_fd = d->lock_fd = -EBADF;
+                /* Named as --restore names it (undo.c): the pid the operator may look for. */
                 if (r == -EWOULDBLOCK && h.hvtuned)
-                        return hvt_log_errno(&d->log, LOG_ERR, r, "Another hvtuned is running (it holds %s): "
-                                             "reload it (systemctl reload hvtuned) instead", path);
+                        return hvt_log_errno(&d->log, LOG_ERR, r, "%s is running (it holds %s): "
+                                             "reload it (systemctl reload hvtuned) instead", h.name, path);
                 if (r == -EWOULDBLOCK)
                         return hvt_rundir_said_held(&d->log, r, path, &h, "hvtuned does not run while it does");
                 return hvt_log_errno(&d->log, LOG_ERR, r, "Cannot lock %s: %m", path);

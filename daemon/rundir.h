@@ -49,6 +49,11 @@ struct hvt_rundir_holder {
  * holds none, or -errno when /proc/locks cannot be read. */
 int hvt_rundir_holder(int fd, pid_t pid, struct hvt_rundir_holder *ret);
 
+/* Says that a command (option: "--status", "--restore") run by another user met what root's
+ * daemon keeps to itself (what: a path): "hvtuned --restore needs root: /run/hvtuned is root's
+ * alone". Returns -EACCES. */
+int hvt_rundir_needs_root(const struct hvt_log *log, const char *option, const char *what);
+
 /* Says that h, which is not hvtuned (or not told), keeps path locked: "Cannot lock PATH: PID
  * 1234 (...) holds it, and is not hvtuned: WHAT". Returns error. */
 int hvt_rundir_said_held(const struct hvt_log *log, int error, const char *path, const struct hvt_rundir_holder *h,

@@ -32,7 +32,7 @@
 #define DEVICES_DIR "/sys/devices"
 
 static int needs_root(struct hvt_daemon *d, const char *what) {
-        return hvt_log_errno(&d->log, LOG_ERR, -EACCES, "hvtuned --status needs root: %s is root's alone", what);
+        return hvt_rundir_needs_root(&d->log, "--status", what);
 }
 
 /* The running daemon's state file, parsed into *ret. */

@@ -52,6 +52,10 @@ static int hold(struct hvt_daemon *d, const char *path) {
         if (fd == -ELOOP)
                 return hvt_log_errno(&d->log, LOG_ERR, fd, "%s is a symbolic link: hvtuned keeps no records there, "
                                      "and restores none from it", path);
+        /* The unit's RuntimeDirectoryMode=0700: another user was never meant to get in. Said as
+         * --status says it, not as a bare "Permission denied". */
+        if (fd == -EACCES)
+                return hvt_rundir_needs_root(&d->log, "--restore", path);
         if (fd < 0)
                 return hvt_log_errno(&d->log, LOG_ERR, fd, "Cannot open %s: %m", path);
         (void) hvt_rundir_private(&d->log, fd, path, !dry_run(d));

@@ -19,12 +19,13 @@ export RUNTIME_DIRECTORY
 # Under the setup "valgrind", hvtuned runs under memcheck ($HVTUNED_TEST_VALGRIND, unquoted:
 # a command line).
 # shellcheck disable=SC2086
+# Its report on stdout, its diagnostics on stderr (hvtuned(8), LOGGING).
 LD_PRELOAD="$shim:${LD_PRELOAD:-}" ${HVTUNED_TEST_VALGRIND:-} "$hvtuned" --once -c "$work/hvtuned.conf" \
-        2> "$work/err" || { cat "$work/err"; echo "hvtuned --once failed"; exit 1; }
-cat "$work/err"
+        > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; echo "hvtuned --once failed"; exit 1; }
+cat "$work/out" "$work/err"
 # The disks hvtuned found with role data: "sdc: found ..., role data" on storvsc,
 # "nvme0n2: found ... (data LUN 0), ..." on NVMe.
-found=$(sed -n 's/^\([a-z0-9]*\): found .*\(, role data$\| (data LUN \).*/\1/p' "$work/err" | sort | tr '\n' ' ')
+found=$(sed -n 's/^\([a-z0-9]*\): found .*\(, role data$\| (data LUN \).*/\1/p' "$work/out" | sort | tr '\n' ' ')
 # shellcheck disable=SC2086 # a list of disk names, split on purpose
 want=$(printf '%s\n' $data | sort | tr '\n' ' ')
 if [ "$found" != "$want" ]; then

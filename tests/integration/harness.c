@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -356,10 +357,13 @@ static int open_output(const char *path) {
 /* Everything is made before posix_spawn and nothing runs between its fork and exec: this
  * process has threads (umockdev's, GLib's), and a forked child that allocated, or opened a
  * file through the preloaded shims, could wait forever on a lock one of them held. */
+/* given_out_fd: stdout's, without out_path; -1 is the test's own, OUT_TO_ERR stderr's. */
+#define OUT_TO_ERR (-2)
 static pid_t spawn_out(const char *const *args, const char *notify, const char *err_path, const char *out_path,
                        int given_out_fd) {
         char **vg = hvtuned_under_valgrind() ? valgrind_argv() : NULL, **env;
-        int err_fd = open_output(err_path), out_fd = out_path ? open_output(out_path) : given_out_fd, r;
+        int err_fd = open_output(err_path), r;
+        int out_fd = out_path ? open_output(out_path) : given_out_fd == OUT_TO_ERR ? err_fd : given_out_fd;
         posix_spawn_file_actions_t actions;
         const char *argv[64];
         size_t n = 0;
@@ -390,6 +394,38 @@ static pid_t spawn_out(const char *const *args, const char *notify, const char *
         if (out_path)
                 close(out_fd);
         return pid;
+}
+
+static void drop_to_nobody(gpointer userdata) {
+        (void) userdata;
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                _exit(99);
+}
+
+int hvtuned_run_as_nobody(const char *const *args, char **out, char **err) {
+        g_autofree char *rt = g_strdup_printf("RUNTIME_DIRECTORY=%s", runtime_dir());
+        const char *envp[] = { rt, NULL }, *argv[16];
+        size_t n = 0;
+        int code = 0;
+
+        if (geteuid() != 0)
+                return -1;
+        argv[n++] = env_or_die("HVTUNED_BIN");
+        for (; args && *args; args++) {
+                ck_assert_uint_lt(n, G_N_ELEMENTS(argv) - 1);
+                argv[n++] = *args;
+        }
+        argv[n] = NULL;
+        ck_assert(g_spawn_sync(NULL, (char **) argv, (char **) envp, 0, drop_to_nobody, NULL, out, err, &code, NULL));
+        hv_keep(*out);
+        hv_keep(*err);
+        /* The wait status checked by hand: g_spawn_check_wait_status() is glib 2.70's. */
+        ck_assert_msg(WIFEXITED(code), "hvtuned as nobody: wait status %d", code);
+        return WEXITSTATUS(code);
+}
+
+pid_t hvtuned_spawn_out(const char *const *args, const char *err_path, const char *out_path) {
+        return spawn_out(args, NULL, err_path, out_path, -1);
 }
 
 static pid_t spawn(const char *const *args, const char *notify, const char *err_path, const char *out_path) {
@@ -473,9 +509,16 @@ int hvtuned_wait_exit(pid_t pid, int timeout_ms) {
 }
 
 int hvtuned_run(const char *const *args, char **err) {
-        char *out;
+        char err_path[] = "/tmp/hvtuned-err.XXXXXX";
+        int fd, r;
 
-        return hvtuned_run_out(args, &out, err);
+        fd = mkstemp(err_path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        r = wait_exit(spawn_out(args, NULL, err_path, NULL, OUT_TO_ERR));
+        *err = slurp(err_path);
+        unlink(err_path);
+        return r;
 }
 
 int hvtuned_run_once(const char *config_text, char **err) {
@@ -543,13 +586,25 @@ static gpointer read_notes(gpointer userdata) {
         return NULL;
 }
 
+/* Whether args make hvtuned a command (log.c: its report on stdout), not the daemon. */
+static bool is_command(const char *const *args) {
+        static const char *const commands[] = { "--once", "--dry-run", "--restore", "--check-config", "--status" };
+
+        for (; args && *args; args++)
+                for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+                        if (strcmp(*args, commands[i]) == 0)
+                                return true;
+        return false;
+}
+
 void hvtuned_launch(struct hv_run *run, const char *const *args) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
 
-        *run = (struct hv_run) {};
+        *run = (struct hv_run) { .command = is_command(args) };
         snprintf(run->notify_path, sizeof(run->notify_path), "/tmp/hvtuned-notify.%d", getpid());
         snprintf(run->err_path, sizeof(run->err_path), "/tmp/hvtuned-err.%d", getpid());
+        snprintf(run->out_path, sizeof(run->out_path), "/tmp/hvtuned-out.%d", getpid());
         unlink(run->notify_path);
         run->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         ck_assert_int_ge(run->notify_fd, 0);
@@ -562,7 +617,7 @@ void hvtuned_launch(struct hv_run *run, const char *const *args) {
         run->notes = g_async_queue_new_full(g_free);
         run->reader = g_thread_new("notify", read_notes, run);
 
-        run->pid = spawn(args, run->notify_path, run->err_path, NULL);
+        run->pid = spawn(args, run->notify_path, run->err_path, run->out_path);
 }
 
 void hvtuned_start(struct hv_run *run, const char *const *args) {
@@ -669,6 +724,11 @@ char *hvtuned_stop(struct hv_run *run) {
 }
 
 static void run_done(struct hv_run *run) {
+        /* The daemon's lines are all the journal's, or stderr's: a command's report is what
+         * goes to stdout (log.c). */
+        if (!run->command)
+                ck_assert_str_eq(slurp(run->out_path), "");
+        unlink(run->out_path);
         ck_assert_int_eq(eventfd_write(run->stop_fd, 1), 0);
         g_thread_join(run->reader);
         g_async_queue_unref(run->notes);

@@ -20,6 +20,8 @@ struct hv_run {
         GAsyncQueue *notes;     /* the notifications read, oldest first */
         char notify_path[108];
         char err_path[64];
+        char out_path[64];      /* stdout: a daemon's stays empty (run_done()) */
+        bool command;           /* --once or another command, which reports on stdout */
         char status[512];  /* the last STATUS= seen */
 };
 
@@ -112,14 +114,22 @@ void config_rewrite(const char *path, const char *text);
 bool record_exists(const char *sysname);
 
 /* Runs hvtuned with args (NULL-terminated) to completion; returns its exit status and puts
- * what it printed on stderr into *err. */
+ * what it printed into *err: stdout and stderr in one file, in the order a terminal shows
+ * them (`2>&1`). A command splits its lines, the report on stdout and the diagnostics on
+ * stderr (log.c); the tests of what it says read both, those of the split (test-once's
+ * test_streams) hvtuned_run_out(). */
 int hvtuned_run(const char *const *args, char **err);
 /* The same for hvtuned --once with a configuration that says config_text. */
 int hvtuned_run_once(const char *config_text, char **err);
-/* The same, with what it printed on stdout in *out. */
+/* The same, with stdout and stderr apart: *out and *err. */
 int hvtuned_run_out(const char *const *args, char **out, char **err);
 /* The same with stdout on out_fd, which stays the caller's (a pipe whose reader is gone). */
 int hvtuned_run_fd(const char *const *args, int out_fd, char **err);
+
+/* Runs hvtuned with args as the user nobody (the test runs as root; -1 when it does not),
+ * with RUNTIME_DIRECTORY alone in its environment: not the test's shims, whose logs nobody
+ * may write. Its exit status, stdout in *out and stderr in *err. */
+int hvtuned_run_as_nobody(const char *const *args, char **out, char **err);
 
 /* With on, every hvtuned started from then on finds JOURNAL_STREAM naming its stderr, as
  * systemd sets it, and sends its entries to the journal's socket instead of stderr. */
@@ -165,6 +175,9 @@ void hvtuned_kill(struct hv_run *run, int sig);
 /* Starts hvtuned with NOTIFY_SOCKET naming notify_path, a socket the test binds and reads as
  * it pleases (or never, as a service manager that is stuck), and stderr into err_path. */
 pid_t hvtuned_spawn_notify(const char *const *args, const char *notify_path, const char *err_path);
+/* Starts hvtuned without a NOTIFY_SOCKET, stderr into err_path and stdout into out_path (the
+ * same path: both into one file, or one pipe). */
+pid_t hvtuned_spawn_out(const char *const *args, const char *err_path, const char *out_path);
 /* Waits up to timeout_ms for pid to exit and checks what it wrote: its wait status, or -1
  * when it is still running. */
 int hvtuned_wait_exit(pid_t pid, int timeout_ms);

@@ -333,9 +333,9 @@ START_TEST(test_once_exit_status) {
 }
 END_TEST
 
-/* `hvtuned --once 2>&1 | head -3`: stderr's reader goes away after three lines. hvtuned
- * (SIGPIPE at its default, as from a shell) still tunes every disk, and its exit status is
- * the tuning's: it died of SIGPIPE after 3 of 6 disks' lines. */
+/* `hvtuned --once 2>&1 | head -3`: the reader of stdout and stderr goes away after three
+ * lines. hvtuned (SIGPIPE at its default, as from a shell) still tunes every disk, and its
+ * exit status is the tuning's: it died of SIGPIPE after 3 of 6 disks' lines. */
 START_TEST(test_stderr_reader_gone) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write(CONFIG), *err_path;
@@ -344,11 +344,11 @@ START_TEST(test_stderr_reader_gone) {
         pid_t pid;
 
         /* Both ends close at exec: the harness opens the write end again by its /proc path for
-         * the child's stderr, and only this process holds the read end. */
+         * the child's stdout and stderr, and only this process holds the read end. */
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
         err_path = g_strdup_printf("/proc/self/fd/%d", p[1]);
         ck_assert(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
-        pid = hvtuned_spawn_notify((const char *const[]) { "--once", "-c", config, NULL }, NULL, err_path);
+        pid = hvtuned_spawn_out((const char *const[]) { "--once", "-c", config, NULL }, err_path, err_path);
         close(p[1]);
         while (lines < 3 && read(p[0], &c, 1) == 1)
                 lines += c == '\n';

@@ -79,7 +79,7 @@ static int once_within(const char *config_text, char **err) {
         const char *args[] = { "--once", "-c", config, NULL };
         g_autofree char *err_path = g_strdup_printf("/tmp/hvtuned-once-err.%d", (int) getpid());
         int timeout_ms = hvtuned_under_valgrind() ? 90000 : 20000;
-        pid_t pid = hvtuned_spawn_notify(args, NULL, err_path);
+        pid_t pid = hvtuned_spawn_out(args, err_path, err_path);
         int status = hvtuned_wait_exit(pid, timeout_ms);
 
         if (status == -1) {
@@ -188,7 +188,8 @@ START_TEST(test_runtime_dir_refused) {
         ck_assert_int_ge(lock, 0);
         ck_assert_int_eq(flock(lock, LOCK_EX | LOCK_NB), 0);
         ck_assert_int_eq(run_once(config, "--once", &err), 1);
-        want = g_strdup_printf("Another hvtuned is running (it holds %s)", path);
+        /* Named as --restore names it: here the holder is this test. */
+        want = g_strdup_printf("hvtuned (pid %d) is running (it holds %s): reload it", (int) getpid(), path);
         assert_contains(err, want);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
         ck_assert_int_eq(close(lock), 0);
@@ -228,7 +229,8 @@ START_TEST(test_azure_scheduler_only) {
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
-        assert_contains(err, "sdb queue/scheduler: none (unchanged)\n");
+        /* What did not change is not said: -v says it (test_unchanged_with_verbose). */
+        ck_assert_ptr_null(strstr(err, "(unchanged)"));
         assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role os\n");
         assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         ck_assert_ptr_null(strstr(err, "sde"));
@@ -263,7 +265,7 @@ START_TEST(test_azure_issue_config) {
         ck_assert_str_eq(testbed_read("sdd", "device/timeout"), "300\n");
         ck_assert_str_eq(testbed_value("sdb", "queue/nr_requests"), "128");
         ck_assert_str_eq(testbed_read("sda", "device/queue_depth"), "254");
-        assert_contains(err, "sdc device/timeout: 180 (unchanged)\n");
+        ck_assert_ptr_null(strstr(err, "sdc device/timeout"));
         assert_contains(err, "sdd device/timeout: 180 -> 300 (applied)\n");
         g_object_unref(tb);
 }
@@ -294,7 +296,7 @@ START_TEST(test_gen1_ide_override) {
         /* The IDE disks (sda, sdb) keep mq-deadline; the SCSI data disk sdd loses bfq, and
          * the kernel resets its nr_requests. */
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "sdd/queue/nr_requests\nsdd/queue/scheduler");
-        assert_contains(err, "sda queue/scheduler: mq-deadline (unchanged)\n");
+        ck_assert_ptr_null(strstr(err, "sda queue/scheduler"));
         assert_contains(err, "sdb: found Hyper-V ide disk 1:0:1:0 on controller {00000000-0001-8899-0000-000000000000}");
         assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
         assert_contains(err, "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ "\n");
@@ -333,8 +335,8 @@ START_TEST(test_read_ahead_ceiling_not_azure_only) {
         const char *high = ceiling_beds[_i].high, *low = ceiling_beds[_i].low;
         g_autofree char *diff = g_strdup_printf("%s/queue/read_ahead_kb", high);
         g_autofree char *applied = g_strdup_printf("%s queue/read_ahead_kb: 4096 -> 128 (applied)\n", high);
-        /* What the disk keeps under the ceiling, not the ceiling. */
-        g_autofree char *kept = g_strdup_printf("%s queue/read_ahead_kb: 64 (unchanged)\n", low);
+        /* What the disk keeps under the ceiling, not the ceiling: not written, not said. */
+        g_autofree char *kept = g_strdup_printf("%s queue/read_ahead_kb", low);
         GHashTable *before;
         char *err;
 
@@ -346,7 +348,7 @@ START_TEST(test_read_ahead_ceiling_not_azure_only) {
         ck_assert_str_eq(testbed_value(high, "queue/read_ahead_kb"), "128");
         ck_assert_str_eq(testbed_value(low, "queue/read_ahead_kb"), "64");
         assert_contains(err, applied);
-        assert_contains(err, kept);
+        ck_assert_ptr_null(strstr(err, kept));
         g_object_unref(tb);
 }
 END_TEST
@@ -578,6 +580,104 @@ START_TEST(test_writes_allowlisted) {
 }
 END_TEST
 
+/* A command's report on stdout, its diagnostics on stderr, as coreutils and systemctl do
+ * (log.c): `hvtuned --dry-run | less` shows the plan, `hvtuned --once >/dev/null` still shows
+ * what went wrong, `hvtuned --check-config` says "valid" on stdout and a refusal on stderr. */
+START_TEST(test_streams) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *out, *err, *want;
+        const char *dry[] = { "--dry-run", "-c", config, NULL }, *once[] = { "--once", "-c", config, NULL };
+        const char *check[] = { "--check-config", "-c", config, NULL };
+        int lock;
+
+        /* The plan, the disks found and the summary; nothing went wrong: nothing on stderr. */
+        ck_assert_int_eq(hvtuned_run_out(dry, &out, &err), 0);
+        ck_assert_str_eq(err, "");
+        assert_contains(out, "sda: found Hyper-V scsi disk 0:0:0:0 on controller ");
+        assert_contains(out, "sda queue/scheduler: mq-deadline -> none (would apply)\n");
+        assert_contains(out, "sdc queue/scheduler: bfq -> none (would apply)\n");
+        assert_contains(out, " would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        /* Run by a unit (ExecStartPre=, a oneshot), stdout and stderr are journald's one stream:
+         * each line, stdout's too, carries its priority. */
+        hvtuned_log_to_journal(true);
+        ck_assert_int_eq(hvtuned_run(dry, &err), 0);
+        hvtuned_log_to_journal(false);
+        assert_contains(err, "\n<6>sda queue/scheduler: mq-deadline -> none (would apply)\n");
+
+        /* The verdict on stdout; a refused file on stderr, and nothing on stdout. */
+        ck_assert_int_eq(hvtuned_run_out(check, &out, &err), 0);
+        ck_assert_str_eq(err, "");
+        want = hv_keep(g_strconcat(config, ": valid\n", NULL));
+        ck_assert_str_eq(out, want);
+        ck_assert_int_eq(chmod(config, 0666), 0);
+        ck_assert_int_eq(hvtuned_run_out(check, &out, &err), 1);
+        ck_assert_str_eq(out, "");
+        assert_contains(err, hv_keep(g_strconcat(config, ": refused, writable by group or others", NULL)));
+        ck_assert_int_eq(chmod(config, 0644), 0);
+
+        /* A refusal (a daemon, here this test, holds the runtime directory) names its pid, on
+         * stderr, as --restore's does. */
+        lock = open(runtime_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX | LOCK_NB), 0);
+        ck_assert_int_eq(hvtuned_run_out(once, &out, &err), 1);
+        ck_assert_str_eq(out, "");
+        assert_contains(err, hv_keep(g_strdup_printf("hvtuned (pid %d) is running (it holds %s): reload it "
+                                                     "(systemctl reload hvtuned) instead\n", (int) getpid(),
+                                                     runtime_dir())));
+        ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--restore", NULL }, &out, &err), 1);
+        ck_assert_str_eq(out, "");
+        assert_contains(err, hv_keep(g_strdup_printf("hvtuned (pid %d) is running: `systemctl stop hvtuned`",
+                                                     (int) getpid())));
+        ck_assert_int_eq(close(lock), 0);
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+
+        /* A write that fails: its line on stderr alone; what was applied, and the summary that
+         * counts the failure, on stdout. */
+        ck_assert_int_eq(setenv("HVTUNED_TEST_FAULTS", "sdc/queue/scheduler=open-write:EACCES", 1), 0);
+        ck_assert_int_eq(hvtuned_run_out(once, &out, &err), 2);
+        unsetenv("HVTUNED_TEST_FAULTS");
+        assert_contains(err, "sdc queue/scheduler: bfq -> none (failed: Permission denied)\n");
+        ck_assert_ptr_null(strstr(out, "sdc queue/scheduler"));
+        assert_contains(out, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        assert_contains(out, ": 3 tuned, 1 failed");
+        ck_assert_ptr_null(strstr(err, "(applied)"));
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* --once says what it changed or could not; -v adds the attributes it found as wanted, on
+ * stdout too (-v's debug lines are stderr's). The summary counts every disk either way. */
+START_TEST(test_unchanged_only_with_verbose) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; };\n"), *out, *err;
+        const char *once[] = { "--once", "-c", config, NULL }, *verbose[] = { "--once", "-v", "-c", config, NULL };
+
+        ck_assert_int_eq(hvtuned_run_out(verbose, &out, &err), 0);
+        assert_contains(out, "sdb queue/scheduler: none (unchanged)\n");
+        assert_contains(out, "sda queue/scheduler: mq-deadline -> none (applied)\n");
+        ck_assert_ptr_null(strstr(err, "(unchanged)"));
+        assert_contains(err, "Loaded configuration from ");
+        /* Now every attribute is as wanted: not one line about them, and the same summary. */
+        ck_assert_int_eq(hvtuned_run_out(once, &out, &err), 0);
+        ck_assert_str_eq(err, "");
+        ck_assert_ptr_null(strstr(out, " queue/"));
+        ck_assert_ptr_null(strstr(out, "storvsc_max_hw_queues:"));
+        assert_contains(out, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        /* --status writes its report itself: what its pass logs with -v is stderr's, never in
+         * the JSON (its exit status is --status's tests'). */
+        (void) hvtuned_run_out((const char *const[]) { "--status", "--json", "-v", "-c", config, NULL }, &out, &err);
+        ck_assert_ptr_eq(strstr(out, "{"), out);
+        ck_assert_ptr_null(strstr(out, "found Hyper-V"));
+        assert_contains(err, "sda: found Hyper-V scsi disk");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("once");
         TCase *tc = tcase_create("testbeds");
@@ -601,6 +701,8 @@ int main(void) {
         tcase_add_test(tc, test_check_config_good);
         tcase_add_test(tc, test_untrusted_config);
         tcase_add_test(tc, test_writes_allowlisted);
+        tcase_add_test(tc, test_streams);
+        tcase_add_test(tc, test_unchanged_only_with_verbose);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

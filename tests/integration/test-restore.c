@@ -385,6 +385,24 @@ START_TEST(test_loose_dir_locked_by_another_user) {
 }
 END_TEST
 
+/* (h) As another user: the runtime directory is root's alone (the unit's 0700). Refused as
+ * --status refuses it, on stderr, and stdout, the report, is empty. */
+START_TEST(test_needs_root) {
+        g_autofree char *want = g_strdup_printf("hvtuned --restore needs root: %s is root's alone\n", runtime_dir());
+        char *out, *err;
+
+        if (geteuid() != 0) {
+                printf("SKIP: needs root, to run hvtuned as another user\n");
+                return;
+        }
+        ck_assert_int_eq(hvtuned_run_as_nobody(RESTORE, &out, &err), 1);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        ck_assert_int_eq(hvtuned_run_as_nobody(DRY_RUN, &out, &err), 1);
+        ck_assert_str_eq(err, want);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("restore");
         TCase *tc = tcase_create("restore");
@@ -398,6 +416,7 @@ int main(void) {
         tcase_add_test(tc, test_gone_and_other_instance_dropped);
         tcase_add_test(tc, test_dry_run_touches_nothing);
         tcase_add_test(tc, test_loose_dir_locked_by_another_user);
+        tcase_add_test(tc, test_needs_root);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

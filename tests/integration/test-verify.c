@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* hvtuned --verify against the real daemon on the testbeds, one test an exit status: 0 with a
  * value the kernel kept and one under a ceiling, 1 with a scheduler changed behind the
- * daemon's back (and its JSON, parsed by Python's json), 2 with a write the kernel refused
+ * daemon's back (and its JSON, parsed by Python's json) and with a disk whose repairs are
+ * paused, 2 with a write the kernel refused
  * (winning over a 1), 3 with no daemon, 4 as a user who may not read the state, with a
  * daemon that has published nothing yet, and for a usage error. */
 #include <check.h>
@@ -16,6 +17,8 @@
 
 #include "harness.h"
 #include "testutil.h"
+#include "track.h"
+#include "uevent.h"
 
 /* The daemon's state file, once published: a daemon that has not published it yet (it
  * gathers at most once a second) is "cannot be told", 4. */
@@ -141,6 +144,40 @@ START_TEST(test_differs) {
 }
 END_TEST
 
+/* 1: a disk reverted too often, whose repairs are paused (the scheduler fought over, as
+ * test-drift does it): whoever reverts it is left alone meanwhile. Each revert lands after
+ * the report of the repair before it, so that none falls inside a pass. */
+START_TEST(test_paused) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *out = NULL, *err;
+        int code = -1;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n"
+                    "contested = { queue = { scheduler = \"insist\"; }; };\n");
+        wait_state();
+        for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++) {
+                testbed_sentinel(tb, "sdc");
+                hvtuned_wait_stderr(&run, "sdc queue/scheduler: bfq -> none (drift repaired)\n", i);
+        }
+        testbed_drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
+        hvtuned_wait_notify(&run, "1 disk reverted too often, repairs paused");
+        /* The state file follows within a second: until then, the bfq found is "differs". */
+        for (unsigned i = 0; i < 100 && !(out && strstr(out, "paused")); i++) {
+                if (i > 0)
+                        g_usleep(50 * 1000);
+                code = verify(NULL, &out, &err);
+        }
+        ck_assert_int_eq(code, 1);
+        ck_assert_str_eq(out, "sdc queue/scheduler: wanted none, found bfq (repairs paused, reverted too often)\n"
+                              "verify: 1 of 4 attributes on 4 disks differs\n");
+        (void) hvtuned_stop(&run);
+        g_object_unref(tb);
+        unlink(config);
+}
+END_TEST
+
 /* 2: a write the kernel refused; it wins over another attribute that differs. */
 START_TEST(test_failed) {
         struct hv_run run;
@@ -213,6 +250,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_as_configured);
         tcase_add_test(tc, test_differs);
+        tcase_add_test(tc, test_paused);
         tcase_add_test(tc, test_failed);
         tcase_add_test(tc, test_not_running);
         tcase_add_test(tc, test_unknown);

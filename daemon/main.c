@@ -22,6 +22,7 @@
 #include "show.h"
 #include "status.h"
 #include "undo.h"
+#include "verify.h"
 #include "writer.h"
 
 /* --once exit codes, documented in hvtuned(8). 1 is also what any other fatal error gives. */
@@ -35,6 +36,7 @@ enum mode {
         MODE_RELOAD,
         MODE_STATUS,
         MODE_RESTORE,
+        MODE_VERIFY,
 };
 
 static void help(void) {
@@ -53,16 +55,22 @@ static void help(void) {
                "                      applied the new configuration (1 if it refused it)\n"
                "      --status        show what hvtuned manages: each disk's attributes (now,\n"
                "                      wanted, original), repairs, hw queues (0 shown, 1 not)\n"
-               "      --json          with --status: one JSON object (keys in hvtuned(8))\n"
+               "      --verify        whether every attribute the running hvtuned manages is as\n"
+               "                      configured now: a line for each that is not (-v: every\n"
+               "                      one), then a verdict (0 as configured, 1 one differs,\n"
+               "                      2 one failed, 3 hvtuned is not running, 4 cannot be told,\n"
+               "                      usage errors with --verify included)\n"
+               "      --json          with --status or --verify: one JSON object (keys in\n"
+               "                      hvtuned(8))\n"
                "  -v, --verbose       debug logging; with --once, the unchanged attributes too\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n",
                HVTUNED_CONFIG_PATH);
 }
 
-/* Each of --check-config, --once, --reload, --status and --restore is a mode of its own: two
- * of them are refused, but --check-config over --once (whatever their order: a check of the
- * file a pass would use). */
+/* Each of --check-config, --once, --reload, --status, --verify and --restore is a mode of its
+ * own: two of them are refused, but --check-config over --once (whatever their order: a check
+ * of the file a pass would use). */
 static int set_mode(enum mode *mode, const char **given, enum mode m, const char *option) {
         if (*mode == MODE_CHECK_CONFIG && m == MODE_ONCE)
                 return 0;
@@ -77,7 +85,8 @@ static int set_mode(enum mode *mode, const char **given, enum mode m, const char
 
 static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *mode, int *level, pid_t *pid,
                       bool *json) {
-        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION, ARG_STATUS, ARG_JSON, ARG_RESTORE };
+        enum { ARG_CHECK_CONFIG = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_RELOAD, ARG_VERSION, ARG_STATUS, ARG_JSON, ARG_RESTORE,
+               ARG_VERIFY };
         static const struct option options[] = {
                 { "config",       required_argument, NULL, 'c' },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
@@ -87,6 +96,7 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                 { "status",       no_argument,       NULL, ARG_STATUS },
                 { "json",         no_argument,       NULL, ARG_JSON },
                 { "restore",      no_argument,       NULL, ARG_RESTORE },
+                { "verify",       no_argument,       NULL, ARG_VERIFY },
                 { "verbose",      no_argument,       NULL, 'v' },
                 { "help",         no_argument,       NULL, 'h' },
                 { "version",      no_argument,       NULL, ARG_VERSION },
@@ -135,6 +145,9 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                 case ARG_RESTORE:
                         r = set_mode(mode, &given, MODE_RESTORE, "--restore");
                         break;
+                case ARG_VERIFY:
+                        r = set_mode(mode, &given, MODE_VERIFY, "--verify");
+                        break;
                 case 'v':
                         *level = LOG_DEBUG;
                         break;
@@ -153,12 +166,12 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
         /* --dry-run alone is --once's; with --restore, a restore that writes nothing. */
         if ((d->apply_flags & HVT_APPLY_DRY_RUN) && *mode == MODE_DAEMON)
                 *mode = MODE_ONCE;
-        if ((d->apply_flags & HVT_APPLY_DRY_RUN) && (*mode == MODE_STATUS || *mode == MODE_RELOAD)) {
+        if ((d->apply_flags & HVT_APPLY_DRY_RUN) && (*mode == MODE_STATUS || *mode == MODE_RELOAD || *mode == MODE_VERIFY)) {
                 fprintf(stderr, "hvtuned: --dry-run goes with --once or --restore\n");
                 return -EINVAL;
         }
-        if (*json && *mode != MODE_STATUS) {
-                fprintf(stderr, "hvtuned: --json goes with --status\n");
+        if (*json && *mode != MODE_STATUS && *mode != MODE_VERIFY) {
+                fprintf(stderr, "hvtuned: --json goes with --status or --verify\n");
                 return -EINVAL;
         }
         if (optind < argc) {
@@ -168,6 +181,16 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
                 return -EINVAL;
         }
         return 1;
+}
+
+/* A usage error of a command line that asks --verify exits 4, "status unknown" as LSB's
+ * status action has it: a monitor must not read a typo beside it as 1, "differs". Looked for
+ * in argv itself, as getopt stops at the first error, which may come before it. */
+static bool verify_given(int argc, char *argv[]) {
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+                if (strcmp(argv[i], "--verify") == 0)
+                        return true;
+        return false;
 }
 
 static int run_once(struct hvt_daemon *d) {
@@ -203,6 +226,8 @@ int main(int argc, char *argv[]) {
         (void) signal(SIGPIPE, SIG_IGN);
 
         r = parse_argv(argc, argv, &d, &mode, &level, &pid, &json);
+        if (r < 0 && verify_given(argc, argv))
+                return HVT_VERIFY_UNKNOWN;
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         /* systemctl reload or kill -s USR1 during a start: for the loop, not the default
@@ -240,6 +265,14 @@ int main(int argc, char *argv[]) {
                 r = hvt_show_status(&d, json);
                 hvt_daemon_done(&d);
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+
+        if (mode == MODE_VERIFY) {
+                /* As --status: errors on stderr, the report on stdout; -v is every attribute. */
+                hvt_log_init(&d.log, LOG_WARNING, false);
+                ret = hvt_verify(&d, json, level == LOG_DEBUG);
+                hvt_daemon_done(&d);
+                return ret;
         }
 
         if (mode == MODE_RESTORE) {

@@ -31,12 +31,12 @@
 #define PARAM_DIR HVT_DRIVER_SYSPATH "/parameters"
 #define DEVICES_DIR "/sys/devices"
 
-static int needs_root(struct hvt_daemon *d, const char *what) {
-        return hvt_rundir_needs_root(&d->log, "--status", what);
+static int needs_root(struct hvt_daemon *d, const char *command, const char *what) {
+        return hvt_rundir_needs_root(&d->log, command, what);
 }
 
 /* The running daemon's state file, parsed into *ret. */
-static int read_state(struct hvt_daemon *d, int dir_fd, const char *dir, struct hvt_state *ret) {
+static int read_state(struct hvt_daemon *d, const char *command, int dir_fd, const char *dir, struct hvt_state *ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         char path[4200], why[256];
@@ -50,7 +50,7 @@ static int read_state(struct hvt_daemon *d, int dir_fd, const char *dir, struct 
                 return hvt_log_errno(&d->log, LOG_ERR, r, "hvtuned is running, but %s is not believed: %s", dir, why);
         fd = openat(dir_fd, HVT_STATE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0 && errno == EACCES)
-                return needs_root(d, path);
+                return needs_root(d, command, path);
         if (fd < 0 && errno == ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, -ENOENT, "hvtuned is running (it holds %s) but has published "
                                      "no state: it is starting, is a --once or a --restore, or cannot write there", dir);
@@ -93,7 +93,7 @@ static int read_records(struct hvt_daemon *d, int dir_fd, const char *dir, struc
 
                 r = hvt_records_read(dir_fd, &subject, &o);
                 if (r == -EACCES)
-                        return needs_root(d, dir);
+                        return needs_root(d, "--status", dir);
                 if (r == -EBADMSG)
                         (void) hvt_log_errno(&d->log, LOG_WARNING, r, "%s/%s: a damaged record, not shown "
                                              "(the next hvtuned drops it)", dir, subject.name);
@@ -126,7 +126,7 @@ static int read_records(struct hvt_daemon *d, int dir_fd, const char *dir, struc
         }
         r = hvt_records_read(dir_fd, &drv, &o);
         if (r == -EACCES)
-                return needs_root(d, dir);
+                return needs_root(d, "--status", dir);
         if (r >= 0 && o.value[HVT_ATTR_MAX_HW_QUEUES].set)
                 (void) hvt_strscpy(s->driver.orig, sizeof(s->driver.orig), o.value[HVT_ATTR_MAX_HW_QUEUES].text);
         return 0;
@@ -206,7 +206,12 @@ static void read_current(struct hvt_daemon *d, struct hvt_state *s) {
                         const char *v = *at->want ? at->want : *at->orig ? at->orig : at->left;
 
                         at->current_error = sysfs ? -ENODATA : -EPERM;
+                        at->current_outcome = -1;
                         (void) hvt_setting_from_kernel(&plan.want[at->id], at->id, v);
+                        /* Judged as the daemon's pass judges it: what the kernel kept of the
+                         * want, and a ceiling's lower values, are as wanted. */
+                        plan.want[at->id].at_most = *at->want && at->ceiling;
+                        (void) hvt_strscpy(plan.kept[at->id], sizeof(plan.kept[at->id]), at->kept);
                 }
                 if (!sysfs)
                         continue;
@@ -224,6 +229,8 @@ static void read_current(struct hvt_daemon *d, struct hvt_state *s) {
                                 (void) hvt_strscpy(at->current, sizeof(at->current), res->from);
                                 at->current_error = 0;
                         }
+                        if (*at->want && (res->outcome == HVT_UNCHANGED || res->outcome == HVT_WOULD_APPLY))
+                                at->current_outcome = (int) res->outcome;
                 }
         }
         s->driver.current_error = -ENOENT;
@@ -254,30 +261,48 @@ static int daemon_runs(struct hvt_daemon *d, int dir_fd, const char *dir) {
         return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot tell whether hvtuned runs (flock on %s: %m)", dir);
 }
 
-int hvt_show_status(struct hvt_daemon *d, bool json) {
+/* The state: 1 with the running daemon's, 0 when none runs (then the dry run's and the
+ * records' when compute, else nothing); what sysfs shows now read into it. -errno, said. */
+static int open_state(struct hvt_daemon *d, const char *command, bool compute, struct hvt_state *ret) {
         _cleanup_close_ int dir_fd = -EBADF;
-        struct hvt_state s = {};
         char dir[4096];
-        int r;
+        int r, runs;
 
         hvt_rundir_path(dir, sizeof(dir));
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dir_fd < 0 && errno == EACCES)
-                return needs_root(d, dir);
+                return needs_root(d, command, dir);
         if (dir_fd < 0 && errno != ENOENT)
                 return hvt_log_errno(&d->log, LOG_ERR, errno, "Cannot open the runtime directory %s: %m", dir);
         /* Said, not changed: a report writes nothing. */
         if (dir_fd >= 0)
                 (void) hvt_rundir_private(&d->log, dir_fd, dir, false);
-        r = dir_fd < 0 ? 0 : daemon_runs(d, dir_fd, dir);
-        if (r < 0)
-                return r;
-        r = r > 0 ? read_state(d, dir_fd, dir, &s) : compute_state(d, dir_fd, dir, &s);
+        runs = dir_fd < 0 ? 0 : daemon_runs(d, dir_fd, dir);
+        if (runs < 0)
+                return runs;
+        if (runs == 0 && !compute)
+                return 0;
+        r = runs > 0 ? read_state(d, command, dir_fd, dir, ret) : compute_state(d, dir_fd, dir, ret);
         if (r < 0) {
-                hvt_state_done(&s);
+                hvt_state_done(ret);
                 return r;
         }
-        read_current(d, &s);
+        read_current(d, ret);
+        return runs;
+}
+
+int hvt_show_running_state(struct hvt_daemon *d, const char *command, struct hvt_state *ret) {
+        *ret = (struct hvt_state) {};
+        return open_state(d, command, false, ret);
+}
+
+int hvt_show_status(struct hvt_daemon *d, bool json) {
+        struct hvt_state s = {};
+        int r;
+
+        r = open_state(d, "--status", true, &s);
+        if (r < 0)
+                return r;
         r = json ? hvt_state_show_json(stdout, &s) : hvt_state_show_text(stdout, &s);
         hvt_state_done(&s);
         if (fflush(stdout) != 0)

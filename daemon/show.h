@@ -11,3 +11,9 @@
 /* Prints the status on stdout (errors on stderr, through d->log); 0, or -errno when it could
  * not report. d is a fresh context with d->log set up. */
 int hvt_show_status(struct hvt_daemon *d, bool json);
+
+/* The running daemon's state, as --status reads it, with what sysfs shows now (and how each
+ * attribute compares with its want) read into *ret: 1, or 0 when no hvtuned runs (*ret empty),
+ * or -errno, said through d->log with command ("--verify") named where root is needed. */
+struct hvt_state;
+int hvt_show_running_state(struct hvt_daemon *d, const char *command, struct hvt_state *ret);

@@ -52,9 +52,12 @@ static void fill_disk(const struct hvt_tracked *t, struct hvt_state_disk *sd) {
                         .error = slot->last.error,
                 };
                 /* A yielded slot's want is hvtuned's value, kept for its restore. */
-                if (slot->want_set || slot->yielded)
+                if (slot->want_set || slot->yielded) {
                         (void) hvt_strscpy(a->want, sizeof(a->want), slot->want);
-                else
+                        /* What --verify takes for as configured besides the want itself. */
+                        (void) hvt_strscpy(a->kept, sizeof(a->kept), slot->last.kept);
+                        a->ceiling = slot->want_at_most;
+                } else
                         (void) hvt_strscpy(a->left, sizeof(a->left), hvt_slot_left(slot));
                 if (slot->orig_set)
                         (void) hvt_strscpy(a->orig, sizeof(a->orig), slot->orig);

@@ -142,7 +142,7 @@ static void note_text(const struct hvt_state *s, const struct hvt_state_attr *a,
                 ADD("yielded to another writer");
         else if (a->role == HVT_STATE_KNOCK_ON)
                 ADD("knock-on%s%s%s", *a->left ? " (hvtuned's write left " : "", a->left, *a->left ? ")" : "");
-        else if (a->current_error == 0 && strcmp(a->current, a->want) != 0)
+        else if (a->current_outcome == HVT_WOULD_APPLY)
                 ADD("differs");
         if (s->running && a->last >= 0 && a->last != HVT_UNCHANGED)
                 ADD("%slast %s", off ? "; " : "", hvt_outcome_to_string((enum hvt_outcome) a->last));

@@ -126,9 +126,10 @@ void hvt_state_write_disk(struct hvt_state_out *o, const struct hvt_state_disk *
         for (size_t j = 0; j < d->n_attr; j++) {
                 const struct hvt_state_attr *a = &d->attr[j];
 
-                line(o, "attr", "ssssssi", attr_path(a->id, path), hvt_state_role_to_string(a->role),
+                line(o, "attr", "ssssssisu", attr_path(a->id, path), hvt_state_role_to_string(a->role),
                      a->want, a->orig, a->left,
-                     a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error);
+                     a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error, a->kept,
+                     a->ceiling ? 1u : 0u);
         }
 }
 
@@ -328,9 +329,9 @@ static int read_disk(char **f, struct hvt_state *s) {
         return 0;
 }
 
-static int read_attr(struct in *in, char **f, struct hvt_state *s) {
+static int read_attr(struct in *in, char **f, unsigned n, struct hvt_state *s) {
         struct hvt_state_disk *d;
-        struct hvt_state_attr a = { .current_error = -ENODATA };
+        struct hvt_state_attr a = { .current_error = -ENODATA, .current_outcome = -1 };
         int id;
 
         if (s->n_disk == 0)
@@ -339,6 +340,11 @@ static int read_attr(struct in *in, char **f, struct hvt_state *s) {
         if (parse_attr(f[1], false, &id) < 0 || parse_state_role(f[2], &a.role) < 0 || parse_value(f[3], a.want) < 0 ||
             parse_value(f[4], a.orig) < 0 || parse_value(f[5], a.left) < 0 || parse_outcome(f[6], &a.last) < 0 ||
             parse_int(f[7], &a.error) < 0)
+                return -EINVAL;
+        /* Added within version 1: an older hvtuned's line ends before them. */
+        if (n > 8 && parse_value(f[8], a.kept) < 0)
+                return -EINVAL;
+        if (n > 9 && parse_bool(f[9], &a.ceiling) < 0)
                 return -EINVAL;
         a.id = (enum hvt_attr_id) id;
         for (size_t i = 0; i < d->n_attr; i++)
@@ -417,7 +423,7 @@ static int read_line(struct in *in, char **f, unsigned n, struct hvt_state *s, b
         else if (strcmp(key, "disk") == 0)
                 r = read_disk(f, s);
         else if (strcmp(key, "attr") == 0)
-                r = read_attr(in, f, s);
+                r = read_attr(in, f, n, s);
         else if (strcmp(key, "controller") == 0)
                 r = read_controller(f, s);
         else if (strcmp(key, "nvme") == 0)

@@ -13,10 +13,14 @@
  *   status         TEXT               the daemon's one-line status (STATUS=)
  *   driver         CAP  CPUS  SUPPORT  ORIGINAL   SUPPORT: 1 yes, 0 no, -1 unknown
  *   disk           NAME SYSPATH DEVICE_SYSPATH CONTROLLER KIND ROLE REPAIRS LAST_USEC LAST_ATTR PAUSED FAILED
- *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO    (of the disk line before it)
+ *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO [KEPT CEILING]   (of the disk line before it)
  *   controller     HOST CONTROLLER KIND HW_QUEUES CAN_QUEUE CAPPED_QUEUES OVER_CAP BYTES CAPPED_BYTES BAND_PCT
  *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES BAND_PCT   (BAND_PCT: an assumed layout's, 0..100)
  *   end            N                  last: the number of lines before it
+ *
+ * KEPT is what the kernel kept of WANTED when it was written (clamped), CEILING 1 when WANTED is
+ * a ceiling (a value at or below it is as configured), 0 when not: both added within version 1,
+ * and a file without them (an older hvtuned's) reads as "" and 0.
  *
  * An empty field is "none". A reader of version 1 skips the records it does not know and the
  * fields past those it knows, so that a field or a record may be added without a new version;
@@ -59,9 +63,15 @@ struct hvt_state_attr {
         char left[HVT_VALUE_MAX];     /* a knock-on: what hvtuned's write left in it; "": not known */
         int last;                     /* enum hvt_outcome of the last pass; -1: none */
         int error;                    /* its positive errno, 0 */
-        /* Not in the file: what sysfs shows now, read by `--status` itself. */
+        char kept[HVT_VALUE_MAX];     /* what the kernel kept of want (clamped); "": none */
+        bool ceiling;                 /* want is a ceiling: at or below it is as wanted */
+        /* Not in the file: what sysfs shows now, read by `--status` itself, and how that
+         * compares with want as a pass would judge it (kept and ceiling included):
+         * HVT_UNCHANGED as wanted, HVT_WOULD_APPLY not, -1 not judged (no want, or the read
+         * failed). */
         char current[HVT_VALUE_MAX];
         int current_error;            /* < 0: could not be read */
+        int current_outcome;
 };
 
 struct hvt_state_disk {

@@ -94,6 +94,7 @@ void hvt_slot_set_want(struct hvt_slot *slot, const struct hvt_setting *v) {
         else if (slot->want_set)
                 slot->left[0] = '\0';
         slot->want_set = v->set;
+        slot->want_at_most = v->set && v->at_most;
 }
 
 void hvt_slot_set_orig(struct hvt_slot *slot, const struct hvt_setting *v) {

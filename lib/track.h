@@ -71,6 +71,9 @@ struct hvt_slot {
         /* Left to that writer: not managed while the plan wants the same of it under "yield";
          * want keeps what hvtuned wanted, for its restore at stop (hvt_slot_yield_left()). */
         bool yielded : 1;
+        /* want is a ceiling (hvt_setting.at_most): a value at or below it is as configured.
+         * For the state file, which `hvtuned --verify` judges by (the last bit of the byte). */
+        bool want_at_most : 1;
         uint8_t id;                /* enum hvt_attr_id */
         uint8_t last_action;       /* enum hvt_outcome */
         /* Its repairs in a row, each within the horizon of hvt_track_repairs() of the one

@@ -4,7 +4,7 @@
 # bash-completion's), so that tests/docs/test-completion.sh can source it alone.
 _hvtuned() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=
-        local opts='--config= --check-config --once --dry-run --reload= --status --json --restore
+        local opts='--config= --check-config --once --dry-run --reload= --status --verify --json --restore
                     --verbose --help --version -c -v -h'
 
         ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}

@@ -37,7 +37,7 @@ expect "hvtuned --st" "$(offers hvtuned --st)" "--status"
 expect "hvtuned --check-" "$(offers hvtuned --check-)" "--check-config"
 expect "hvtuned --con" "$(offers hvtuned --con)" "--config="
 expect "hvtuned --re" "$(offers hvtuned --re)" "$(printf -- '--reload=\n--restore')"
-expect "hvtuned -" "$(offers hvtuned - | grep -c .)" 14
+expect "hvtuned -" "$(offers hvtuned - | grep -c .)" 15
 expect "hvtuned -c hv" "$(offers hvtuned -c hv)" "hvtuned.conf"
 expect "hvtuned -c DIR/o" "$(offers hvtuned -c "$dir/o")" "$dir/other.conf"
 expect "hvtuned --config=" "$(offers hvtuned --config =)" "$(printf 'conf.d\nhvtuned.conf\nother.conf')"

@@ -40,6 +40,9 @@ static void sample(struct hvt_state *s) {
                                                          .orig = "256", .left = "2534", .last = -1 };
         d->attr[d->n_attr++] = (struct hvt_state_attr) { .id = HVT_ATTR_TIMEOUT, .role = HVT_STATE_YIELDED,
                                                          .want = "300", .last = HVT_FAILED, .error = EACCES };
+        d->attr[d->n_attr++] = (struct hvt_state_attr) { .id = HVT_ATTR_READ_AHEAD_KB, .role = HVT_STATE_MANAGED,
+                                                         .want = "10", .kept = "8", .ceiling = true,
+                                                         .last = HVT_CLAMPED };
         d = hvt_state_add_disk(s, "nvme0n1", "/sys/devices/n/nvme0n1", "");
         ck_assert_ptr_nonnull(d);
         d->kind = HVT_KIND_NVME_DIRECT_V2;
@@ -78,7 +81,10 @@ START_TEST(test_round_trip) {
         ck_assert_str_eq(again, text);
         ck_assert_str_eq(b.status, a.status);
         ck_assert_str_eq(b.disk[0].syspath, "/sys/devices/a b\tc/block/sda");
-        ck_assert_uint_eq(b.disk[0].n_attr, 3);
+        ck_assert_uint_eq(b.disk[0].n_attr, 4);
+        ck_assert_str_eq(b.disk[0].attr[3].kept, "8");
+        ck_assert(b.disk[0].attr[3].ceiling);
+        ck_assert(!b.disk[0].attr[0].ceiling);
         ck_assert_int_eq(b.disk[0].attr[2].error, EACCES);
         ck_assert_int_eq(b.disk[0].attr[1].last, -1);
         ck_assert_int_eq(b.disk[1].last_repair_attr, -1);
@@ -102,6 +108,27 @@ static int parse(const char *text, char *why, size_t size) {
         free(copy);
         return r;
 }
+
+/* An attr line of a hvtuned before KEPT and CEILING (version 1 all the same): read, with
+ * neither; one whose CEILING is no boolean is refused. */
+START_TEST(test_attr_without_kept) {
+        char text[] = "hvtuned-state\t1\npid\t1\nwritten\t0\nstatus\t\ndriver\t0\t0\t-1\t\n"
+                      "disk\tsda\t/sys/devices/x/block/sda\t\t\tscsi\tos\t0\t0\t\t0\t0\n"
+                      "attr\tqueue/scheduler\tmanaged\tnone\t\t\tapplied\t0\nend\t7\n";
+        char bad[] = "hvtuned-state\t1\npid\t1\nwritten\t0\nstatus\t\ndriver\t0\t0\t-1\t\n"
+                     "disk\tsda\t/sys/devices/x/block/sda\t\t\tscsi\tos\t0\t0\t\t0\t0\n"
+                     "attr\tqueue/scheduler\tmanaged\tnone\t\t\tapplied\t0\t\tyes\nend\t7\n";
+        struct hvt_state s;
+        char why[256];
+
+        ck_assert_int_eq(hvt_state_parse(text, &s, why, sizeof(why)), 0);
+        ck_assert_uint_eq(s.disk[0].n_attr, 1);
+        ck_assert_str_eq(s.disk[0].attr[0].kept, "");
+        ck_assert(!s.disk[0].attr[0].ceiling);
+        hvt_state_done(&s);
+        ck_assert_int_eq(parse(bad, why, sizeof(why)), -EBADMSG);
+}
+END_TEST
 
 START_TEST(test_cut_anywhere) {
         struct hvt_state a;
@@ -212,6 +239,7 @@ int main(void) {
 
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_cut_anywhere);
+        tcase_add_test(tc, test_attr_without_kept);
         tcase_add_test(tc, test_refused);
         tcase_add_test(tc, test_json_every_byte);
         tcase_add_test(tc, test_json_unbalanced);

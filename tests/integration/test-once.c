@@ -230,7 +230,7 @@ START_TEST(test_azure_scheduler_only) {
         assert_contains(err, "sdc queue/scheduler: bfq -> none (applied)\n");
         assert_contains(err, "sdb queue/scheduler: none (unchanged)\n");
         assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role os\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         ck_assert_ptr_null(strstr(err, "sde"));
         ck_assert_ptr_null(strstr(err, "vda"));
         g_object_unref(tb);
@@ -278,7 +278,7 @@ START_TEST(test_dry_run) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (would apply)\n");
         assert_contains(err, "sdd device/timeout: 180 -> 300 (would apply)\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 4 would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -297,7 +297,7 @@ START_TEST(test_gen1_ide_override) {
         assert_contains(err, "sda queue/scheduler: mq-deadline (unchanged)\n");
         assert_contains(err, "sdb: found Hyper-V ide disk 1:0:1:0 on controller {00000000-0001-8899-0000-000000000000}");
         assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
-        assert_contains(err, "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ "\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -312,7 +312,7 @@ START_TEST(test_wsl2_old_kernel) {
         assert_contains(err, "sdc queue/scheduler: mq-deadline -> none (applied)\n");
         /* WSL kernels have no writeback throttling: reported, not failed. */
         assert_contains(err, "sda queue/wbt_lat_usec: 0 (unsupported: no such attribute on this kernel)\n");
-        assert_contains(err, "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed, 4 settings unsupported" WSL_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 1 controller: 4 tuned, 0 failed, 4 settings unsupported" WSL_HWQ "\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -389,7 +389,7 @@ START_TEST(test_failure_exit_code) {
         before = snapshot_take();
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 64; };\n", "--once", &err), 2);
         assert_contains(err, "sdb queue/nr_requests: many -> 64 (failed: Bad message)\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ "\n");
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
                          "sda/queue/nr_requests\nsda/queue/scheduler\n"
                          "sdc/queue/nr_requests\nsdc/queue/scheduler\n"

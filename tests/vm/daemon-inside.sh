@@ -210,12 +210,12 @@ for d in "$a0" "$a1" "$b0" "$ide"; do
 done
 if [ $hascap = 1 ]; then
         case $(status_text) in
-        "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, ~"*" MiB reclaimable at next boot"*) ;;
+        "4 storvsc disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, ~"*" MiB reclaimable at next boot"*) ;;
         *) fail "STATUS: $(status_text)" ;;
         esac
 else
         case $(status_text) in
-        "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, which this kernel cannot apply"*) ;;
+        "4 storvsc disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, which this kernel cannot apply"*) ;;
         *) fail "STATUS on $VMTEST_KERNEL (no storvsc_max_hw_queues): $(status_text)" ;;
         esac
         # Said once, with why; no boot advice for a parameter this kernel does not have.

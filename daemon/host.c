@@ -62,6 +62,11 @@ static void nvme_scan(struct hvt_daemon *d) {
 int hvt_host_scan(struct hvt_daemon *d) {
         int r = hvt_controllers_scan(&d->host.controllers, unreadable, d);
 
+        /* As NVMe's: storvsc's request layout is said with its first controller, the only
+         * thing it is about; a VM without storvsc hears nothing of it. */
+        if (d->host.controllers.n > 0)
+                hvt_host_read_layout(d);
+
         /* Even when the SCSI hosts cannot be listed: a VM of the newest sizes has none. */
         nvme_scan(d);
         if (r < 0)

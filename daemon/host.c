@@ -400,6 +400,15 @@ static const char *reclaimable_field(uint64_t bytes, char *buf, size_t size) {
         return buf;
 }
 
+/* The boot advice is said once a run, and again only when it changes (another cap after a
+ * reload): 330 characters at every reload would bury what the reload did. */
+static bool advice_is_new(struct hvt_daemon *d, const char *fix) {
+        if (strcmp(d->host.advice_told, fix) == 0)
+                return false;
+        (void) hvt_strscpy(d->host.advice_told, sizeof(d->host.advice_told), fix);
+        return true;
+}
+
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
@@ -435,6 +444,8 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
+        if (!advice_is_new(d, fix))
+                return;
         hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (layout_known(h)) {
                 s_bytes[0] = '~';

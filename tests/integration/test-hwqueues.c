@@ -495,6 +495,14 @@ START_TEST(test_daemon_status_reload_stop) {
         ck_assert_str_eq(testbed_sys_read(PARAM), "0");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (applied)\n");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 -> 0 (restored)\n");
+        /* The boot advice once a run: the reloads that brought the same cap back do not
+         * repeat it. */
+        {
+                const char *first = strstr(err, "To cap them from boot: ");
+
+                ck_assert_ptr_nonnull(first);
+                ck_assert_msg(!strstr(first + 1, "To cap them from boot: "), "the boot advice repeated:\n%s", err);
+        }
         g_object_unref(tb);
 }
 END_TEST

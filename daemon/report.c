@@ -169,6 +169,9 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, un
                 if (r->not_recorded)
                         snprintf(buf, size, "%s -> %s (not written: the record of its original failed: %s)",
                                  r->from, r->to, strerror(r->error));
+                else if (r->held && action == HVT_ACTION_RESTORE)
+                        snprintf(buf, size, "%s -> %s (not put back: it goes with %s, whose restore failed: %s)",
+                                 r->from, r->to, cause, strerror(r->error));
                 else if (r->held)
                         snprintf(buf, size, "%s -> %s (not written: the write of %s it depends on failed: %s)",
                                  r->from, r->to, cause, strerror(r->error));

@@ -483,8 +483,11 @@ static void apply_items(struct item *items, unsigned flags, hvt_before_write_t b
                                 cause[id] = res->attr;
                         }
                 /* Busy still after the tries: another switch is under way, and what is
-                 * written next would land under whichever elevator wins. */
-                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED && res->error == EBUSY)
+                 * written next would land under whichever elevator wins. A restore whose
+                 * scheduler did not go back holds what goes with it, whatever the error: the
+                 * record keeps both, for a restore that puts them back in order. */
+                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED &&
+                    (res->error == EBUSY || (flags & HVT_APPLY_RESTORE)))
                         sched_failed = res;
                 sched_written = sched_written ||
                         (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));

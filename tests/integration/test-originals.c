@@ -327,14 +327,14 @@ START_TEST(test_no_restore_and_removed_records) {
 
         /* A hot-added disk gets a record when first written; removed, the record goes. */
         testbed_add(tb, "azure-gen2-sdf.umockdev");
-        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks");
+        hvtuned_wait_notify(&run, "STATUS=5 storvsc disks");
         sdf = testbed_syspath("sdf");
         testbed_drift(tb, "sdf", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
         uevent_send_blocking(sdf, "change", 1);
         testbed_wait_value("sdf", "queue/scheduler", "none");
         ck_assert(record_exists("sdf"));
         testbed_remove(tb, sdf);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks");
         ck_assert(!record_exists("sdf"));
 
         /* restore_on_stop = false: the tuned values stay, and so do the records, for the

@@ -199,10 +199,10 @@ started=$(jfield MESSAGE MESSAGE_ID=$STARTED)
 rm /run/vmtest-hold
 settle
 case $started in
-"Started: "[123]" Hyper-V disk"*) ;;
+"Started: "[123]" storvsc disk"*) ;;
 *) fail "the start-up pass did not leave the disk udev was at to its add event: $started" ;;
 esac
-wait_until 30 "STATUS after the start-up pass" 'status_text | grep -q "^4 Hyper-V disks"'
+wait_until 30 "STATUS after the start-up pass" 'status_text | grep -q "^4 storvsc disks"'
 ok "the udev rule started hvtuned.service with the first Hyper-V disk: $(status_text)"
 a0=$(disk_of $A 0) a1=$(disk_of $A 1) b0=$(disk_of $B 0) ide=$(disk_of $IDE 0)
 for d in "$a0" "$a1" "$b0" "$ide"; do

@@ -530,6 +530,10 @@ START_TEST(test_v6_no_storvsc) {
                 ck_assert_msg(!strstr(err, "storvsc_max_hw_queues") && !strstr(err, "Request layout") &&
                               !strstr(err, "hw queue"), "storvsc named on a VM without it:\n%s", err);
         }
+        /* An NVMe disk's tag depth is its controller's queue size, as its mq/0/nr_tags shows */
+        config_rewrite(config, "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 2000; };\n");
+        ck_assert_int_eq(once_on(config, "--dry-run", &err), 0);
+        assert_contains(err, "nvme1n1 queue/nr_requests: 1023 -> 2000 (would be refused: over the tag depth 1023)\n");
         unlink(config);
         g_object_unref(tb);
 }

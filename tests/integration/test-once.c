@@ -378,6 +378,33 @@ START_TEST(test_unsupported_scheduler) {
 }
 END_TEST
 
+/* A value over a bound the kernel states: --dry-run says it would be refused and names the
+ * bound, under the scheduler the write would be made under, and a refused write names it
+ * too (the tag depth is the SCSI host's can_queue, 2534 at 32 vCPUs, as mq/0/nr_tags shows). */
+START_TEST(test_bounds_named) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 4000; max_sectors_kb = 4096; };\n",
+                                  "--dry-run", &err), 0);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 4000 (would be refused: over the tag depth 2534)\n");
+        /* sda would be switched to none first: its bound is the tag depth, not its scheduler's */
+        assert_contains(err, "sda queue/nr_requests: 256 -> 4000 (would be refused: over the tag depth 2534)\n");
+        assert_contains(err, "sdb queue/max_sectors_kb: 1280 -> 4096 (would be refused, or clamped from 6.10: over "
+                             "queue/max_hw_sectors_kb 2048)\n");
+        ck_assert_ptr_null(strstr(err, "-> 4000 (would apply)"));
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"mq-deadline\"; nr_requests = 3000; };\n", "--dry-run", &err), 0);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 3000 (would be refused: over the 2048 a scheduler takes)\n");
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 4000; };\n", "--once", &err), 2);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 4000 (failed: Invalid argument: over the tag depth 2534)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_failure_exit_code) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *sdb = testbed_syspath("sdb"), *err;
@@ -596,6 +623,7 @@ int main(void) {
         tcase_add_test(tc, test_legacy_noop);
         tcase_add_test(tc, test_unsupported_scheduler);
         tcase_add_test(tc, test_failure_exit_code);
+        tcase_add_test(tc, test_bounds_named);
         tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
         tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_check_config_good);

@@ -32,3 +32,10 @@ bool hvt_bound_known(enum hvt_attr_id id);
  * no bound on id, -errno when the bound cannot be read. */
 int hvt_bound_broken(int queuefd, enum hvt_attr_id id, const char *scheduler, const char *value, char *buf,
                      size_t size);
+
+/* What a configuration's nr_requests breaks on any machine, read from the file alone: over
+ * the 2048 a scheduler takes (the one it names beside it, or none named: the disk's own). 1
+ * with buf saying so, 0 when it breaks nothing a file can tell. The tag depth that bounds it
+ * under none is each disk's (a VM size's): only --dry-run, which reads the disks, can say. */
+int hvt_bound_setting(const struct hvt_setting *nr_requests, const struct hvt_setting *scheduler, char *buf,
+                      size_t size);

@@ -511,6 +511,26 @@ START_TEST(test_check_config_good) {
         assert_contains(err, "valid");
         ck_assert_int_eq(hvtuned_run(missing, &err), 1);
         assert_contains(err, "/nonexistent.conf: cannot read: No such file or directory");
+        ck_assert_ptr_null(strstr(err, "a scheduler takes"));
+        unlink(config);
+
+        /* Valid, with the bound any kernel puts on the value said, and where it is: what a
+         * disk's tag depth bounds is --dry-run's to say. */
+        config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 4000; };\n"
+                              "override = ( { match = { role = \"data\"; }; queue = { scheduler = \"none\"; }; } );\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it "
+                             "under mq-deadline\n");
+        ck_assert_ptr_null(strstr(err, "override 1"));
+        assert_contains(err, "valid");
+        unlink(config);
+        config = config_write("queue = { nr_requests = 4000; };\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it on "
+                             "a disk with a scheduler, and with none where the disk's tag depth is lower, which "
+                             "`hvtuned --dry-run` reads\n");
         unlink(config);
 }
 END_TEST

@@ -43,6 +43,7 @@ struct hvt_host {
         struct hvt_nvme_controllers nvme_told;  /* as last reported: a change is reported again */
         struct hvt_nvme_layout nvme_layout;     /* what an NVMe request costs on this kernel */
         bool nvme_layout_read;                  /* read once, when the first controller is seen */
+        char advice_told[384];                  /* the storvsc boot advice last said ("": none) */
 };
 
 /* A controller whose disks are re-checked after an event (settle.h): only while a burst is

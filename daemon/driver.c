@@ -35,6 +35,10 @@ int hvt_driver_cap_supported(const struct hvt_daemon *d) {
         return d->driver.cap_support;
 }
 
+bool hvt_driver_loaded(const struct hvt_daemon *d) {
+        return d->driver.cap_support != -ENOENT;
+}
+
 static int read_present(struct hvt_daemon *d) {
         _cleanup_close_ int fd = -EBADF;
         char buf[256];
@@ -176,6 +180,11 @@ void hvt_driver_set_cap(struct hvt_daemon *d) {
 
         (void) load_original(d, false);
         drv->cap_support = cap_support();
+        if (!hvt_driver_loaded(d)) {
+                drv->target = 0;
+                hvt_log_debug(&d->log, "hv_storvsc is not loaded (no " PARAM_DIR "): no hw queue cap to set");
+                return;
+        }
         (void) read_present(d);
         drv->target = hvt_hwq_target(&d->config->host, drv->present);
         if (drv->target > 0)

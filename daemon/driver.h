@@ -21,3 +21,9 @@ void hvt_driver_restore(struct hvt_daemon *d);
 /* 1 when this kernel's storvsc has storvsc_max_hw_queues, 0 when it predates it (5.13),
  * -errno when unknown (no storvsc seen). */
 int hvt_driver_cap_supported(const struct hvt_daemon *d);
+
+/* Whether hv_storvsc is loaded (built in or a module, its parameters are in sysfs), as the
+ * last look found it. Without it there is no parameter to cap: udev loads the module to probe
+ * the first storvsc controller, which a cap written after the load comes too late for, and
+ * setting it before is modprobe.d's or the command line's (the boot advice). */
+bool hvt_driver_loaded(const struct hvt_daemon *d);

@@ -62,6 +62,11 @@ static void nvme_scan(struct hvt_daemon *d) {
 int hvt_host_scan(struct hvt_daemon *d) {
         int r = hvt_controllers_scan(&d->host.controllers, unreadable, d);
 
+        /* As NVMe's: storvsc's request layout is said with its first controller, the only
+         * thing it is about; a VM without storvsc hears nothing of it. */
+        if (d->host.controllers.n > 0)
+                hvt_host_read_layout(d);
+
         /* Even when the SCSI hosts cannot be listed: a VM of the newest sizes has none. */
         nvme_scan(d);
         if (r < 0)
@@ -395,6 +400,15 @@ static const char *reclaimable_field(uint64_t bytes, char *buf, size_t size) {
         return buf;
 }
 
+/* The boot advice is said once a run, and again only when it changes (another cap after a
+ * reload): 330 characters at every reload would bury what the reload did. */
+static bool advice_is_new(struct hvt_daemon *d, const char *fix) {
+        if (strcmp(d->host.advice_told, fix) == 0)
+                return false;
+        (void) hvt_strscpy(d->host.advice_told, sizeof(d->host.advice_told), fix);
+        return true;
+}
+
 /* The fix that makes the cap apply at boot, to the controllers probed before hvtuned. */
 static void report_advice(struct hvt_daemon *d) {
         const struct hvt_host *h = &d->host;
@@ -430,6 +444,8 @@ static void report_advice(struct hvt_daemon *d) {
         }
         hvt_boot_facts_read("", module, &facts);
         hvt_boot_advice(&facts, drv->target, fix, sizeof(fix));
+        if (!advice_is_new(d, fix))
+                return;
         hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
         if (layout_known(h)) {
                 s_bytes[0] = '~';

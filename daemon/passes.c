@@ -81,7 +81,6 @@ static void forget_unbound(struct hvt_daemon *d, const struct hvt_unbound *u) {
 
 void hvt_pass_driver(struct hvt_daemon *d) {
         hvt_reprobe_resume(d);
-        hvt_host_read_layout(d);
         hvt_driver_set_cap(d);
         if (hvt_host_scan(d) < 0)
                 return;

@@ -169,12 +169,18 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, un
                 if (r->not_recorded)
                         snprintf(buf, size, "%s -> %s (not written: the record of its original failed: %s)",
                                  r->from, r->to, strerror(r->error));
+                else if (r->held && action == HVT_ACTION_RESTORE)
+                        snprintf(buf, size, "%s -> %s (not put back: it goes with %s, whose restore failed: %s)",
+                                 r->from, r->to, cause, strerror(r->error));
                 else if (r->held)
                         snprintf(buf, size, "%s -> %s (not written: the write of %s it depends on failed: %s)",
                                  r->from, r->to, cause, strerror(r->error));
                 else if (r->unread)
                         snprintf(buf, size, "%s -> %s (not written: %s, which the write changes, cannot be read: %s)",
                                  r->from, r->to, cause, strerror(r->error));
+                else if (*r->from && *r->bound)
+                        snprintf(buf, size, "%s -> %s (%s: %s: %s)", r->from, r->to, what, strerror(r->error),
+                                 r->bound);
                 else if (*r->from)
                         snprintf(buf, size, "%s -> %s (%s: %s)", r->from, r->to, what, strerror(r->error));
                 else
@@ -187,6 +193,15 @@ static void format_result(const struct hvt_result *r, enum hvt_action action, un
                 else
                         snprintf(buf, size, "%s (%s: %s)", r->to, what,
                                  because ? because : "no such attribute on this kernel");
+                break;
+        case HVT_WOULD_APPLY:
+                /* Where the write would break a bound the kernel states: said, not "would apply". */
+                if (*r->bound)
+                        snprintf(buf, size, "%s -> %s (would be %s: %s)", r->from, r->to,
+                                 r->attr == HVT_ATTR_MAX_SECTORS_KB ? "refused, or clamped from 6.10" : "refused",
+                                 r->bound);
+                else
+                        snprintf(buf, size, "%s -> %s (%s)", r->from, r->to, what);
                 break;
         default:
                 snprintf(buf, size, "%s -> %s (%s)", r->from, r->to, what);
@@ -222,6 +237,8 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
          * then at info, a line of the report (stdout) as the others are, not a debug one. */
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO) && log->max_level >= LOG_DEBUG)
                 prio = LOG_INFO;
+        if (r->outcome == HVT_WOULD_APPLY && *r->bound)
+                prio = LOG_WARNING;
         if (flags & HVT_REPORT_REPEATED)
                 prio = LOG_DEBUG;
         /* Before the fields are made: most results are unchanged ones, at debug. */

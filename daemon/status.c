@@ -2,29 +2,35 @@
 /* Owns: the status of status.h, made from the context each time (a figure kept up to date by
  * every pass would be one more thing to get wrong). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "counts.h"
 #include "host.h"
 #include "macro.h"
 #include "metrics-file.h"
 #include "state-file.h"
 #include "status.h"
 
-/* Controllers with a managed disk. A controller holds up to 64 LUNs: the disks are compared
- * with the few controllers found so far, not with each other (quadratic in disks, and the
- * status is made after every batch of events). */
-static size_t count_controllers(const struct hvt_disks *x) {
+/* Controllers with a managed disk of one class (NVMe or storvsc). A controller holds up to 64
+ * LUNs: the disks are compared with the few controllers found so far, not with each other
+ * (quadratic in disks, and the status is made after every batch of events). */
+static size_t count_controllers(const struct hvt_disks *x, bool nvme) {
         _cleanup_free_ const char **seen = NULL;
         size_t n = 0;
 
         seen = malloc(x->n * sizeof(*seen));
         for (size_t i = 0; i < x->n; i++) {
-                const char *c = x->v[i]->disk.controller;
+                const char *c = hvt_disk_count_key(&x->v[i]->disk);
                 size_t j = seen ? n : i;
 
+                if (hvt_kind_is_nvme(x->v[i]->disk.kind) != nvme)
+                        continue;
                 /* Disks of a controller mostly come one after another: newest first. Out of
                  * memory, with each earlier disk instead. */
-                while (j > 0 && strcmp(seen ? seen[j - 1] : x->v[j - 1]->disk.controller, c) != 0)
+                while (j > 0 && (seen ? strcmp(seen[j - 1], c) != 0 :
+                                 hvt_kind_is_nvme(x->v[j - 1]->disk.kind) != nvme ||
+                                 strcmp(hvt_disk_count_key(&x->v[j - 1]->disk), c) != 0))
                         j--;
                 if (j == 0 && seen)
                         seen[n] = c;
@@ -33,11 +39,24 @@ static size_t count_controllers(const struct hvt_disks *x) {
         return n;
 }
 
+static void count_disks(const struct hvt_disks *x, struct hvt_disk_counts *ret) {
+        size_t nvme = 0;
+
+        for (size_t i = 0; i < x->n; i++)
+                nvme += hvt_kind_is_nvme(x->v[i]->disk.kind);
+        *ret = (struct hvt_disk_counts) {
+                .storvsc = x->n - nvme,
+                .storvsc_controllers = count_controllers(x, false),
+                .nvme = nvme,
+                .nvme_controllers = count_controllers(x, true),
+        };
+}
+
 void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
         const struct hvt_disks *x = &d->disks;
-        size_t n_controllers = count_controllers(x), n_failed = 0, n_unsupported = 0, n_would = 0,
-               n_paused = 0, n_yielded = 0, full = size;
-        char notice[sizeof(d->config_error) + 48] = "";
+        size_t n_failed = 0, n_unsupported = 0, n_would = 0, n_paused = 0, n_yielded = 0, full = size;
+        char notice[sizeof(d->config_error) + 48] = "", counted[160];
+        struct hvt_disk_counts counts;
         int off;
 
         /* The notice of a refused configuration says that what runs is not what the file
@@ -59,14 +78,12 @@ void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size) {
 
         /* "tuned": every managed attribute has its value, or this kernel lacks it (counted
          * apart as unsupported). A dry run tunes nothing: it says what would change. */
+        count_disks(x, &counts);
+        hvt_disk_counts_format(&counts, counted, sizeof(counted));
         if (d->apply_flags & HVT_APPLY_DRY_RUN)
-                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu would change, %zu failed",
-                               x->n, x->n == 1 ? "" : "s", n_controllers,
-                               n_controllers == 1 ? "" : "s", n_would, n_failed);
+                off = snprintf(buf, size, "%s: %zu would change, %zu failed", counted, n_would, n_failed);
         else
-                off = snprintf(buf, size, "%zu Hyper-V disk%s on %zu controller%s: %zu tuned, %zu failed",
-                               x->n, x->n == 1 ? "" : "s", n_controllers,
-                               n_controllers == 1 ? "" : "s", x->n - n_failed, n_failed);
+                off = snprintf(buf, size, "%s: %zu tuned, %zu failed", counted, x->n - n_failed, n_failed);
         if (n_unsupported > 0 && off > 0 && (size_t) off < size)
                 off += snprintf(buf + off, size - (size_t) off, ", %zu setting%s unsupported",
                                 n_unsupported, n_unsupported == 1 ? "" : "s");

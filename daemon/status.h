@@ -7,7 +7,7 @@
 
 #include "context.h"
 
-/* "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" */
+/* "6 storvsc disks on 3 controllers: 6 tuned, 0 failed", with counts.h's phrase */
 void hvt_status_format(const struct hvt_daemon *d, char *buf, size_t size);
 
 /* Sends STATUS= when its text changed, and writes the metrics file when its figures did: a

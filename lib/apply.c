@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "bounds.h"
 #include "macro.h"
 #include "scheduler.h"
 #include "sysfs.h"
@@ -216,6 +217,9 @@ static void write_one(struct item *item, struct hvt_result *res) {
         do
                 r = item->dirfd < 0 ? item->dirfd : hvt_sysfs_write(item->dirfd, id, res->to);
         while (r == -EBUSY && busy_retried(id) && ++tries < HVT_APPLY_BUSY_TRIES);
+        /* Refused: the bound it broke, where the kernel states one, as the scheduler now is. */
+        if (r == -EINVAL && item->dirfd >= 0)
+                (void) hvt_bound_broken(item->dirfd, id, NULL, res->to, res->bound, sizeof(res->bound));
         if (r >= 0)
                 r = item_read(item, id, buf);
         if (r >= 0)
@@ -413,6 +417,25 @@ static void watch_needed(struct item *items, struct hvt_apply *a) {
                         watch(&items[i], &a->results[i]);
 }
 
+/* A dry run reads the bounds its writes would meet, under the scheduler they would be made
+ * under: the plan's when it would switch it, else the disk's. */
+static void dry_run_bounds(const struct item *items, struct hvt_apply *a) {
+        const struct hvt_result *sched = hvt_apply_find(a, HVT_ATTR_SCHEDULER);
+        const char *scheduler = NULL;
+
+        if (sched && sched->outcome == HVT_WOULD_APPLY)
+                scheduler = sched->to;
+        else if (sched && sched->outcome == HVT_UNCHANGED && *sched->from)
+                scheduler = sched->from;
+        for (size_t i = 0; i < a->n; i++) {
+                struct hvt_result *res = &a->results[i];
+
+                if (items[i].want && items[i].dirfd >= 0 && res->outcome == HVT_WOULD_APPLY)
+                        (void) hvt_bound_broken(items[i].dirfd, res->attr, scheduler, res->to, res->bound,
+                                                sizeof(res->bound));
+        }
+}
+
 /* The pass over items[], one result each in a, in table order: all read first, the hook,
  * then the writes, then what they knocked on. */
 static void apply_items(struct item *items, unsigned flags, hvt_before_write_t before_write, void *userdata,
@@ -437,6 +460,8 @@ static void apply_items(struct item *items, unsigned flags, hvt_before_write_t b
                 hold_writes(items, a);
         for (size_t i = 0; i < a->n; i++)
                 any = any || a->results[i].outcome == HVT_WOULD_APPLY;
+        if (any && (flags & HVT_APPLY_DRY_RUN))
+                dry_run_bounds(items, a);
         if (!any || (flags & HVT_APPLY_DRY_RUN))
                 return;
 
@@ -483,8 +508,11 @@ static void apply_items(struct item *items, unsigned flags, hvt_before_write_t b
                                 cause[id] = res->attr;
                         }
                 /* Busy still after the tries: another switch is under way, and what is
-                 * written next would land under whichever elevator wins. */
-                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED && res->error == EBUSY)
+                 * written next would land under whichever elevator wins. A restore whose
+                 * scheduler did not go back holds what goes with it, whatever the error: the
+                 * record keeps both, for a restore that puts them back in order. */
+                if (res->attr == HVT_ATTR_SCHEDULER && res->outcome == HVT_FAILED &&
+                    (res->error == EBUSY || (flags & HVT_APPLY_RESTORE)))
                         sched_failed = res;
                 sched_written = sched_written ||
                         (res->attr == HVT_ATTR_SCHEDULER && (res->outcome == HVT_APPLIED || res->outcome == HVT_CLAMPED));

@@ -32,6 +32,10 @@ struct hvt_result {
         char to[HVT_VALUE_MAX];       /* desired, as written */
         char kept[HVT_VALUE_MAX];     /* clamped, or unchanged as clamped before: what the kernel keeps */
         char offered[96];             /* scheduler unsupported: "none mq-deadline kyber" */
+        /* The bound the kernel states that to breaks (bounds.h): a write refused with EINVAL,
+         * or one a dry run would make: "over the tag depth 2534"; "" when none is broken or
+         * it could not be read. */
+        char bound[64];
         bool knock_on;                /* written because the scheduler was, in the same pass */
         bool not_recorded;            /* failed: not written, as its original could not be recorded */
         bool watched;                 /* not planned: told only when a write of the pass changed it */

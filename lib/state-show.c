@@ -200,8 +200,9 @@ static void show_controllers(FILE *f, const struct hvt_state *s) {
                         bool known = c->bytes > 0;
 
                         snprintf(name, sizeof(name), "host%u %s", c->host, c->controller);
-                        snprintf(queues, sizeof(queues), c->over_cap ? "%u (%u capped)" : "%u", c->nr_hw_queues,
-                                 c->capped_queues);
+                        /* The queues it has, and those the cap gives it once re-probed. */
+                        snprintf(queues, sizeof(queues), c->over_cap ? "%u (%u under the cap)" : "%u",
+                                 c->nr_hw_queues, c->capped_queues);
                         snprintf(can, sizeof(can), "%u", c->can_queue);
                         row(&t, name, hvt_kind_to_string(c->kind), queues, can, estimate_text(c->bytes, c->band_pct, est),
                             c->over_cap ? (s->driver.cap_support == 0 ? "yes, cannot cap" : "yes") : "no",

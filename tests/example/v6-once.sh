@@ -3,7 +3,7 @@
 # no configuration file: it tunes exactly the Azure NVMe disks with the platform defaults
 # (read_ahead_kb at most 128, io_timeout 240000, scheduler none) and leaves every other file
 # of the VM byte-identical: the partitions, QEMU's NVMe namespace, the NVMe/TCP head and its
-# hidden path, the controllers.
+# hidden path, the controllers. Its summary counts NVMe disks and says nothing of storvsc.
 # usage (inside umockdev-run -d examples/azure-v6.umockdev):
 #     v6-once.sh HVTUNED KERNEL_TAR SHIM DEFAULT_CONFIG_PATH
 set -eu
@@ -60,4 +60,12 @@ done
 check nvme0n3 scheduler "[none] mq-deadline "
 check nvme1n1 io_timeout 240000
 check nvme1n1 read_ahead_kb 128
+# Counted by kind, and nothing of storvsc on a VM without it (no hv_storvsc under /sys/module,
+# no storvsc controller).
+grep -qx "4 Azure NVMe disks on 2 controllers, 0 storvsc: 4 tuned, 0 failed" "$work/err" ||
+        { echo "no count by kind in the summary"; exit 1; }
+if grep -E "Request layout|storvsc_max_hw_queues|hw queues" "$work/err"; then
+        echo "storvsc named on a VM without it"
+        exit 1
+fi
 echo "the Azure NVMe disks tuned, every other file as it was"

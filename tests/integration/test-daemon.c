@@ -30,12 +30,12 @@ START_TEST(test_ready_and_status) {
          * the kernel's reset on a switch). */
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
                          "sda/queue/nr_requests\nsda/queue/scheduler\nsdc/queue/nr_requests\nsdc/queue/scheduler");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         err = hvtuned_stop(&run);
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (applied)\n");
-        assert_contains(err, "Started: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        assert_contains(err, "Started: 4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         /* Unchanged attributes are not reported by the daemon unless -v. */
         ck_assert_ptr_null(strstr(err, "(unchanged)"));
         unlink(config);
@@ -56,7 +56,7 @@ START_TEST(test_hotplug_add_change_remove) {
         /* add: a data disk hot-added on LUN 2 of the data controller (umockdev sends the
          * "add" uevents of the new devices itself). */
         testbed_add(tb, "azure-gen2-sdf.umockdev");
-        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks on 2 controllers: 5 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=5 storvsc disks on 2 controllers: 5 tuned, 0 failed");
         sdf = testbed_syspath("sdf");
         ck_assert_str_eq(testbed_value("sdf", "queue/nr_requests"), "128");
 
@@ -76,7 +76,7 @@ START_TEST(test_hotplug_add_change_remove) {
 
         /* remove: the disk is forgotten. */
         testbed_remove(tb, sdf);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed");
 
         err = hvtuned_stop(&run);
         assert_contains(err, "sdf: found Hyper-V scsi disk 1:0:0:2 on controller {f8b3781b-1e82-4818-a1c3-63d806ec15bb}");
@@ -107,7 +107,7 @@ START_TEST(test_stops_matching) {
         g_free(driver);
         sdd = testbed_syspath("sdd");
         uevent_send_blocking(sdd, "change", 1);
-        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=3 storvsc disks on 2 controllers: 3 tuned, 0 failed");
 
         umockdev_testbed_set_attribute(tb, sdd, "queue/scheduler", "none mq-deadline kyber [bfq] \n");
         uevent_send_blocking(sdd, "change", 1);
@@ -151,11 +151,11 @@ static const struct {
         const char *profile, *added, *fragment, *lun_disk, *status_before, *status_added;
 } vms[] = {
         { "gen1", "sdf", "gen1-sdf.umockdev", "sdc",
-          "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ,
-          "5 Hyper-V disks on 3 controllers: 5 tuned, 0 failed" GEN1_HWQ },
+          "4 storvsc disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ,
+          "5 storvsc disks on 3 controllers: 5 tuned, 0 failed" GEN1_HWQ },
         { "wsl2", "sde", "wsl2-sde.umockdev", "sda",
-          "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed" WSL_HWQ,
-          "5 Hyper-V disks on 1 controller: 5 tuned, 0 failed" WSL_HWQ },
+          "4 storvsc disks on 1 controller: 4 tuned, 0 failed" WSL_HWQ,
+          "5 storvsc disks on 1 controller: 5 tuned, 0 failed" WSL_HWQ },
 };
 
 static GHashTable *without_hyperv(GHashTable *snapshot) {
@@ -233,7 +233,7 @@ START_TEST(test_reload) {
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "RELOADING=1");
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sdd", "queue/read_ahead_kb"), "1024");
 
         assert_contains(hvtuned_stop(&run), ":2: queue.read_ahead_kb: expected an integer, got a string\n");
@@ -356,7 +356,7 @@ START_TEST(test_sigint) {
         struct hv_run run;
 
         hvtuned_start(&run, args);
-        ck_assert_str_eq(run.status, "1 Hyper-V disk on 1 controller: 1 tuned, 0 failed");
+        ck_assert_str_eq(run.status, "1 storvsc disk on 1 controller: 1 tuned, 0 failed");
         assert_contains(hvtuned_stop_with(&run, SIGINT), "sda queue/scheduler: deadline -> noop (applied)\n");
         unlink(config);
         g_object_unref(tb);

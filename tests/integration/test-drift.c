@@ -101,7 +101,7 @@ START_TEST(test_repair_budget) {
         /* Ten repairs in a minute are drift; the eleventh is a fight, and hvtuned stops. */
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
                 revert_repaired(&run, tb, "sdc", i);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
         testbed_drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
         uevent_send_blocking(testbed_syspath("sdc"), "change", 1);
@@ -147,7 +147,7 @@ START_TEST(test_pause_ends) {
 
         /* sdd goes while paused: its pause goes with it (no timer left to fire on it). */
         testbed_remove(tb, testbed_syspath("sdd"));
-        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed; "
+        hvtuned_wait_notify(&run, "STATUS=3 storvsc disks on 2 controllers: 3 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused");
 
         /* sdc drifts once more while paused; no event will come, yet at the end of the
@@ -155,7 +155,7 @@ START_TEST(test_pause_ends) {
         testbed_drift(tb, "sdc", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
         do
                 hvtuned_wait_notify_timeout(&run, "STATUS=", (HVT_REPAIR_WINDOW_S + 10) * 1000);
-        while (strcmp(run.status, "3 Hyper-V disks on 2 controllers: 3 tuned, 0 failed" AZURE_HWQ) != 0);
+        while (strcmp(run.status, "3 storvsc disks on 2 controllers: 3 tuned, 0 failed" AZURE_HWQ) != 0);
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
         testbed_wait_value_for("sda", "queue/scheduler", "none", 5000);
         err = hvtuned_stop(&run);

@@ -51,9 +51,9 @@ static const struct {
         { "device/timeout", "300" },
 };
 
-#define STATUS_FAILED "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ
-#define STATUS_UNSUPPORTED "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed, 1 setting unsupported" AZURE_HWQ
-#define STATUS_TUNED "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ
+#define STATUS_FAILED "4 storvsc disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ
+#define STATUS_UNSUPPORTED "4 storvsc disks on 2 controllers: 4 tuned, 0 failed, 1 setting unsupported" AZURE_HWQ
+#define STATUS_TUNED "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ
 
 enum next {
         SAME,  /* fails the same way: not told again */
@@ -247,14 +247,14 @@ static const struct param_case {
           "over the cap of 4: ~12.1 MiB with 4 queues, once capped at boot (the module parameter does not hold it)",
           "2 controllers probed before the cap keep their queues even re-probed, as the module parameter does "
           "not hold the cap (~169.1 MiB reclaimable)",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB "
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB "
           "reclaimable at next boot, cap not set (Device or resource busy)", EBUSY },
         { "parameters/storvsc_max_hw_queues=open:ENOENT", "unsupported",
           "hv_storvsc parameters/storvsc_max_hw_queues: 4 (unsupported: this kernel predates storvsc_max_hw_queues, "
           "which came in 5.13: every SCSI controller has one hw queue per present CPU, and only a kernel update can "
           "cap them (no module option or kernel command line does))",
           "over the cap of 4, which this kernel's storvsc cannot apply", NULL,
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, which this "
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, which this "
           "kernel cannot apply", ENOENT },
 };
 

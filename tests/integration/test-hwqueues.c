@@ -23,27 +23,27 @@ static const char *const every_size[][6] = {
         { "azure-gen2-4cpu", "0",
           "host0 (controller " SCSI0 ", scsi): 4 hw queues x 316 requests, ~1.6 MiB preallocated; no cap applies\n",
           "host1 (controller " SCSI1 ", scsi): 4 hw queues x 316 requests, ~1.6 MiB preallocated; no cap applies\n",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed\n", NULL },
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed\n", NULL },
         { "azure-gen2-16cpu", "4",
           "host0 (controller " SCSI0 ", scsi): 16 hw queues x 1267 requests, ~24.2 MiB preallocated; "
           "over the cap of 4: ~6.0 MiB with 4 queues, once re-probed\n",
           "host1 (controller " SCSI1 ", scsi): 16 hw queues x 1267 requests, ~24.2 MiB preallocated; "
           "over the cap of 4: ~6.0 MiB with 4 queues, once re-probed\n",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
           "~36 MiB reclaimable at next boot\n", "(~36.3 MiB reclaimable)" },
         { "azure-gen2", "4",
           "host0 (controller " SCSI0 ", scsi): 32 hw queues x 2534 requests, ~96.6 MiB preallocated; "
           "over the cap of 4: ~12.1 MiB with 4 queues, once re-probed\n",
           "host1 (controller " SCSI1 ", scsi): 32 hw queues x 2534 requests, ~96.6 MiB preallocated; "
           "over the cap of 4: ~12.1 MiB with 4 queues, once re-probed\n",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
           "~169 MiB reclaimable at next boot\n", "(~169.1 MiB reclaimable)" },
         { "azure-gen2-64cpu", "4",
           "host0 (controller " SCSI0 ", scsi): 64 hw queues x 5068 requests, ~386.2 MiB preallocated; "
           "over the cap of 4: ~24.1 MiB with 4 queues, once re-probed\n",
           "host1 (controller " SCSI1 ", scsi): 64 hw queues x 5068 requests, ~386.2 MiB preallocated; "
           "over the cap of 4: ~24.1 MiB with 4 queues, once re-probed\n",
-          "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
+          "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, "
           "~724 MiB reclaimable at next boot\n", "(~724.0 MiB reclaimable)" },
 };
 
@@ -206,7 +206,7 @@ START_TEST(test_assumed_layout) {
         hvtuned_start(&run, args);
         /* 272 (its BTF) + 296 + 416 + 64 = 1048 -> 1088; with 5.10's scsi_cmnd (392) 1152: a 64 KiB
          * block holds 56 requests instead of 60, and what the cap gives back grows by 6.2%: 7%. */
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers "
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers "
                          "over cap 4, ~169 MiB reclaimable at next boot (assumed 6.12's layout, +/-7%)");
         m = hvtuned_wait_metrics(prom, "hvtuned_request_layout_info{source=\"assumed\",row=\"6.12\"} 1\n");
         assert_contains(m, "hvtuned_controller_preallocated_error_ratio{host=\"host0\",controller=\"" SCSI0 "\",kind=\"scsi\"} 0.07\n");
@@ -357,7 +357,7 @@ START_TEST(test_param_refuses) {
         ck_assert_str_eq(testbed_sys_read(PARAM), "0");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (failed: Permission denied)\n");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4");
 
         /* A kernel before 5.13 has no such parameter: unsupported, not failed. */
         ck_assert_int_eq(unlink(testbed_sys_path(PARAM)), 0);
@@ -429,7 +429,7 @@ START_TEST(test_no_cap) {
         setenv("HVTUNED_TEST_METRICS_DIR", dir, 1);
         args[0] = "-c", args[1] = config, args[2] = NULL;
         hvtuned_start(&run, args);
-        ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
+        ck_assert_str_eq(run.status, "2 storvsc disks on 2 controllers: 2 tuned, 0 failed; "
                          "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
         m = hvtuned_wait_metrics(prom, "hvtuned_hw_queue_cap_supported 0\n");
         assert_contains(m, "hvtuned_hw_queue_cap 0\n");
@@ -451,7 +451,7 @@ START_TEST(test_no_cap) {
         }
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "2 Hyper-V disks on 2 controllers: 2 tuned, 0 failed; "
+        ck_assert_str_eq(run.status, "2 storvsc disks on 2 controllers: 2 tuned, 0 failed; "
                          "hw queues: 2 controllers over cap 4, which this kernel cannot apply");
         err = hvtuned_stop(&run);
         ck_assert_uint_eq(hv_count(err, NO_CAP_WHY), 1);
@@ -486,7 +486,7 @@ START_TEST(test_daemon_status_reload_stop) {
         config = config_write("queue = { scheduler = \"none\"; };\n");
         args[0] = "-c", args[1] = config, args[2] = NULL;
         hvtuned_start(&run, args);
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; "
                          "hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot");
         ck_assert_str_eq(testbed_sys_read(PARAM), "4");
 
@@ -494,7 +494,7 @@ START_TEST(test_daemon_status_reload_stop) {
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
         ck_assert_str_eq(testbed_sys_read(PARAM), "0");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed");
 
         config_rewrite(config, "queue = { scheduler = \"none\"; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
@@ -505,6 +505,14 @@ START_TEST(test_daemon_status_reload_stop) {
         ck_assert_str_eq(testbed_sys_read(PARAM), "0");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (applied)\n");
         assert_contains(err, "hv_storvsc parameters/storvsc_max_hw_queues: 4 -> 0 (restored)\n");
+        /* The boot advice once a run: the reloads that brought the same cap back do not
+         * repeat it. */
+        {
+                const char *first = strstr(err, "To cap them from boot: ");
+
+                ck_assert_ptr_nonnull(first);
+                ck_assert_msg(!strstr(first + 1, "To cap them from boot: "), "the boot advice repeated:\n%s", err);
+        }
         g_object_unref(tb);
 }
 END_TEST

@@ -543,7 +543,7 @@ def check_lifecycle(pid):
         fail(f"sdb state {by_disk['sdb']}")
     summary = journal(f"_PID={pid}", f"MESSAGE_ID={STATE_SUMMARY}")
     if len(summary) != 1 or summary[0]["HVTUNED_DISKS"] != "4" or \
-            summary[0]["MESSAGE"] != "State: 4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" + AZURE_HWQ:
+            summary[0]["MESSAGE"] != "State: 4 storvsc disks on 2 controllers: 3 tuned, 1 failed" + AZURE_HWQ:
         fail(f"summary {summary}")
 
     restored = journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}")

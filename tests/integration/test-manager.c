@@ -36,7 +36,7 @@ START_TEST(test_notify_send_fails) {
 
         ck_assert_int_eq(setenv("HVTUNED_TEST_NOTIFY_FAULTS", notify_faults[_i], 1), 0);
         hvtuned_start(&run, args);
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
 
         config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);

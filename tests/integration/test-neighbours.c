@@ -98,7 +98,7 @@ START_TEST(test_udev_neighbour_yielded) {
 
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
                 neighbour_round(&run, "queue/read_ahead_kb", "256", "4096", true, i);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 setting left to another writer" AZURE_HWQ);
         m = hvtuned_wait_metrics(prom, "hvtuned_attributes_contested{attribute=\"queue/read_ahead_kb\","
                                        "decision=\"yield\"} 1\n");
@@ -122,7 +122,7 @@ START_TEST(test_udev_neighbour_yielded) {
         err = hvtuned_stop(&run);
         assert_contains(err, "queue/read_ahead_kb original=128 desired=4096 current=256 last=yielded to another "
                              "writer\n");
-        assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; 1 setting left to another "
+        assert_contains(err, "State: 4 storvsc disks on 2 controllers: 4 tuned, 0 failed; 1 setting left to another "
                              "writer");
         assert_contains(err, "sdc queue/read_ahead_kb: set back to 256 11 times, each within 120 s of the last: "
                              "another program keeps writing it (suspect: udev rule "
@@ -196,7 +196,7 @@ START_TEST(test_udev_neighbour_insisted) {
                                         "contested = { queue = { read_ahead_kb = \"insist\"; }; };\n");
         for (unsigned i = 1; i <= HVT_REPAIR_BURST + 1; i++)
                 neighbour_round(&run, "queue/read_ahead_kb", "256", "4096", true, i);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; "
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed; "
                                   "1 disk reverted too often, repairs paused" AZURE_HWQ);
         neighbour_write("queue/read_ahead_kb", "256");
         uevent_send_blocking(testbed_syspath("sdc"), "change", 1);

@@ -514,6 +514,31 @@ START_TEST(test_v6_dry_run) {
 }
 END_TEST
 
+/* A VM of NVMe disks alone (no hv_storvsc under /sys/module, no SCSI host of storvsc's)
+ * counts its disks by kind and says nothing of storvsc: no request layout, no cap written or
+ * found missing, no hw queue figures, even with a cap in the file. */
+START_TEST(test_v6_no_storvsc) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        char *config = config_write("platform_defaults = true;\nhost = { max_hw_queues = 1; };\n");
+        const char *const modes[] = { "--once", "--dry-run" };
+        char *err;
+
+        for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+                ck_assert_int_eq(once_on(config, modes[i], &err), 0);
+                assert_contains(err, i == 0 ? "\n4 Azure NVMe disks on 2 controllers, 0 storvsc: 4 tuned, 0 failed\n" :
+                                "\n4 Azure NVMe disks on 2 controllers, 0 storvsc: 0 would change, 0 failed");
+                ck_assert_msg(!strstr(err, "storvsc_max_hw_queues") && !strstr(err, "Request layout") &&
+                              !strstr(err, "hw queue"), "storvsc named on a VM without it:\n%s", err);
+        }
+        /* An NVMe disk's tag depth is its controller's queue size, as its mq/0/nr_tags shows */
+        config_rewrite(config, "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 2000; };\n");
+        ck_assert_int_eq(once_on(config, "--dry-run", &err), 0);
+        assert_contains(err, "nvme1n1 queue/nr_requests: 1023 -> 2000 (would be refused: over the tag depth 1023)\n");
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* A file that sets an attribute takes it from the platform defaults; a file (any) means no
  * scheduler default. (The harness's files say platform_defaults = false unless they name
  * it: these name it.) */
@@ -821,6 +846,8 @@ START_TEST(test_lsv3_both_kinds) {
                              "{3c9e6d10-5d21-4f0b-b7a4-8e2c1f6a9d03}\n");
         /* the resource disk alone took the override by role */
         assert_contains(err, "sdb queue/nomerges: 0 -> 1 (applied)\n");
+        /* both kinds counted, each on its own controllers */
+        assert_contains(err, "\n4 storvsc disks on 2 controllers, 2 Azure NVMe disks on 2 controllers: 6 tuned, 0 failed");
         ck_assert_str_eq(testbed_value("sda", "queue/nomerges"), "0");
         unlink(config);
         g_object_unref(tb);
@@ -850,6 +877,7 @@ int main(void) {
         else {
                 tcase_add_test(tuned, test_v6_once_defaults);
                 tcase_add_test(tuned, test_v6_dry_run);
+                tcase_add_test(tuned, test_v6_no_storvsc);
                 tcase_add_test(tuned, test_v6_daemon_hotplug_drift_restore);
                 tcase_add_test(tuned, test_v6_daemon_namespace_removed);
                 tcase_add_test(tuned, test_v6_mpath_once);

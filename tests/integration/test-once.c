@@ -232,7 +232,7 @@ START_TEST(test_azure_scheduler_only) {
         /* What did not change is not said: -v says it (test_unchanged_with_verbose). */
         ck_assert_ptr_null(strstr(err, "(unchanged)"));
         assert_contains(err, "sda: found Hyper-V scsi disk 0:0:0:0 on controller {f8b3781a-1e82-4818-a1c3-63d806ec15bb} (Msft Virtual Disk), role os\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         ck_assert_ptr_null(strstr(err, "sde"));
         ck_assert_ptr_null(strstr(err, "vda"));
         g_object_unref(tb);
@@ -280,7 +280,7 @@ START_TEST(test_dry_run) {
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
         assert_contains(err, "sda queue/scheduler: mq-deadline -> none (would apply)\n");
         assert_contains(err, "sdd device/timeout: 180 -> 300 (would apply)\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 4 would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 4 would change, 0 failed" AZURE_HWQ " (dry run, nothing written)\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -299,7 +299,7 @@ START_TEST(test_gen1_ide_override) {
         ck_assert_ptr_null(strstr(err, "sda queue/scheduler"));
         assert_contains(err, "sdb: found Hyper-V ide disk 1:0:1:0 on controller {00000000-0001-8899-0000-000000000000}");
         assert_contains(err, "sdd queue/scheduler: bfq -> none (applied)\n");
-        assert_contains(err, "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 3 controllers: 4 tuned, 0 failed" GEN1_HWQ "\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -314,7 +314,7 @@ START_TEST(test_wsl2_old_kernel) {
         assert_contains(err, "sdc queue/scheduler: mq-deadline -> none (applied)\n");
         /* WSL kernels have no writeback throttling: reported, not failed. */
         assert_contains(err, "sda queue/wbt_lat_usec: 0 (unsupported: no such attribute on this kernel)\n");
-        assert_contains(err, "4 Hyper-V disks on 1 controller: 4 tuned, 0 failed, 4 settings unsupported" WSL_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 1 controller: 4 tuned, 0 failed, 4 settings unsupported" WSL_HWQ "\n");
         g_object_unref(tb);
 }
 END_TEST
@@ -380,6 +380,33 @@ START_TEST(test_unsupported_scheduler) {
 }
 END_TEST
 
+/* A value over a bound the kernel states: --dry-run says it would be refused and names the
+ * bound, under the scheduler the write would be made under, and a refused write names it
+ * too (the tag depth is the SCSI host's can_queue, 2534 at 32 vCPUs, as mq/0/nr_tags shows). */
+START_TEST(test_bounds_named) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        GHashTable *before = snapshot_take();
+        char *err;
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 4000; max_sectors_kb = 4096; };\n",
+                                  "--dry-run", &err), 0);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 4000 (would be refused: over the tag depth 2534)\n");
+        /* sda would be switched to none first: its bound is the tag depth, not its scheduler's */
+        assert_contains(err, "sda queue/nr_requests: 256 -> 4000 (would be refused: over the tag depth 2534)\n");
+        assert_contains(err, "sdb queue/max_sectors_kb: 1280 -> 4096 (would be refused, or clamped from 6.10: over "
+                             "queue/max_hw_sectors_kb 2048)\n");
+        ck_assert_ptr_null(strstr(err, "-> 4000 (would apply)"));
+        ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"mq-deadline\"; nr_requests = 3000; };\n", "--dry-run", &err), 0);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 3000 (would be refused: over the 2048 a scheduler takes)\n");
+
+        ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 4000; };\n", "--once", &err), 2);
+        assert_contains(err, "sdb queue/nr_requests: 2534 -> 4000 (failed: Invalid argument: over the tag depth 2534)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
 START_TEST(test_failure_exit_code) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *sdb = testbed_syspath("sdb"), *err;
@@ -391,7 +418,7 @@ START_TEST(test_failure_exit_code) {
         before = snapshot_take();
         ck_assert_int_eq(run_once("queue = { scheduler = \"none\"; nr_requests = 64; };\n", "--once", &err), 2);
         assert_contains(err, "sdb queue/nr_requests: many -> 64 (failed: Bad message)\n");
-        assert_contains(err, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ "\n");
+        assert_contains(err, "4 storvsc disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ "\n");
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()),
                          "sda/queue/nr_requests\nsda/queue/scheduler\n"
                          "sdc/queue/nr_requests\nsdc/queue/scheduler\n"
@@ -486,6 +513,26 @@ START_TEST(test_check_config_good) {
         assert_contains(err, "valid");
         ck_assert_int_eq(hvtuned_run(missing, &err), 1);
         assert_contains(err, "/nonexistent.conf: cannot read: No such file or directory");
+        ck_assert_ptr_null(strstr(err, "a scheduler takes"));
+        unlink(config);
+
+        /* Valid, with the bound any kernel puts on the value said, and where it is: what a
+         * disk's tag depth bounds is --dry-run's to say. */
+        config = config_write("queue = { scheduler = \"mq-deadline\"; nr_requests = 4000; };\n"
+                              "override = ( { match = { role = \"data\"; }; queue = { scheduler = \"none\"; }; } );\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it "
+                             "under mq-deadline\n");
+        ck_assert_ptr_null(strstr(err, "override 1"));
+        assert_contains(err, "valid");
+        unlink(config);
+        config = config_write("queue = { nr_requests = 4000; };\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it on "
+                             "a disk with a scheduler, and with none where the disk's tag depth is lower, which "
+                             "`hvtuned --dry-run` reads\n");
         unlink(config);
 }
 END_TEST
@@ -696,6 +743,7 @@ int main(void) {
         tcase_add_test(tc, test_legacy_noop);
         tcase_add_test(tc, test_unsupported_scheduler);
         tcase_add_test(tc, test_failure_exit_code);
+        tcase_add_test(tc, test_bounds_named);
         tcase_add_loop_test(tc, test_bad_config_changes_nothing, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
         tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_check_config_good);

@@ -327,14 +327,14 @@ START_TEST(test_no_restore_and_removed_records) {
 
         /* A hot-added disk gets a record when first written; removed, the record goes. */
         testbed_add(tb, "azure-gen2-sdf.umockdev");
-        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks");
+        hvtuned_wait_notify(&run, "STATUS=5 storvsc disks");
         sdf = testbed_syspath("sdf");
         testbed_drift(tb, "sdf", "queue/scheduler", "none [mq-deadline] kyber bfq \n");
         uevent_send_blocking(sdf, "change", 1);
         testbed_wait_value("sdf", "queue/scheduler", "none");
         ck_assert(record_exists("sdf"));
         testbed_remove(tb, sdf);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks");
         ck_assert(!record_exists("sdf"));
 
         /* restore_on_stop = false: the tuned values stay, and so do the records, for the
@@ -394,7 +394,7 @@ START_TEST(test_records_pruned_and_guarded) {
         ck_assert(record_exists("vda"));
         /* sda's true originals may be in that record: hvtuned does not write sda rather than
          * record its current values over them. The other disks are tuned. */
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "mq-deadline");
         ck_assert_str_eq(testbed_value("sdc", "queue/scheduler"), "none");
 
@@ -409,7 +409,7 @@ START_TEST(test_records_pruned_and_guarded) {
         ck_assert_int_eq(system(path), 0);
         g_free(path);
         uevent_send_blocking(testbed_syspath("sda"), "change", 1);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         ck_assert(record_exists("sda"));
 
@@ -436,7 +436,7 @@ START_TEST(test_failed_restore_kept_and_quiet) {
         config_rewrite(config, "queue = { scheduler = \"none\"; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 3 tuned, 1 failed" AZURE_HWQ);
         ck_assert_str_eq(testbed_value("sdb", "queue/nomerges"), "0");  /* the others are restored */
         ck_assert(record_exists("sda"));
 
@@ -479,7 +479,7 @@ START_TEST(test_state_dump) {
                              "device/timeout original=180 desired=300 current=300 last=applied; "
                              "queue/io_timeout original=180000 desired=- current=300000 "
                              "last=watched, goes back with its cause\n");
-        assert_contains(err, "State: 4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        assert_contains(err, "State: 4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         g_object_unref(tb);
 }
 END_TEST

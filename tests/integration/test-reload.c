@@ -82,7 +82,7 @@ START_TEST(test_bad_reload_keeps_running) {
         config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n");
         ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         assert_contains(hvtuned_stop(&run), ":3: override[0].match.lun: expected an integer, got a string\n");
         g_object_unref(tb);
 }
@@ -110,7 +110,7 @@ START_TEST(test_config_error_notice_whole) {
         notice = g_strdup_printf("; config error at %s:3, keeping previous", config);
         ck_assert_msg(g_str_has_suffix(run.status, notice), "STATUS \"%s\" does not end with \"%s\"", run.status,
                       notice);
-        ck_assert_ptr_eq(strstr(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed"), run.status);
+        ck_assert_ptr_eq(strstr(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed"), run.status);
         hvtuned_stop(&run);
         unlink(config);
         rmdir(dir);
@@ -321,7 +321,7 @@ START_TEST(test_reload_dropins) {
                 ck_assert_str_eq(testbed_value(azure_disks[i], "queue/read_ahead_kb"), "128");
         }
         hvtuned_wait_notify(&run, "READY=1");
-        ck_assert_str_eq(run.status, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
+        ck_assert_str_eq(run.status, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ);
         assert_contains(hvtuned_stop(&run), hv_keep(g_strdup_printf("%s:3: queue.nr_requests: ", bad)));
         ck_assert_int_eq(rmdir(dir), 0);
         g_object_unref(tb);

@@ -346,7 +346,7 @@ START_TEST(test_reprobe_idle) {
         host_files(AZURE_CMDLINE, MOUNTINFO_AZURE, SWAPS_HEADER, NULL);
         tb = testbed_load("azure-gen2");
         add_holders();
-        err = reprobe_run(tb, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 1 controller over "
+        err = reprobe_run(tb, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 1 controller over "
                           "cap 4, ~85 MiB reclaimable at next boot", &requests);
         ck_assert_str_eq(requests, "unbind f8b3781b-1e82-4818-a1c3-63d806ec15bb\n"
                                    "bind f8b3781b-1e82-4818-a1c3-63d806ec15bb\n");
@@ -446,7 +446,7 @@ START_TEST(test_reprobe_resumed) {
         ck_assert(g_file_set_contents(pending, "f8b3781b-1e82-4818-a1c3-63d806ec15bb", -1, NULL));
 
         hvtuned_start(&run, args);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 1 controller");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 1 controller");
         err = hvtuned_stop(&run);
         ck_assert_str_eq(kernel_stop(&k), "bind f8b3781b-1e82-4818-a1c3-63d806ec15bb\n");
         assert_contains(err, "Controller f8b3781b-1e82-4818-a1c3-63d806ec15bb was left unbound by an interrupted "

@@ -198,6 +198,12 @@ START_TEST(test_failed_original_kept) {
         err = restore(2);
         unsetenv("HVTUNED_TEST_FAULTS");
         assert_contains(err, "sdc queue/scheduler: none -> bfq (restore failed: Permission denied)\n");
+        /* Its nr_requests goes with it: one line says it is not put back, and why, and it is
+         * not written under the scheduler that stayed. */
+        assert_contains(err, "sdc queue/nr_requests: 2534 -> 256 (not put back: it goes with queue/scheduler, "
+                             "whose restore failed: Permission denied)\n");
+        ck_assert_ptr_null(strstr(err, "sdc queue/nr_requests: 2534 -> 256 (restored)"));
+        ck_assert_str_eq(testbed_value("sdc", "queue/nr_requests"), "2534");
         assert_contains(err, "sdc: its record is kept, for another hvtuned --restore or the daemon's next stop: "
                              "not put back: queue/scheduler (Permission denied), queue/nr_requests (goes with "
                              "queue/scheduler)\n");

@@ -78,7 +78,7 @@ START_TEST(test_event_storm_and_overrun) {
         uevent_send_blocking(testbed_syspath("sdc"), "change", scaled(1000));
         blackout(flag, false);
         uevent_send_blocking(testbed_syspath("vda"), "change", 1);
-        hvtuned_wait_notify(&run, "STATUS=5 Hyper-V disks on 2 controllers: 5 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=5 storvsc disks on 2 controllers: 5 tuned, 0 failed");
         assert_tuned("sdf");
         assert_tuned("sdc");
         ck_assert(record_exists("sdf"));
@@ -92,7 +92,7 @@ START_TEST(test_event_storm_and_overrun) {
         uevent_send_blocking(testbed_syspath("vda"), "change", 100);
         blackout(flag, false);
         uevent_send_blocking(testbed_syspath("vda"), "change", 1);
-        hvtuned_wait_notify(&run, "STATUS=4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed");
+        hvtuned_wait_notify(&run, "STATUS=4 storvsc disks on 2 controllers: 4 tuned, 0 failed");
         ck_assert(!record_exists("sdf"));
 
         /* Lost: sdc's removal. The walk forgets sdc; it cannot read what sdd is (its dev says
@@ -105,7 +105,7 @@ START_TEST(test_event_storm_and_overrun) {
         uevent_send_blocking(testbed_syspath("vda"), "change", 100);
         blackout(flag, false);
         uevent_send_blocking(testbed_syspath("vda"), "change", 1);
-        hvtuned_wait_notify(&run, "STATUS=3 Hyper-V disks on ");
+        hvtuned_wait_notify(&run, "STATUS=3 storvsc disks on ");
         ck_assert(record_exists("sdd"));
         ck_assert(!record_exists("sdc"));
         umockdev_testbed_set_attribute(tb, testbed_syspath("sdd"), "dev", dev);

@@ -35,7 +35,7 @@ testbed_unit "$build/tests/emulate/hvtuned-sysfs-kernel.so"
 hvtuned_start
 expect "sda scheduler" "$(active "$sda")" none
 status=$(systemctl show -P StatusText hvtuned)
-expect "StatusText" "$status" "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
+expect "StatusText" "$status" "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 systemctl status hvtuned --no-pager > /opt/out/status.txt
 expect "journal entries applied" "$(journalctl -u hvtuned -o cat MESSAGE_ID=$APPLIED | sort | tr '\n' ';')" \
         "hv_storvsc parameters/storvsc_max_hw_queues: 0 -> 4 (applied);sda queue/scheduler: mq-deadline -> none (applied);sdc queue/scheduler: bfq -> none (applied);"

@@ -69,7 +69,7 @@ expect "sda scheduler when start returned" "$(active "$sda")" none
 expect "sdc scheduler when start returned" "$(active "$sdc")" none
 expect "the cap when start returned" "$(cat "$param")" 4
 expect "StatusText" "$(systemctl show -P StatusText hvtuned)" \
-        "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
+        "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 # This start's entries alone: on bookworm the walk-through ran the service before.
 journalctl -u hvtuned -o json MESSAGE_ID=$APPLIED _SYSTEMD_INVOCATION_ID="$(systemctl show -P InvocationID hvtuned)" \
         > /opt/out/applied.json

@@ -24,7 +24,7 @@ expect "sda scheduler when start returned" "$(active "$sda")" none
 expect "sdc scheduler when start returned" "$(active "$sdc")" none
 expect "the cap when start returned" "$(cat "$param")" 4
 status=$(systemctl show -P StatusText hvtuned)
-expect "StatusText" "$status" "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
+expect "StatusText" "$status" "4 storvsc disks on 2 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 systemctl status hvtuned --no-pager > /opt/out/status.txt
 grep -q "Status: \"$status\"" /opt/out/status.txt || fail "systemctl status shows no STATUS: $(cat /opt/out/status.txt)"
 

@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "state.h"
+#include "state-show.h"
 #include "testutil.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
@@ -233,6 +234,25 @@ START_TEST(test_json_unbalanced) {
 }
 END_TEST
 
+/* --status's controller table says what the figure in brackets is: the queues a controller
+ * over the cap would have under it, once re-probed or at the next boot. */
+START_TEST(test_show_queues_under_cap) {
+        struct hvt_state a;
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        ck_assert_ptr_nonnull(f);
+        sample(&a);
+        ck_assert_int_eq(hvt_state_show_text(f, &a), 0);
+        ck_assert_int_eq(fclose(f), 0);
+        assert_contains(text, " 32 (4 under the cap) ");
+        ck_assert_ptr_null(strstr(text, "capped)"));
+        free(text);
+        hvt_state_done(&a);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("state");
         TCase *tc = tcase_create("state");
@@ -243,6 +263,7 @@ int main(void) {
         tcase_add_test(tc, test_refused);
         tcase_add_test(tc, test_json_every_byte);
         tcase_add_test(tc, test_json_unbalanced);
+        tcase_add_test(tc, test_show_queues_under_cap);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

@@ -199,10 +199,10 @@ started=$(jfield MESSAGE MESSAGE_ID=$STARTED)
 rm /run/vmtest-hold
 settle
 case $started in
-"Started: "[123]" Hyper-V disk"*) ;;
+"Started: "[123]" storvsc disk"*) ;;
 *) fail "the start-up pass did not leave the disk udev was at to its add event: $started" ;;
 esac
-wait_until 30 "STATUS after the start-up pass" 'status_text | grep -q "^4 Hyper-V disks"'
+wait_until 30 "STATUS after the start-up pass" 'status_text | grep -q "^4 storvsc disks"'
 ok "the udev rule started hvtuned.service with the first Hyper-V disk: $(status_text)"
 a0=$(disk_of $A 0) a1=$(disk_of $A 1) b0=$(disk_of $B 0) ide=$(disk_of $IDE 0)
 for d in "$a0" "$a1" "$b0" "$ide"; do
@@ -210,12 +210,12 @@ for d in "$a0" "$a1" "$b0" "$ide"; do
 done
 if [ $hascap = 1 ]; then
         case $(status_text) in
-        "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, ~"*" MiB reclaimable at next boot"*) ;;
+        "4 storvsc disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, ~"*" MiB reclaimable at next boot"*) ;;
         *) fail "STATUS: $(status_text)" ;;
         esac
 else
         case $(status_text) in
-        "4 Hyper-V disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, which this kernel cannot apply"*) ;;
+        "4 storvsc disks on 3 controllers: 4 tuned, 0 failed; hw queues: 2 controllers over cap 2, which this kernel cannot apply"*) ;;
         *) fail "STATUS on $VMTEST_KERNEL (no storvsc_max_hw_queues): $(status_text)" ;;
         esac
         # Said once, with why; no boot advice for a parameter this kernel does not have.

@@ -62,9 +62,9 @@ check nvme1n1 io_timeout 240000
 check nvme1n1 read_ahead_kb 128
 # Counted by kind, and nothing of storvsc on a VM without it (no hv_storvsc under /sys/module,
 # no storvsc controller).
-grep -qx "4 Azure NVMe disks on 2 controllers, 0 storvsc: 4 tuned, 0 failed" "$work/err" ||
+grep -qx "4 Azure NVMe disks on 2 controllers, 0 storvsc: 4 tuned, 0 failed" "$work/out" ||
         { echo "no count by kind in the summary"; exit 1; }
-if grep -E "Request layout|storvsc_max_hw_queues|hw queues" "$work/err"; then
+if grep -E "Request layout|storvsc_max_hw_queues|hw queues" "$work/out" "$work/err"; then
         echo "storvsc named on a VM without it"
         exit 1
 fi

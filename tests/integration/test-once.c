@@ -713,7 +713,7 @@ START_TEST(test_unchanged_only_with_verbose) {
         ck_assert_str_eq(err, "");
         ck_assert_ptr_null(strstr(out, " queue/"));
         ck_assert_ptr_null(strstr(out, "storvsc_max_hw_queues:"));
-        assert_contains(out, "4 Hyper-V disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
+        assert_contains(out, "4 storvsc disks on 2 controllers: 4 tuned, 0 failed" AZURE_HWQ "\n");
         /* --status writes its report itself: what its pass logs with -v is stderr's, never in
          * the JSON (its exit status is --status's tests'). */
         (void) hvtuned_run_out((const char *const[]) { "--status", "--json", "-v", "-c", config, NULL }, &out, &err);

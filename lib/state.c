@@ -126,9 +126,9 @@ void hvt_state_write_disk(struct hvt_state_out *o, const struct hvt_state_disk *
         for (size_t j = 0; j < d->n_attr; j++) {
                 const struct hvt_state_attr *a = &d->attr[j];
 
-                line(o, "attr", "ssssssi", attr_path(a->id, path), hvt_state_role_to_string(a->role),
+                line(o, "attr", "ssssssis", attr_path(a->id, path), hvt_state_role_to_string(a->role),
                      a->want, a->orig, a->left,
-                     a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error);
+                     a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error, a->origin);
         }
 }
 
@@ -328,7 +328,8 @@ static int read_disk(char **f, struct hvt_state *s) {
         return 0;
 }
 
-static int read_attr(struct in *in, char **f, struct hvt_state *s) {
+/* ORIGIN, a field 0.2.0 added: absent from an earlier hvtuned's file. */
+static int read_attr(struct in *in, char **f, unsigned n, struct hvt_state *s) {
         struct hvt_state_disk *d;
         struct hvt_state_attr a = { .current_error = -ENODATA };
         int id;
@@ -338,7 +339,7 @@ static int read_attr(struct in *in, char **f, struct hvt_state *s) {
         d = &s->disk[s->n_disk - 1];
         if (parse_attr(f[1], false, &id) < 0 || parse_state_role(f[2], &a.role) < 0 || parse_value(f[3], a.want) < 0 ||
             parse_value(f[4], a.orig) < 0 || parse_value(f[5], a.left) < 0 || parse_outcome(f[6], &a.last) < 0 ||
-            parse_int(f[7], &a.error) < 0)
+            parse_int(f[7], &a.error) < 0 || (n > 8 && !hvt_strscpy(a.origin, sizeof(a.origin), f[8])))
                 return -EINVAL;
         a.id = (enum hvt_attr_id) id;
         for (size_t i = 0; i < d->n_attr; i++)
@@ -417,7 +418,7 @@ static int read_line(struct in *in, char **f, unsigned n, struct hvt_state *s, b
         else if (strcmp(key, "disk") == 0)
                 r = read_disk(f, s);
         else if (strcmp(key, "attr") == 0)
-                r = read_attr(in, f, s);
+                r = read_attr(in, f, n, s);
         else if (strcmp(key, "controller") == 0)
                 r = read_controller(f, s);
         else if (strcmp(key, "nvme") == 0)

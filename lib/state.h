@@ -13,7 +13,8 @@
  *   status         TEXT               the daemon's one-line status (STATUS=)
  *   driver         CAP  CPUS  SUPPORT  ORIGINAL   SUPPORT: 1 yes, 0 no, -1 unknown
  *   disk           NAME SYSPATH DEVICE_SYSPATH CONTROLLER KIND ROLE REPAIRS LAST_USEC LAST_ATTR PAUSED FAILED
- *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO    (of the disk line before it)
+ *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO ORIGIN   (of the disk line before it;
+ *                  ORIGIN, where WANTED comes from, "FILE:LINE" or "built-in ...", since 0.2.0)
  *   controller     HOST CONTROLLER KIND HW_QUEUES CAN_QUEUE CAPPED_QUEUES OVER_CAP BYTES CAPPED_BYTES BAND_PCT
  *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES BAND_PCT   (BAND_PCT: an assumed layout's, 0..100)
  *   end            N                  last: the number of lines before it
@@ -38,6 +39,8 @@
  * those) and which the records' prune leaves alone. */
 #define HVT_STATE_FILE ".state"
 #define HVT_STATE_VERSION 1
+/* An origin's text in the state file: "/etc/hvtuned.conf.d/50-fleet.conf:12", cut past it. */
+#define HVT_ORIGIN_TEXT_MAX 128
 /* The longest state file a reader takes: some 700 bytes a disk, so beyond 10,000 disks. */
 #define HVT_STATE_MAX (16u << 20)
 
@@ -59,6 +62,7 @@ struct hvt_state_attr {
         char left[HVT_VALUE_MAX];     /* a knock-on: what hvtuned's write left in it; "": not known */
         int last;                     /* enum hvt_outcome of the last pass; -1: none */
         int error;                    /* its positive errno, 0 */
+        char origin[HVT_ORIGIN_TEXT_MAX]; /* where want comes from (origin.h's text); "": not known */
         /* Not in the file: what sysfs shows now, read by `--status` itself. */
         char current[HVT_VALUE_MAX];
         int current_error;            /* < 0: could not be read */

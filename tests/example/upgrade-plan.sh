@@ -1,8 +1,8 @@
 #!/bin/sh
 # Upgrading changes no existing /etc/hvtuned.conf's plan: `hvtuned --dry-run` plans the same
 # writes on the binary of 1fa4ed8 (the last commit before the layers of 0.2.0) and on this
-# one, for the packaged example (examples/hvtuned.conf) and for a main file that names no
-# scheduler, on both bundled VMs. The plan, not its wording: each "NAME GROUP/ATTR: A -> B"
+# one, for the packaged example (examples/hvtuned.conf), for a main file that names no
+# scheduler and for one that says platform_defaults = false, on both bundled VMs. The plan, not its wording: each "NAME GROUP/ATTR: A -> B"
 # (an unchanged "A (unchanged)" is A -> A), from stdout and stderr together, sorted.
 # usage: upgrade-plan.sh SRCDIR HVTUNED SHIM TESTBEDS_DIR
 set -eu
@@ -33,7 +33,10 @@ old=$work/build/daemon/hvtuned
 # hvtuned refuses a configuration others could write.
 install -m 0644 "$srcdir/examples/hvtuned.conf" "$work/example.conf"
 printf 'queue = { nr_requests = 128; };\n' > "$work/no-scheduler.conf"
-chmod 0644 "$work/no-scheduler.conf"
+# platform_defaults = false now drops the built-in policy too: in a main file, which replaces
+# that policy anyway, the plan stays the same.
+printf 'platform_defaults = false;\nqueue = { nr_requests = 128; };\n' > "$work/no-builtin.conf"
+chmod 0644 "$work/no-scheduler.conf" "$work/no-builtin.conf"
 
 # plan BINARY VM KERNEL CONF: the sorted plan of BINARY's dry run on VM.
 plan() {
@@ -47,7 +50,7 @@ plan() {
 
 failed=0
 for vm in azure-d32s:azure-gen2 azure-v6:azure-v6; do
-        for conf in example no-scheduler; do
+        for conf in example no-scheduler no-builtin; do
                 mkdir -m 0700 "$work/run"
                 plan "$old" "${vm%%:*}" "${vm#*:}" "$work/$conf.conf" > "$work/old.plan"
                 rm -rf "$work/run" && mkdir -m 0700 "$work/run"

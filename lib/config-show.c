@@ -7,16 +7,20 @@
 #include <string.h>
 
 #include "config-show.h"
+#include "escape.h"
+#include "macro.h"
 #include "policy.h"
 
 /* The listing's comment column: "key = value" is padded to it. */
 #define COLUMN 44
 
+/* The value and the origin come from files (a path, a string): escaped, one line each. */
 static void entry(FILE *f, const char *indent, const char *key, const char *op, const char *value,
                   const char *origin, const char *note) {
-        int n = fprintf(f, "%s%s %s %s;", indent, key, op, value);
+        _cleanup_free_ char *v = hvt_escape_dup(value), *o = hvt_escape_dup(origin);
+        int n = fprintf(f, "%s%s %s %s;", indent, key, op, strna(v));
 
-        fprintf(f, "%*s# %s%s%s\n", n > 0 && n < COLUMN ? COLUMN - n : 1, "", origin, *note ? ", " : "", note);
+        fprintf(f, "%*s# %s%s%s\n", n > 0 && n < COLUMN ? COLUMN - n : 1, "", strna(o), *note ? ", " : "", note);
 }
 
 static void setting(FILE *f, const char *indent, enum hvt_attr_id id, const struct hvt_setting *s,

@@ -442,7 +442,6 @@ static int parse_overrides(struct loader *l, const config_setting_t *list, struc
 static int note_key(struct loader *l, const config_setting_t *s, const char *key) {
         struct hvt_config *c = l->config;
         struct hvt_config_key *k = NULL, *grown;
-        char q[QUOTE_MAX];
 
         for (size_t i = 0; i < c->n_keys && !k; i++)
                 if (strcmp(c->keys[i].name, key) == 0)
@@ -461,7 +460,7 @@ static int note_key(struct loader *l, const config_setting_t *s, const char *key
                 snprintf(k->value, sizeof(k->value), "%s", config_setting_get_bool(s) ? "true" : "false");
                 break;
         case CONFIG_TYPE_STRING:
-                snprintf(k->value, sizeof(k->value), "%s", quote(config_setting_get_string(s), q));
+                snprintf(k->value, sizeof(k->value), "\"%s\"", config_setting_get_string(s));
                 break;
         default:
                 snprintf(k->value, sizeof(k->value), "%lld", config_setting_get_int64(s));

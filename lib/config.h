@@ -3,6 +3,7 @@
  * value validated before anything can be applied. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +46,7 @@ struct hvt_override {
  * file that set it wrote it: for --check-config's listing. */
 struct hvt_config_key {
         char name[64];
-        char value[48];
+        char value[PATH_MAX + 2];  /* a string quoted, whole: metrics_file is a path */
         struct hvt_origin origin;
 };
 

@@ -21,10 +21,18 @@ fleet_check_scheduler() {
         expect "sdc scheduler after the drop-in alone" "$(active "$walk_tb/sys/block/sdc")" none
         grep -q '^queue.scheduler = "none"; *# built-in policy$' "$container_out/walk-fleet-dropin.txt" ||
                 fail "hvtuned --check-config does not list the built-in policy's scheduler"
-        hvtuned --status > "$container_out/walk-fleet-status.txt" 2>&1 ||
-                { cat "$container_out/walk-fleet-status.txt"; fail "hvtuned --status after the drop-in"; }
+        # The state file may be a second behind the reload (hvtuned(8), --status).
+        local i
+        for i in $(seq 20); do
+                hvtuned --status > "$container_out/walk-fleet-status.txt" 2>&1 ||
+                        { cat "$container_out/walk-fleet-status.txt"; fail "hvtuned --status after the drop-in"; }
+                grep -q 'queue/read_ahead_kb .*512 .*from /etc/hvtuned.conf.d/' "$container_out/walk-fleet-status.txt" &&
+                        break
+                sleep 0.25
+        done
         grep -q 'queue/scheduler .*from built-in policy' "$container_out/walk-fleet-status.txt" ||
-                fail "hvtuned --status does not say the scheduler comes from the built-in policy"
+                { cat "$container_out/walk-fleet-status.txt"
+                  fail "hvtuned --status does not say the scheduler comes from the built-in policy"; }
         grep -q 'queue/read_ahead_kb .*from /etc/hvtuned.conf.d/50-fleet.conf:2' "$container_out/walk-fleet-status.txt" ||
                 fail "hvtuned --status does not name the drop-in's line for read_ahead_kb"
         echo "ok: README's Fleets block without /etc/hvtuned.conf keeps the scheduler none, and says why"

@@ -40,6 +40,7 @@ chmod 0644 "$work/no-scheduler.conf" "$work/no-builtin.conf"
 
 # plan BINARY VM KERNEL CONF: the sorted plan of BINARY's dry run on VM.
 plan() {
+        # shellcheck disable=SC2016 # expanded by the inner sh
         RUNTIME_DIRECTORY=$work/run umockdev-run -d "$srcdir/examples/$2.umockdev" -- sh -c '
                 tar -C "$UMOCKDEV_DIR" -xf "$1" && shift &&
                 LD_PRELOAD="$1:${LD_PRELOAD:-}" "$2" --dry-run -v -c "$3"' sh "$testbeds/$3.kernel.tar" "$shim" "$1" "$4" \

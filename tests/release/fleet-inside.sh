@@ -4,7 +4,9 @@
 # drop-in alone, is laid over the built-in policy. The scheduler stays none (before 0.2.0 a
 # drop-in alone replaced that policy and the reload put every disk's scheduler back), and
 # --check-config and --status name where it comes from.
-# Uses walk-inside.sh's walk_block, walk_tb and container.sh's expect, fail, active.
+# Uses walk-inside.sh's walk_block, walk_dir, walk_tb and container.sh's container_out,
+# expect, fail, active.
+# shellcheck disable=SC2154 # walk_dir, walk_tb, container_out: the sourcing script's
 
 fleet_without_main() {
         # The walk's Configure step made /etc/hvtuned.conf: it goes, as on a machine that
@@ -22,8 +24,7 @@ fleet_check_scheduler() {
         grep -q '^queue.scheduler = "none"; *# built-in policy$' "$container_out/walk-fleet-dropin.txt" ||
                 fail "hvtuned --check-config does not list the built-in policy's scheduler"
         # The state file may be a second behind the reload (hvtuned(8), --status).
-        local i
-        for i in $(seq 20); do
+        for _ in $(seq 20); do
                 hvtuned --status > "$container_out/walk-fleet-status.txt" 2>&1 ||
                         { cat "$container_out/walk-fleet-status.txt"; fail "hvtuned --status after the drop-in"; }
                 grep -q 'queue/read_ahead_kb .*512 .*from /etc/hvtuned.conf.d/' "$container_out/walk-fleet-status.txt" &&

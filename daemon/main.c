@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "config-show.h"
 #include "daemon.h"
 #include "enumerate.h"
 #include "escape.h"
@@ -325,6 +326,9 @@ int main(int argc, char *argv[]) {
 
                         hvt_config_describe(d.config, read, sizeof(read));
                         hvt_log_info(&d.log, "%s: valid", read);
+                        /* The listing is the command's output: on stdout, after the verdict. */
+                        fflush(stderr);
+                        hvt_config_show(d.config, stdout);
                 }
                 ret = r < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
         } else if (r < 0)

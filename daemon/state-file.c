@@ -11,6 +11,7 @@
 #include "fs-util.h"
 #include "host.h"
 #include "macro.h"
+#include "policy.h"
 #include "state-file.h"
 
 static enum hvt_state_role role_of(const struct hvt_slot *slot) {
@@ -29,8 +30,12 @@ static uint64_t repair_realtime(const struct hvt_slot *slot) {
         return (offset_s + slot->repaired_s - 1) * 1000000;
 }
 
-/* All of sd but its strings, which are the caller's. */
+/* All of sd but its strings, which are the caller's. Each wanted value's origin is the
+ * configuration's now (a pass takes its wants from it). */
 static void fill_disk(const struct hvt_tracked *t, struct hvt_state_disk *sd) {
+        const struct hvt_config *c = t->daemon->config;
+        struct hvt_plan plan = {};
+
         (void) hvt_strscpy(sd->controller, sizeof(sd->controller), t->disk.controller);
         sd->kind = t->disk.kind;
         sd->role = t->disk.role;
@@ -41,6 +46,8 @@ static void fill_disk(const struct hvt_tracked *t, struct hvt_state_disk *sd) {
                 sd->last_repair_attr = t->last_repair_id;
                 sd->last_repair_usec = repair_realtime(hvt_slot_get(&t->slots, (enum hvt_attr_id) t->last_repair_id));
         }
+        if (c)
+                hvt_policy_plan(c, &t->disk, NULL, &plan);
         for (size_t i = 0; i < t->slots.n && sd->n_attr < ELEMENTSOF(sd->attr); i++) {
                 const struct hvt_slot *slot = &t->slots.slot[i];
                 struct hvt_state_attr *a = &sd->attr[sd->n_attr++];
@@ -57,6 +64,8 @@ static void fill_disk(const struct hvt_tracked *t, struct hvt_state_disk *sd) {
                         /* What --verify takes for as configured besides the want itself. */
                         (void) hvt_strscpy(a->kept, sizeof(a->kept), slot->last.kept);
                         a->ceiling = slot->want_at_most;
+                        if (slot->id < _HVT_ATTR_DISK_MAX)
+                                hvt_origin_format(&plan.origin[slot->id], a->origin, sizeof(a->origin));
                 } else
                         (void) hvt_strscpy(a->left, sizeof(a->left), hvt_slot_left(slot));
                 if (slot->orig_set)

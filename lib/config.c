@@ -14,12 +14,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "config.h"
 #include "config-dropins.h"
 #include "config-scan.h"
 #include "macro.h"
+#include "suggest.h"
 
 /* Where a setting was made, kept past the file it was read from. */
 struct origin {
@@ -28,6 +30,7 @@ struct origin {
 };
 
 struct loader {
+        struct hvt_config *config;            /* what the load fills: origins point into it */
         const char *path;                     /* the file being read: the main one or a drop-in */
         const struct hvt_config_source *src;  /* what libconfig parsed of it: names its includes */
         struct hvt_config_error *err;
@@ -73,6 +76,35 @@ static int fail(struct loader *l, const config_setting_t *s, const char *key, co
         set_error(l->err, file, s ? (int) config_setting_source_line(s) : 0, key, fmt, ap);
         va_end(ap);
         return -EINVAL;
+}
+
+/* The configuration's own copy of a file's name, made once: the origins of a load point into it. */
+static const char *intern(struct hvt_config *c, const char *file) {
+        char **grown;
+
+        for (size_t i = 0; i < c->n_origin_files; i++)
+                if (strcmp(c->origin_files[i], file) == 0)
+                        return c->origin_files[i];
+        grown = realloc(c->origin_files, (c->n_origin_files + 1) * sizeof(*grown));
+        if (!grown)
+                return NULL;
+        c->origin_files = grown;
+        grown[c->n_origin_files] = strdup(file);
+        return grown[c->n_origin_files] ? grown[c->n_origin_files++] : NULL;
+}
+
+/* Where s is written: its file (the main file, a drop-in or an included file) and line. */
+static int origin_of(struct loader *l, const config_setting_t *s, struct hvt_origin *ret) {
+        const char *file = intern(l->config, resolve_file(l, config_setting_source_file(s)));
+
+        if (!file)
+                return -ENOMEM;
+        *ret = (struct hvt_origin) {
+                .kind = HVT_ORIGIN_FILE,
+                .line = config_setting_source_line(s),
+                .file = file,
+        };
+        return 0;
 }
 
 /* "\"" + 40 bytes + "\"" and a NUL. */
@@ -172,8 +204,29 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
 }
 
 /* One "queue = { ... };" or "device = { ... };" group. */
+/* what ("unknown key", with the keys known), and the key meant where one of known is near. */
+static int fail_unknown(struct loader *l, const config_setting_t *s, const char *key, const char *what,
+                        const char *const *known, size_t n) {
+        const char *near = hvt_suggest(config_setting_name(s), known, n);
+
+        if (near)
+                return fail(l, s, key, "%s, did you mean %s?", what, near);
+        return fail(l, s, key, "%s", what);
+}
+
+static int fail_unknown_attr(struct loader *l, const config_setting_t *s, const char *key, enum hvt_group group) {
+        const char *known[_HVT_ATTR_MAX];
+        size_t n = 0;
+
+        for (unsigned id = 0; id < _HVT_ATTR_MAX; id++)
+                if (hvt_attr_get(id)->group == group)
+                        known[n++] = hvt_attr_get(id)->name;
+        return fail_unknown(l, s, key, "unknown key", known, n);
+}
+
 static int parse_group(struct loader *l, const config_setting_t *g, const char *prefix,
-                       enum hvt_group group, struct hvt_setting settings[static _HVT_ATTR_MAX]) {
+                       enum hvt_group group, struct hvt_setting settings[static _HVT_ATTR_MAX],
+                       struct hvt_origin origins[static _HVT_ATTR_MAX]) {
         char key[64];
         int r;
 
@@ -191,8 +244,10 @@ static int parse_group(struct loader *l, const config_setting_t *g, const char *
                          hvt_group_name(group), name);
                 id = hvt_attr_lookup(group, name);
                 if (id < 0)
-                        return fail(l, s, key, "unknown key");
+                        return fail_unknown_attr(l, s, key, group);
                 r = parse_value(l, s, key, (enum hvt_attr_id) id, &settings[id]);
+                if (r >= 0)
+                        r = origin_of(l, s, &origins[id]);
                 if (r < 0)
                         return r;
         }
@@ -297,7 +352,8 @@ static int parse_match_key(struct loader *l, const config_setting_t *s, const ch
                         return r;
                 m->fields |= HVT_MATCH_MODEL;
         } else
-                return fail(l, s, key, "unknown match key (kind, role, controller, lun, host, vendor, model)");
+                return fail_unknown(l, s, key, "unknown match key (kind, role, controller, lun, host, vendor, model)",
+                                    (const char *const[]) { "kind", "role", "controller", "lun", "host", "vendor", "model" }, 7);
         return 0;
 }
 
@@ -335,18 +391,22 @@ static int parse_override(struct loader *l, const config_setting_t *o, size_t in
                         match = s;
                 } else if (strcmp(name, "queue") == 0 || strcmp(name, "device") == 0) {
                         r = parse_group(l, s, prefix, name[0] == 'q' ? HVT_GROUP_QUEUE : HVT_GROUP_DEVICE,
-                                        ov.settings);
+                                        ov.settings, ov.origin);
                         if (r < 0)
                                 return r;
                         sets = sets || config_setting_length(s) > 0;
                 } else
-                        return fail(l, s, key, "unknown key (match, queue, device)");
+                        return fail_unknown(l, s, key, "unknown key (match, queue, device)",
+                                            (const char *const[]) { "match", "queue", "device" }, 3);
         }
 
         if (!match)
                 return fail(l, o, prefix, "has no match group (use match = {}; for every disk)");
         if (!sets)
                 return fail(l, o, prefix, "sets nothing: give it a queue or device group");
+        r = origin_of(l, o, &ov.at);
+        if (r < 0)
+                return r;
         *ret = ov;
         return 0;
 }
@@ -376,6 +436,37 @@ static int parse_overrides(struct loader *l, const config_setting_t *list, struc
                 c->n_overrides++;
         }
         return 0;
+}
+
+/* A setting that is no disk attribute, for the listing: the last file's replaces an earlier's. */
+static int note_key(struct loader *l, const config_setting_t *s, const char *key) {
+        struct hvt_config *c = l->config;
+        struct hvt_config_key *k = NULL, *grown;
+
+        for (size_t i = 0; i < c->n_keys && !k; i++)
+                if (strcmp(c->keys[i].name, key) == 0)
+                        k = &c->keys[i];
+        if (!k) {
+                grown = realloc(c->keys, (c->n_keys + 1) * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                c->keys = grown;
+                k = &c->keys[c->n_keys++];
+                *k = (struct hvt_config_key) {};
+                (void) hvt_strscpy(k->name, sizeof(k->name), key);
+        }
+        switch (config_setting_type(s)) {
+        case CONFIG_TYPE_BOOL:
+                snprintf(k->value, sizeof(k->value), "%s", config_setting_get_bool(s) ? "true" : "false");
+                break;
+        case CONFIG_TYPE_STRING:
+                snprintf(k->value, sizeof(k->value), "\"%s\"", config_setting_get_string(s));
+                break;
+        default:
+                snprintf(k->value, sizeof(k->value), "%lld", config_setting_get_int64(s));
+                break;
+        }
+        return origin_of(l, s, &k->origin);
 }
 
 static int parse_verify_interval(struct loader *l, const config_setting_t *s, struct hvt_config *c) {
@@ -442,7 +533,10 @@ static int parse_host(struct loader *l, const config_setting_t *g, struct hvt_ho
                         if (r >= 0)
                                 h->reprobe_idle_controllers = config_setting_get_bool(s);
                 } else
-                        r = fail(l, s, key, "unknown key (max_hw_queues, reprobe_idle_controllers)");
+                        r = fail_unknown(l, s, key, "unknown key (max_hw_queues, reprobe_idle_controllers)",
+                                         (const char *const[]) { "max_hw_queues", "reprobe_idle_controllers" }, 2);
+                if (r >= 0)
+                        r = note_key(l, s, key);
         }
         return r;
 }
@@ -460,7 +554,8 @@ static int parse_contested(struct loader *l, const config_setting_t *g, struct h
 
                 key_join(key, sizeof(key), "contested", gname);
                 if (!queue && strcmp(gname, "device") != 0)
-                        return fail(l, grp, key, "unknown key (queue, device)");
+                        return fail_unknown(l, grp, key, "unknown key (queue, device)",
+                                            (const char *const[]) { "queue", "device" }, 2);
                 r = expect_type(l, grp, key, CONFIG_TYPE_GROUP);
                 for (int j = 0; r >= 0 && j < config_setting_length(grp); j++) {
                         const config_setting_t *s = config_setting_get_elem(grp, (unsigned) j);
@@ -469,7 +564,7 @@ static int parse_contested(struct loader *l, const config_setting_t *g, struct h
 
                         snprintf(key, sizeof(key), "contested.%s.%s", gname, config_setting_name(s));
                         if (id < 0)
-                                return fail(l, s, key, "unknown key");
+                                return fail_unknown_attr(l, s, key, queue ? HVT_GROUP_QUEUE : HVT_GROUP_DEVICE);
                         r = expect_type(l, s, key, CONFIG_TYPE_STRING);
                         if (r < 0)
                                 return r;
@@ -480,10 +575,16 @@ static int parse_contested(struct loader *l, const config_setting_t *g, struct h
                                 c->contest_insist &= ~(UINT32_C(1) << id);
                         else
                                 return fail(l, s, key, "%s is neither \"yield\" nor \"insist\"", quote(v, q));
+                        r = note_key(l, s, key);
                 }
         }
         return r;
 }
+
+static const char *const top_keys[] = {
+        "queue", "device", "host", "override", "verify_interval", "restore_on_stop", "platform_defaults",
+        "metrics_file", "contested",
+};
 
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
         int r;
@@ -493,9 +594,9 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                 const char *name = config_setting_name(s);
 
                 if (strcmp(name, "queue") == 0)
-                        r = parse_group(l, s, "", HVT_GROUP_QUEUE, c->settings);
+                        r = parse_group(l, s, "", HVT_GROUP_QUEUE, c->settings, c->origin);
                 else if (strcmp(name, "device") == 0)
-                        r = parse_group(l, s, "", HVT_GROUP_DEVICE, c->settings);
+                        r = parse_group(l, s, "", HVT_GROUP_DEVICE, c->settings, c->origin);
                 else if (strcmp(name, "host") == 0)
                         r = parse_host(l, s, &c->host);
                 else if (strcmp(name, "override") == 0)
@@ -511,26 +612,30 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                 else if (strcmp(name, "contested") == 0)
                         r = parse_contested(l, s, c);
                 else
-                        r = fail(l, s, name, "unknown key (queue, device, host, override, "
-                                 "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)");
+                        r = fail_unknown(l, s, name, "unknown key (queue, device, host, override, "
+                                         "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)",
+                                         top_keys, ELEMENTSOF(top_keys));
+                if (r >= 0 && config_setting_is_scalar(s))
+                        r = note_key(l, s, name);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-/* The policy used when no configuration file exists: queue.scheduler = "none". */
-static int config_new_default(struct hvt_config **ret) {
-        struct hvt_config *c = calloc(1, sizeof(*c));
-
-        if (!c)
-                return -ENOMEM;
-        c->verify_interval = HVT_VERIFY_INTERVAL_DEFAULT;
-        c->restore_on_stop = true;
-        c->platform_defaults = true;
+/* The built-in policy, in place of a missing main file: queue.scheduler = "none". */
+static void builtin_policy(struct hvt_config *c) {
         (void) hvt_setting_set_sched(&c->settings[HVT_ATTR_SCHEDULER], "none");
-        *ret = c;
-        return 0;
+        c->origin[HVT_ATTR_SCHEDULER] = (struct hvt_origin) { .kind = HVT_ORIGIN_POLICY };
+}
+
+/* platform_defaults = false, in the last file that names it: no built-in setting at all. */
+static void drop_builtin_policy(struct hvt_config *c) {
+        for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
+                if (c->origin[i].kind == HVT_ORIGIN_POLICY) {
+                        c->settings[i] = (struct hvt_setting) {};
+                        c->origin[i] = (struct hvt_origin) {};
+                }
 }
 
 static int io_error(struct hvt_config_error *err, const char *path, int error) {
@@ -556,6 +661,53 @@ static int sources_checked(struct loader *l, const config_setting_t *s) {
                         return r;
         }
         return 0;
+}
+
+/* A bare word after an "=" or ":" on line n of text (not true or false, which libconfig
+ * reads so): libconfig calls anything else a syntax error. */
+static bool bare_value(const char *text, int n, char *buf, size_t size) {
+        const char *p = text, *end;
+
+        for (int i = 1; p && i < n; i++)
+                if ((p = strchr(p, '\n')))
+                        p++;
+        if (!p || n < 1)
+                return false;
+        end = p + strcspn(p, "\n");
+        while ((p = p + strcspn(p, "=:\n")) < end) {
+                size_t len;
+
+                p++;
+                p += strspn(p, " \t");
+                len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+                if (len == 0 || len >= size || (len == 4 && strncasecmp(p, "true", 4) == 0) ||
+                    (len == 5 && strncasecmp(p, "false", 5) == 0))
+                        continue;
+                memcpy(buf, p, len);
+                buf[len] = '\0';
+                return true;
+        }
+        return false;
+}
+
+/* libconfig's message, and for a bare word where a value goes what a value is written as:
+ * "restore_on_stop = yes;" is a bare "syntax error" to libconfig. Only the main text is known
+ * here, not an included file's (text NULL): there the message stays libconfig's. */
+static void syntax_error_text(const char *why, const char *text, int line, char *buf, size_t size) {
+        static const char *const booleans[] = { "yes", "no", "on", "off", "enabled", "disabled" };
+        char word[32];
+
+        if (!text || strcmp(why, "syntax error") != 0 || !bare_value(text, line, word, sizeof(word))) {
+                (void) hvt_strscpy(buf, size, why);
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(booleans); i++)
+                if (strcasecmp(word, booleans[i]) == 0) {
+                        snprintf(buf, size, "syntax error: a boolean is written true or false, not %s", word);
+                        return;
+                }
+        snprintf(buf, size, "syntax error: a string is written in double quotes (\"%s\"), a boolean as true "
+                 "or false", word);
 }
 
 static void config_source_donep(struct hvt_config_source *src) {
@@ -597,7 +749,8 @@ static int load_file(struct loader *l, const char *path, struct hvt_config *c) {
         if (!config_read_string(cfg, src.text)) {
                 *l->err = (struct hvt_config_error) { .line = config_error_line(cfg) };
                 (void) hvt_strscpy(l->err->file, sizeof(l->err->file), resolve_file(l, config_error_file(cfg)));
-                (void) hvt_strscpy(l->err->message, sizeof(l->err->message), config_error_text(cfg));
+                syntax_error_text(config_error_text(cfg), config_error_file(cfg) ? NULL : src.text,
+                                  config_error_line(cfg), l->err->message, sizeof(l->err->message));
                 return -EINVAL;
         }
         r = sources_checked(l, config_root_setting(cfg));
@@ -640,11 +793,15 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c->path = strdup(path);
         if (!c->path)
                 return -ENOMEM;
+        l.config = c;
 
         r = load_file(&l, path, c);
-        if (r == -ENOENT && missing_ok)
+        if (r == -ENOENT && missing_ok) {
+                /* The built-in policy stands for the main file where it does not exist: the
+                 * drop-ins lay their settings over it, as over a main file. */
                 main_missing = true;
-        else if (r == -ENOENT)
+                builtin_policy(c);
+        } else if (r == -ENOENT)
                 return io_error(err, path, ENOENT);
         else if (r < 0)
                 return r;
@@ -656,10 +813,6 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         r = hvt_config_dropins(path, &dropins, &n_dropins, err);
         if (r < 0)
                 return r;
-        /* Neither the main file nor a drop-in: the built-in policy. A drop-in alone is a
-         * configuration, as a main file alone is: it says what is managed. */
-        if (main_missing && n_dropins == 0)
-                return config_new_default(ret);
         for (size_t i = 0; i < n_dropins && r >= 0; i++) {
                 r = load_file(&l, dropins[i], c);
                 if (r == -ENOENT && !*err->file)
@@ -673,6 +826,13 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (r < 0)
                 return r;
         c->n_dropins = n_dropins;
+        if (!c->platform_defaults)
+                drop_builtin_policy(c);
+        if (main_missing && n_dropins == 0) {
+                /* No file at all: "built-in defaults". */
+                free(c->path);
+                c->path = NULL;
+        }
 
         *ret = TAKE_PTR(c);
         return 0;
@@ -685,6 +845,8 @@ void hvt_config_free(struct hvt_config *c) {
         hvt_strv_free(c->files, c->n_files);
         free(c->metrics_file);
         free(c->overrides);
+        free(c->keys);
+        hvt_strv_free(c->origin_files, c->n_origin_files);
         free(c);
 }
 

@@ -3,6 +3,7 @@
  * value validated before anything can be applied. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include "attr.h"
 #include "config-error.h"
 #include "disk.h"
+#include "origin.h"
 
 enum {
         HVT_MATCH_KIND       = 1 << 0,
@@ -35,7 +37,17 @@ struct hvt_match {
 
 struct hvt_override {
         struct hvt_match match;
+        struct hvt_origin at;  /* where the override starts */
         struct hvt_setting settings[_HVT_ATTR_MAX];
+        struct hvt_origin origin[_HVT_ATTR_MAX];
+};
+
+/* A setting that is no disk attribute (a top-level key, host.*, contested.*.*) as the last
+ * file that set it wrote it: for --check-config's listing. */
+struct hvt_config_key {
+        char name[64];
+        char value[PATH_MAX + 2];  /* a string quoted, whole: metrics_file is a path */
+        struct hvt_origin origin;
 };
 
 /* verify_interval: seconds between re-checks of every disk, at most a week; 0 = never. By
@@ -63,24 +75,32 @@ struct hvt_config {
         size_t n_dropins;
         unsigned verify_interval;  /* 0: no timer at all; HVT_VERIFY_INTERVAL_DEFAULT */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
-        /* The platform defaults (hvt_platform_defaults()), under every file's settings
-         * (default true): with or without a file, as the queue cap. */
+        /* Every built-in setting (default true): the platform values (hvt_platform_defaults()),
+         * under every file's settings, with or without a file, and the built-in policy in place
+         * of a missing main file. */
         bool platform_defaults;
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
         uint32_t contest_insist;   /* contested: the attributes insisted on (1 << id); the rest yield */
         struct hvt_host_config host;
         struct hvt_setting settings[_HVT_ATTR_MAX];
+        struct hvt_origin origin[_HVT_ATTR_MAX];  /* of each of settings */
         struct hvt_override *overrides;
         size_t n_overrides;
+        struct hvt_config_key *keys;
+        size_t n_keys;
+        /* The files origins name (included ones too), each once: an origin points into it. */
+        char **origin_files;
+        size_t n_origin_files;
 };
 
 
-/* Loads and validates path, then its drop-ins (config-dropins.h) in their order, each over
- * what the files before it set: a top-level key, and each attribute of the queue, device,
+/* Loads and validates the layers: path, or, where it does not exist (missing_ok), the built-in
+ * policy (queue.scheduler = "none") in its place; then its drop-ins (config-dropins.h) in their
+ * order, each over what the files before it set: a top-level key, and each attribute of the queue, device,
  * host and contested groups, takes the last file's value; overrides are appended in file
  * order. The rules that span settings (device.timeout or queue.io_timeout, not both) span the
- * files. With missing_ok, a main file that does not exist is skipped, and when no drop-in
- * exists either gives the built-in policy. The load, every file and include together, reads
+ * files. platform_defaults = false (the last file's word) drops the built-in policy as well as
+ * the platform values. c->path is NULL when neither the main file nor a drop-in exists. The load, every file and include together, reads
  * at most HVT_CONFIG_LOAD_MAX bytes, opens at most HVT_CONFIG_FILES_MAX files and holds at
  * most HVT_CONFIG_NAMES_MAX setting names of HVT_CONFIG_NAME_BYTES_MAX bytes, and is refused
  * (-E2BIG) where it would cross one, before libconfig parses what crosses it (config-scan.h).

@@ -23,11 +23,13 @@ bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d) {
 }
 
 /* A configuration's settings are whole-table; a plan takes a disk's attributes of them. */
-static void overlay(struct hvt_setting dst[static _HVT_ATTR_DISK_MAX],
-                    const struct hvt_setting src[static _HVT_ATTR_DISK_MAX]) {
+static void overlay(struct hvt_plan *p, const struct hvt_setting src[static _HVT_ATTR_DISK_MAX],
+                    const struct hvt_origin origin[static _HVT_ATTR_DISK_MAX]) {
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
-                if (src[i].set)
-                        dst[i] = src[i];
+                if (src[i].set) {
+                        p->want[i] = src[i];
+                        p->origin[i] = origin[i];
+                }
 }
 
 void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[static _HVT_ATTR_DISK_MAX]) {
@@ -56,17 +58,23 @@ static void judge_ceiling(struct hvt_setting *want, const struct hvt_setting *or
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,
                      struct hvt_plan *ret) {
         *ret = (struct hvt_plan) {};
-        if (c->platform_defaults)
+        if (c->platform_defaults) {
                 hvt_platform_defaults(d, ret->want);
-        overlay(ret->want, c->settings);
+                for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++)
+                        if (ret->want[i].set)
+                                ret->origin[i].kind = HVT_ORIGIN_PLATFORM;
+        }
+        overlay(ret, c->settings, c->origin);
         for (size_t i = 0; i < c->n_overrides; i++)
                 if (hvt_match_disk(&c->overrides[i].match, d))
-                        overlay(ret->want, c->overrides[i].settings);
+                        overlay(ret, c->overrides[i].settings, c->overrides[i].origin);
         for (size_t i = 0; i < _HVT_ATTR_DISK_MAX; i++) {
                 if (!hvt_policy_applies(d, i))
                         ret->want[i] = (struct hvt_setting) {};
                 else if (orig)
                         judge_ceiling(&ret->want[i], &orig->value[i]);
+                if (!ret->want[i].set)
+                        ret->origin[i] = (struct hvt_origin) {};
         }
 }
 

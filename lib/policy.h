@@ -21,6 +21,9 @@ struct hvt_plan {
          * (and than the original), someone changed it since: their value stays. "" when
          * none: put back whatever it shows. */
         char left[_HVT_ATTR_DISK_MAX][HVT_VALUE_MAX];
+        /* Where each want came from; a file's names the configuration's copy of its name,
+         * valid while that configuration is. */
+        struct hvt_origin origin[_HVT_ATTR_DISK_MAX];
 };
 
 /* The platform defaults, for every disk hvtuned manages (storvsc on Hyper-V, Azure and WSL2,
@@ -42,8 +45,8 @@ bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
  * queue's on an NVMe multipath head. A plan never manages the others. */
 bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
 
-/* The platform defaults, the top-level groups, then every matching override in order: a
- * later one wins per attribute, and an attribute no layer sets is not managed. orig holds the
+/* The platform defaults, the top-level groups (the built-in policy's among them, see
+ * hvt_config_load()), then every matching override in order: a later one wins per attribute, and an attribute no layer sets is not managed. orig holds the
  * originals hvtuned recorded for d (NULL: none): a ceiling (at_most) over an attribute whose
  * original is under it is left out, so that the original goes back and its record goes, as a
  * restart would do; otherwise apply judges the ceiling against what the disk shows. */

@@ -148,6 +148,8 @@ static void note_text(const struct hvt_state *s, const struct hvt_state_attr *a,
                 ADD("%slast %s", off ? "; " : "", hvt_outcome_to_string((enum hvt_outcome) a->last));
         if (s->running && a->error > 0)
                 ADD(" (%s)", strerror(a->error));
+        if (*a->origin)
+                ADD("%sfrom %s", off ? "; " : "", a->origin);
 #undef ADD
 }
 
@@ -176,7 +178,7 @@ static void show_disks(FILE *f, const struct hvt_state *s) {
                             "", "", "", "");
                 for (size_t j = 0; j < d->n_attr; j++) {
                         const struct hvt_state_attr *a = &d->attr[j];
-                        char name[48], cur[64], note[160];
+                        char name[48], cur[64], note[160 + HVT_ORIGIN_TEXT_MAX];
 
                         note_text(s, a, note, sizeof(note));
                         row(&t, j == 0 ? d->name : "", j == 0 ? hvt_kind_to_string(d->kind) : "",
@@ -308,6 +310,7 @@ static void json_attr(struct hvt_json *j, const struct hvt_state *s, const struc
         json_value(j, "left", a->left);
         json_value(j, "last", s->running && a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : NULL);
         json_value(j, "last_error", s->running && a->error > 0 ? strerror(a->error) : NULL);
+        json_value(j, "origin", a->origin);
         hvt_json_close_object(j);
 }
 

@@ -126,10 +126,10 @@ void hvt_state_write_disk(struct hvt_state_out *o, const struct hvt_state_disk *
         for (size_t j = 0; j < d->n_attr; j++) {
                 const struct hvt_state_attr *a = &d->attr[j];
 
-                line(o, "attr", "ssssssisu", attr_path(a->id, path), hvt_state_role_to_string(a->role),
+                line(o, "attr", "ssssssisus", attr_path(a->id, path), hvt_state_role_to_string(a->role),
                      a->want, a->orig, a->left,
                      a->last >= 0 ? hvt_outcome_to_string((enum hvt_outcome) a->last) : "", a->error, a->kept,
-                     a->ceiling ? 1u : 0u);
+                     a->ceiling ? 1u : 0u, a->origin);
         }
 }
 
@@ -329,6 +329,7 @@ static int read_disk(char **f, struct hvt_state *s) {
         return 0;
 }
 
+/* KEPT, CEILING and ORIGIN, fields 0.2.0 added: absent from an earlier hvtuned's file. */
 static int read_attr(struct in *in, char **f, unsigned n, struct hvt_state *s) {
         struct hvt_state_disk *d;
         struct hvt_state_attr a = { .current_error = -ENODATA, .current_outcome = -1 };
@@ -345,6 +346,8 @@ static int read_attr(struct in *in, char **f, unsigned n, struct hvt_state *s) {
         if (n > 8 && parse_value(f[8], a.kept) < 0)
                 return -EINVAL;
         if (n > 9 && parse_bool(f[9], &a.ceiling) < 0)
+                return -EINVAL;
+        if (n > 10 && !hvt_strscpy(a.origin, sizeof(a.origin), f[10]))
                 return -EINVAL;
         a.id = (enum hvt_attr_id) id;
         for (size_t i = 0; i < d->n_attr; i++)

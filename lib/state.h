@@ -13,7 +13,10 @@
  *   status         TEXT               the daemon's one-line status (STATUS=)
  *   driver         CAP  CPUS  SUPPORT  ORIGINAL   SUPPORT: 1 yes, 0 no, -1 unknown
  *   disk           NAME SYSPATH DEVICE_SYSPATH CONTROLLER KIND ROLE REPAIRS LAST_USEC LAST_ATTR PAUSED FAILED
- *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO [KEPT CEILING]   (of the disk line before it)
+ *   attr           ATTR ROLE WANTED ORIGINAL LEFT LAST ERRNO [KEPT CEILING ORIGIN]   (of the disk
+ *                  line before it; the bracketed fields since 0.2.0, an earlier hvtuned's line ends
+ *                  before them: KEPT what the kernel kept of WANTED, CEILING 1 when WANTED is one,
+ *                  ORIGIN where WANTED comes from, "FILE:LINE" or "built-in ...")
  *   controller     HOST CONTROLLER KIND HW_QUEUES CAN_QUEUE CAPPED_QUEUES OVER_CAP BYTES CAPPED_BYTES BAND_PCT
  *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES BAND_PCT   (BAND_PCT: an assumed layout's, 0..100)
  *   end            N                  last: the number of lines before it
@@ -42,6 +45,8 @@
  * those) and which the records' prune leaves alone. */
 #define HVT_STATE_FILE ".state"
 #define HVT_STATE_VERSION 1
+/* An origin's text in the state file: "/etc/hvtuned.conf.d/50-fleet.conf:12", cut past it. */
+#define HVT_ORIGIN_TEXT_MAX 128
 /* The longest state file a reader takes: some 700 bytes a disk, so beyond 10,000 disks. */
 #define HVT_STATE_MAX (16u << 20)
 
@@ -65,6 +70,7 @@ struct hvt_state_attr {
         int error;                    /* its positive errno, 0 */
         char kept[HVT_VALUE_MAX];     /* what the kernel kept of want (clamped); "": none */
         bool ceiling;                 /* want is a ceiling: at or below it is as wanted */
+        char origin[HVT_ORIGIN_TEXT_MAX]; /* where want comes from (origin.h's text); "": not known */
         /* Not in the file: what sysfs shows now, read by `--status` itself, and how that
          * compares with want as a pass would judge it (kept and ceiling included):
          * HVT_UNCHANGED as wanted, HVT_WOULD_APPLY not, -1 not judged (no want, or the read

@@ -37,7 +37,7 @@ What is checked, each in both directions where both make sense:
   %description, README's introduction) names both kinds lib/classify.c takes (storvsc, NVMe)
   and none says NVMe disks are not managed but of another vendor; hvtuned(8)'s DESCRIPTION
   and the README's introduction name each model of nvme_models; and DESCRIPTION's built-in
-  policy names each setting lib/config.c's config_new_default() and lib/policy.c's
+  policy names each setting lib/config.c's builtin_policy() and lib/policy.c's
   hvt_platform_defaults() make, and the hw queue cap, with the code's value (and NVMe for a
   setting made on NVMe disks only).
 
@@ -1022,7 +1022,7 @@ def check_scope(tree):
             if model not in text:
                 bad.append(f"{where} does not name the NVMe model \"{model}\" (lib/classify.c's nvme_models)")
     # The built-in policy: every setting the code makes with no file, and the hw queue cap.
-    want = settings_in(tree, "lib/config.c", "config_new_default", bad)
+    want = settings_in(tree, "lib/config.c", "builtin_policy", bad)
     want += settings_in(tree, "lib/policy.c", "hvt_platform_defaults", bad)
     cap = attr_names(tree).get("MAX_HW_QUEUES")
     cap_value = c_value(tree, "HVT_DEFAULT_MAX_HW_QUEUES")

@@ -225,6 +225,10 @@ static void check_plans(const struct hvt_config *c) {
                                                   strcmp(p.want[i].text, want->text) == 0 : !p.want[i].set,
                                    "disk %zu attribute %zu", d, i);
                         fuzz_check(p.kept[i][0] == '\0', "kept filled by the policy");
+                        /* Every want names where it comes from, and only a want does. */
+                        fuzz_check(p.want[i].set == (p.origin[i].kind != HVT_ORIGIN_NONE) &&
+                                           (p.origin[i].kind != HVT_ORIGIN_FILE || (p.origin[i].file && p.origin[i].line > 0)),
+                                   "disk %zu attribute %zu: origin %d", d, i, (int) p.origin[i].kind);
                         n += !!want;
                 }
                 fuzz_check(hvt_plan_count(&p) == n, "plan count %zu, expected %zu", hvt_plan_count(&p), n);

@@ -504,13 +504,23 @@ START_TEST(test_cli) {
 }
 END_TEST
 
+/* And the effective settings, on stdout, each with the line it comes from (no built-in one:
+ * the harness's file says platform_defaults = false). */
 START_TEST(test_check_config_good) {
-        char *config = config_write(ISSUE_CONFIG), *err;
+        char *config = config_write(ISSUE_CONFIG), *err, *out;
         const char *check[] = { "--check-config", "-c", config, NULL };
         const char *missing[] = { "--check-config", "-c", "/nonexistent.conf", NULL };
+        g_autofree char *nr = g_strdup_printf("queue.nr_requests = 128;                    # %s:1\n", config);
+        g_autofree char *ide = g_strdup_printf("override.match = { kind = \"ide\"; };         # %s:4\n"
+                                               "        queue.scheduler = \"mq-deadline\";    # %s:4\n", config, config);
+        g_autofree char *off = g_strdup_printf("platform_defaults = false;                  # %s:9\n", config);
 
-        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        ck_assert_int_eq(hvtuned_run_out(check, &out, &err), 0);
         assert_contains(err, "valid");
+        assert_contains(out, nr);
+        assert_contains(out, ide);
+        assert_contains(out, off);
+        ck_assert_ptr_null(strstr(out, "built-in"));
         ck_assert_int_eq(hvtuned_run(missing, &err), 1);
         assert_contains(err, "/nonexistent.conf: cannot read: No such file or directory");
         ck_assert_ptr_null(strstr(err, "a scheduler takes"));

@@ -120,6 +120,8 @@ START_TEST(test_gen2_running_then_stopped) {
         assert_contains(text, "drift repairs: 1, last ");
         assert_contains(text, "(queue/scheduler)");
         assert_contains(text, "knock-on");
+        /* Where the wanted value comes from: the running daemon's file and line. */
+        assert_contains(text, hv_keep(g_strdup_printf("from %s:1\n", config)));
         summary = json_summary();
         assert_contains(summary, "running True True hv_storvsc.storvsc_max_hw_queues\n");
         assert_contains(summary, "sda scsi os 1 queue/scheduler queue/nr_requests ");
@@ -137,6 +139,8 @@ START_TEST(test_gen2_running_then_stopped) {
         text = status(false);
         assert_contains(text, "hvtuned is not running: from its records and sysfs (no repair history)\n");
         ck_assert_ptr_null(strstr(text, "drift repairs"));
+        /* No -c: the default path, which does not exist here, so the built-in policy. */
+        assert_contains(text, "from built-in policy\n");
         summary = json_summary();
         assert_contains(summary, "running False False");
         assert_contains(summary, hv_keep(g_strdup_printf("sda scsi os None None  queue/scheduler=managed/%s/none/None ",

@@ -125,8 +125,12 @@ walk() {
         expect "records after --restore" "$(walk_records)" ""
         systemctl start hvtuned || fail "systemctl start hvtuned, after --restore"
 
-        # --- Fleets: a drop-in with the metrics file and a later override (512 on data disks).
+        # --- Fleets: a drop-in with the metrics file and a later override (512 on data disks),
+        # on a machine without /etc/hvtuned.conf (fleet-inside.sh).
+        # shellcheck source=tests/release/fleet-inside.sh
+        . /opt/fleet-inside.sh && fleet_without_main
         walk_block fleet-dropin
+        fleet_check_scheduler
         expect "ReloadResult after the drop-in" "$(systemctl show -P ReloadResult hvtuned)" success
         expect "sdc read_ahead_kb after the drop-in" "$(cat "$walk_tb/sys/block/sdc/queue/read_ahead_kb")" 512
         grep -qx 'hvtuned_disks{result="tuned"} 4' "$walk_metrics" ||

@@ -187,6 +187,47 @@ START_TEST(test_bad_keys) {
 }
 END_TEST
 
+/* A misspelt key names the key meant where one is near (two edits at most); a far one does
+ * not guess. */
+START_TEST(test_bad_keys_suggest) {
+        load_bad("queue = {\n  shceduler = \"none\";\n};\n", 2, "queue.shceduler",
+                 "unknown key, did you mean scheduler?");
+        load_bad("device = { queue_dpeth = 32; };\n", 1, "device.queue_dpeth", "unknown key, did you mean queue_depth?");
+        load_bad("verify_intervall = 5;\n", 1, "verify_intervall", "unknown key (queue, device, host, override, "
+                 "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested), did you mean "
+                 "verify_interval?");
+        load_bad("host = { max_hwqueues = 4; };\n", 1, "host.max_hwqueues", "did you mean max_hw_queues?");
+        load_bad("override = ( { match = { rol = \"data\"; }; queue = { nomerges = 1; }; } );\n", 1,
+                 "override[0].match.rol", "did you mean role?");
+        load_bad("contested = { queue = { read_ahaed_kb = \"insist\"; }; };\n", 1, "contested.queue.read_ahaed_kb",
+                 "unknown key, did you mean read_ahead_kb?");
+        load_bad("queue = { frobnicate = 1; };\n", 1, "queue.frobnicate", "unknown key");
+        {
+                struct hvt_config_error err = {};
+                struct hvt_config *c = NULL;
+                char *path = test_write_file(dir, "far.conf", "queue = { frobnicate = 1; };\n");
+
+                ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+                ck_assert_str_eq(err.message, "unknown key");
+                free(path);
+        }
+}
+END_TEST
+
+/* libconfig refuses "yes" before hvtuned sees the setting: its "syntax error" at the line
+ * says how a boolean (or a string) is written. */
+START_TEST(test_bare_word_value) {
+        load_bad("verify_interval = 5;\nrestore_on_stop = yes;\n", 2, "",
+                 "syntax error: a boolean is written true or false, not yes");
+        load_bad("host = { reprobe_idle_controllers = Off; };\n", 1, "",
+                 "syntax error: a boolean is written true or false, not Off");
+        load_bad("queue = { scheduler = none; };\n", 1, "",
+                 "syntax error: a string is written in double quotes (\"none\"), a boolean as true or false");
+        /* Another syntax error keeps libconfig's words alone. */
+        load_bad("queue = { nr_requests = ; };\n", 1, "", "syntax error");
+}
+END_TEST
+
 START_TEST(test_metrics_file) {
         struct hvt_config *c = load_ok("verify_interval = 5;\n");
 
@@ -829,8 +870,8 @@ START_TEST(test_dropins_include) {
 }
 END_TEST
 
-/* Drop-ins without a main file are a configuration: the built-in policy is for no file at
- * all. Named with -c, the main file must exist. */
+/* Drop-ins without a main file are laid over the built-in policy, which stands for the main
+ * file. Named with -c, the main file must exist. */
 START_TEST(test_dropins_without_main) {
         char *path = main_path(), *d = dropin_dir(path), *f, desc[512], *want;
         struct hvt_config_error err = {};
@@ -846,7 +887,8 @@ START_TEST(test_dropins_without_main) {
 
         f = test_write_file(d, "50-x.conf", "queue = { nr_requests = 64; };\n");
         c = load_path_ok(path, true);
-        ck_assert(!c->settings[HVT_ATTR_SCHEDULER].set);
+        ck_assert_str_eq(c->settings[HVT_ATTR_SCHEDULER].text, "none");
+        ck_assert_int_eq(c->origin[HVT_ATTR_SCHEDULER].kind, HVT_ORIGIN_POLICY);
         ck_assert_int_eq(c->settings[HVT_ATTR_NR_REQUESTS].num, 64);
         ck_assert(c->platform_defaults);
         ck_assert(c->restore_on_stop);
@@ -1130,6 +1172,8 @@ int main(void) {
         tcase_add_test(tc, test_default_when_missing);
         tcase_add_test(tc, test_bad_values);
         tcase_add_test(tc, test_bad_keys);
+        tcase_add_test(tc, test_bad_keys_suggest);
+        tcase_add_test(tc, test_bare_word_value);
         tcase_add_test(tc, test_timeout_pair);
         tcase_add_test(tc, test_contested);
         tcase_add_test(tc, test_metrics_file);

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "state.h"
 #include "state-show.h"
+#include "macro.h"
 #include "testutil.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
@@ -36,7 +37,8 @@ static void sample(struct hvt_state *s) {
         d->paused = true;
         d->failed = 1;
         d->attr[d->n_attr++] = (struct hvt_state_attr) { .id = HVT_ATTR_SCHEDULER, .role = HVT_STATE_MANAGED,
-                                                         .want = "none", .orig = "mq-deadline", .last = HVT_APPLIED };
+                                                         .want = "none", .orig = "mq-deadline", .last = HVT_APPLIED,
+                                                         .origin = "/etc/hvtuned.conf.d/50 fleet\t.conf:3" };
         d->attr[d->n_attr++] = (struct hvt_state_attr) { .id = HVT_ATTR_NR_REQUESTS, .role = HVT_STATE_KNOCK_ON,
                                                          .orig = "256", .left = "2534", .last = -1 };
         d->attr[d->n_attr++] = (struct hvt_state_attr) { .id = HVT_ATTR_TIMEOUT, .role = HVT_STATE_YIELDED,
@@ -87,6 +89,8 @@ START_TEST(test_round_trip) {
         ck_assert(b.disk[0].attr[3].ceiling);
         ck_assert(!b.disk[0].attr[0].ceiling);
         ck_assert_int_eq(b.disk[0].attr[2].error, EACCES);
+        ck_assert_str_eq(b.disk[0].attr[0].origin, "/etc/hvtuned.conf.d/50 fleet\t.conf:3");
+        ck_assert_str_eq(b.disk[0].attr[2].origin, "");
         ck_assert_int_eq(b.disk[0].attr[1].last, -1);
         ck_assert_int_eq(b.disk[1].last_repair_attr, -1);
         ck_assert_uint_eq(hvt_state_reclaimable(&b, NULL), 101292032 - 12661504);
@@ -151,6 +155,38 @@ START_TEST(test_cut_anywhere) {
         ck_assert_int_eq(parse(text, why, sizeof(why)), 0);
         free(text);
         hvt_state_done(&a);
+}
+END_TEST
+
+/* A file of 0.1.0, whose attr lines have no ORIGIN: read as it was, the origin not known;
+ * and what --status shows of an origin, in text and JSON. */
+START_TEST(test_origin_compatible) {
+        static const char old[] =
+                "hvtuned-state\t1\npid\t1\nwritten\t1\nstatus\tok\ndriver\t0\t0\t-1\t\n"
+                "disk\tsda\t/sys/sda\t\t\tscsi\tos\t0\t0\t\t0\t0\n"
+                "attr\tqueue/scheduler\tmanaged\tnone\tmq-deadline\t\tapplied\t0\nend\t7\n";
+        char *copy = strdup(old), why[256], *text = NULL, *json = NULL;
+        struct hvt_state s;
+        size_t size = 0;
+        FILE *f;
+
+        ck_assert_msg(hvt_state_parse(copy, &s, why, sizeof(why)) == 0, "%s", why);
+        ck_assert_uint_eq(s.disk[0].n_attr, 1);
+        ck_assert_str_eq(s.disk[0].attr[0].want, "none");
+        ck_assert_str_eq(s.disk[0].attr[0].origin, "");
+        (void) hvt_strscpy(s.disk[0].attr[0].origin, sizeof(s.disk[0].attr[0].origin), "built-in policy");
+        f = open_memstream(&text, &size);
+        ck_assert_int_eq(hvt_state_show_text(f, &s), 0);
+        ck_assert_int_eq(fclose(f), 0);
+        assert_contains(text, "from built-in policy\n");
+        f = open_memstream(&json, &size);
+        ck_assert_int_eq(hvt_state_show_json(f, &s), 0);
+        ck_assert_int_eq(fclose(f), 0);
+        assert_contains(json, "\"origin\": \"built-in policy\"");
+        hvt_state_done(&s);
+        free(copy);
+        free(text);
+        free(json);
 }
 END_TEST
 
@@ -261,6 +297,7 @@ int main(void) {
         tcase_add_test(tc, test_cut_anywhere);
         tcase_add_test(tc, test_attr_without_kept);
         tcase_add_test(tc, test_refused);
+        tcase_add_test(tc, test_origin_compatible);
         tcase_add_test(tc, test_json_every_byte);
         tcase_add_test(tc, test_json_unbalanced);
         tcase_add_test(tc, test_show_queues_under_cap);

@@ -326,8 +326,8 @@ int main(int argc, char *argv[]) {
 
                         hvt_config_describe(d.config, read, sizeof(read));
                         hvt_log_info(&d.log, "%s: valid", read);
-                        /* The listing is the command's output: on stdout, after the verdict. */
-                        fflush(stderr);
+                        /* The listing is the command's output too: on stdout, after the verdict
+                         * (written already: log.c writes with write(2), not through stdio). */
                         hvt_config_show(d.config, stdout);
                 }
                 ret = r < 0 ? EXIT_CONFIG : EXIT_SUCCESS;

@@ -136,7 +136,7 @@ START_TEST(test_differs) {
         assert_contains(summary, "entry sdc queue/scheduler differs none kyber None applied\n");
         /* --status's note comes from the same judgement. */
         ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--status", NULL }, &out, &err), 0);
-        assert_contains(out, "differs; last applied\n");
+        assert_contains(out, "differs; last applied; from ");
         assert_unknown_as_nobody();
         (void) hvtuned_stop(&run);
         g_object_unref(tb);

@@ -1247,7 +1247,7 @@ MUTATIONS = [
      {MAN8: lambda t: replace_once(t, "sdc: reverted 11 times", "%(disk)s: reverted 11 times")},
      "a %(name) conversion nobody filled in, %(disk)s"),
     ("placeholders", "a configure variable in the title line",
-     {MAN8: lambda t: replace_once(t, '"hvtuned 0.1.0"', '"hvtuned @VERSION@"')},
+     {MAN8: lambda t: replace_once(t, '"hvtuned 0.2.0"', '"hvtuned @VERSION@"')},
      "a configure variable nobody filled in, @VERSION@"),
     ("placeholders", "a template's field",
      {MAN5: lambda t: insert_after(t, r"^\.SH HOST\n", "The disk {{ disk }} is tuned.\n")},

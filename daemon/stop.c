@@ -68,7 +68,7 @@ static void summary(struct hvt_daemon *d, const char *what, unsigned restored, u
         char s_held[64] = "";
 
         if (held > 0)
-                snprintf(s_held, sizeof(s_held), " (%u an Azure NVMe I/O timeout)", held);
+                snprintf(s_held, sizeof(s_held), " (%u Azure NVMe I/O timeout%s)", held, held == 1 ? "" : "s");
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STOPPED,
                               HVT_FIELDS(HVT_FIELD("HVTUNED_STOP=%s", what), HVT_FIELD("HVTUNED_RESTORED=%u", restored),
                                          HVT_FIELD("HVTUNED_KEPT=%u", kept), HVT_FIELD("HVTUNED_LEFT=%u", left),

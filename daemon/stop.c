@@ -70,9 +70,9 @@ static void summary(struct hvt_daemon *d, const char *what, unsigned restored, u
         if (held > 0)
                 snprintf(s_held, sizeof(s_held), " (%u Azure NVMe I/O timeout%s)", held, held == 1 ? "" : "s");
         (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_STOPPED,
-                              HVT_FIELDS(HVT_FIELD("HVTUNED_STOP=%s", what), HVT_FIELD("HVTUNED_RESTORED=%u", restored),
-                                         HVT_FIELD("HVTUNED_KEPT=%u", kept), HVT_FIELD("HVTUNED_LEFT=%u", left),
-                                         HVT_FIELD("HVTUNED_DISKS=%u", rec->disks)),
+                              HVT_FIELDS(HVT_FIELD("HVTUNED_STOP=%s", what), HVT_FIELD("HVTUNED_N_RESTORED=%u", restored),
+                                         HVT_FIELD("HVTUNED_N_KEPT=%u", kept), HVT_FIELD("HVTUNED_N_LEFT=%u", left),
+                                         HVT_FIELD("HVTUNED_N_DISKS=%u", rec->disks)),
                               "Stopped (%s): %u attribute%s restored, %u kept%s, %u left as tuned, on %u disk%s%s",
                               what, restored, restored == 1 ? "" : "s", kept, s_held, left, rec->disks,
                               rec->disks == 1 ? "" : "s", rec->driver ? " and the storvsc driver" : "");

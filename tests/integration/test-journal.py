@@ -271,7 +271,7 @@ def check_nvme(hvtuned, env, emulator, v6_testbed):
             "ran with an I/O timeout of 30000 ms until hvtuned started" not in advice[0]["MESSAGE"]:
         fail(f"NVMe boot advice entries {advice}")
     stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
-    got = [(e["HVTUNED_STOP"], e["HVTUNED_KEPT"], e["HVTUNED_LEFT"], e["HVTUNED_DISKS"]) for e in stopped]
+    got = [(e["HVTUNED_STOP"], e["HVTUNED_N_KEPT"], e["HVTUNED_N_LEFT"], e["HVTUNED_N_DISKS"]) for e in stopped]
     if got != [("stop", "4", "0", "4")]:
         fail(f"the v6 stop's summary {got}")
     short = kept
@@ -458,8 +458,8 @@ def check_restart(hvtuned, manager, env, denv):
     if journal(f"_PID={pid}", f"MESSAGE_ID={SKIPPED}"):
         fail("a restart taken for a shutdown")
     stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
-    if [(e["HVTUNED_STOP"], e["HVTUNED_RESTORED"], e["HVTUNED_KEPT"]) for e in stopped] != [("restart", "0", "0")] or \
-            int(stopped[0]["HVTUNED_LEFT"]) < len(RECORDS):
+    if [(e["HVTUNED_STOP"], e["HVTUNED_N_RESTORED"], e["HVTUNED_N_KEPT"]) for e in stopped] != [("restart", "0", "0")] or \
+            int(stopped[0]["HVTUNED_N_LEFT"]) < len(RECORDS):
         fail(f"the restart's summary {stopped}")
     if record_inodes() != first:
         fail(f"the records are other files after the restart: {first} then {record_inodes()}")
@@ -483,7 +483,7 @@ def check_restart(hvtuned, manager, env, denv):
             ("hv_storvsc", "parameters/storvsc_max_hw_queues", "0") not in at_stop:
         fail(f"a plain stop restored {at_stop}")
     stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
-    if [(e["HVTUNED_STOP"], e["HVTUNED_KEPT"], e["HVTUNED_LEFT"]) for e in stopped] != [("stop", "0", "0")]:
+    if [(e["HVTUNED_STOP"], e["HVTUNED_N_KEPT"], e["HVTUNED_N_LEFT"]) for e in stopped] != [("stop", "0", "0")]:
         fail(f"the plain stop's summary {stopped}")
     with open("/run/hvtuned.conf", "w") as f:
         f.write(config)

@@ -19,14 +19,19 @@ message_id RESTORED ATTR_RESTORED
 message_id RESTART_KEPT RESTART_KEPT
 message_id STOPPED STOPPED
 restart_conf=$(cat /etc/hvtuned.conf)
+restart_began=$(date +%s.%N)
 restart_mark=/run/hvtuned-restart.mark
 
 # NAME:INODE of each record of originals (its dot files are no records).
 record_inodes() { find /run/hvtuned -maxdepth 1 -type f ! -name '.*' -printf '%f:%i\n' 2>/dev/null | sort; }
-# The entries of one invocation with one MESSAGE_ID, one line each: DEVICE ATTR TO, or MESSAGE.
+# The journal's position now, for entries.
+journal_cursor() { journalctl -n 1 -o cat --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
+# entries INVOCATION MESSAGE_ID [CURSOR]: that invocation's entries with that MESSAGE_ID (after
+# CURSOR), one line each: DEVICE ATTR TO, or MESSAGE.
 entries() {
         journalctl --sync 2> /dev/null || true
-        journalctl --no-pager -o json _SYSTEMD_INVOCATION_ID="$1" MESSAGE_ID="$2" | python3 -c '
+        journalctl --no-pager -o json ${3:+--after-cursor="$3"} _SYSTEMD_INVOCATION_ID="$1" MESSAGE_ID="$2" |
+                python3 -c '
 import json, sys
 for e in map(json.loads, sys.stdin):
     print(" ".join((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"])) if "HVTUNED_ATTR" in e else e["MESSAGE"])'
@@ -43,9 +48,11 @@ written_since_mark() {
 # (a regular expression, "" none), and RESTORED_AT_START what the new start restores, one
 # "DEVICE ATTR TO" a line.
 restart_check() {
-        local what=$1 may_write=$2 want_restored=$3 old new inodes got
+        local what=$1 may_write=$2 want_restored=$3 old new inodes got since
         shift 3
         old=$(systemctl show -P InvocationID hvtuned)
+        since=$(journal_cursor)
+        [ -n "$since" ] || fail "no journal cursor before $what"
         inodes=$(record_inodes)
         [ -n "$inodes" ] || fail "no records before $what"
         touch "$restart_mark"
@@ -55,11 +62,12 @@ restart_check() {
         [ "$new" != "$old" ] || fail "$what did not restart hvtuned"
         expect "is-active after $what" "$(systemctl is-active hvtuned)" active
         expect "attributes written by $what" "$(written_since_mark "$may_write")" ""
-        expect "restore entries of the stop of $what" "$(entries "$old" "$RESTORED")" ""
-        got=$(entries "$old" "$RESTART_KEPT")
+        expect "restore entries of the stop of $what" "$(entries "$old" "$RESTORED" "$since")" ""
+        got=$(entries "$old" "$RESTART_KEPT" "$since")
         [[ $got =~ ^restart:\ restoring\ nothing\;\ [0-9]+\ records?\ kept\ for\ the\ next\ start$ ]] ||
                 fail "the stop of $what said '$got', not restart: restoring nothing"
-        expect "the summary of the stop of $what" "$(entries "$old" "$STOPPED" | sed 's/:.*//')" "Stopped (restart)"
+        expect "the summary of the stop of $what" "$(entries "$old" "$STOPPED" "$since" | sed 's/:.*//')" \
+                "Stopped (restart)"
         expect "applied entries of the start after $what" "$(entries "$new" "$APPLIED")" ""
         expect "restore entries of the start after $what" "$(entries "$new" "$RESTORED")" "$want_restored"
         if [ -z "$want_restored" ]; then
@@ -107,3 +115,4 @@ echo "ok: a plain stop restored: $got"
 expect "records after a plain stop" "$(record_inodes)" ""
 hvtuned_start "after the restarts"
 rm -rf /root/upgrade "$restart_mark"
+echo "ok: the restarts checked in $(echo "$(date +%s.%N) - $restart_began" | bc 2>/dev/null || echo "?") s"

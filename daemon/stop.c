@@ -25,7 +25,8 @@ struct recorded {
 };
 
 static void count_recorded(const struct hvt_daemon *d, struct recorded *ret) {
-        *ret = (struct recorded) { .driver = d->driver.orig.value[HVT_ATTR_MAX_HW_QUEUES].set };
+        *ret = (struct recorded) {};
+        ret->driver = d->driver.orig.value[HVT_ATTR_MAX_HW_QUEUES].set;
         ret->attrs = ret->driver;
         for (size_t i = 0; i < d->disks.n; i++) {
                 const struct hvt_slots *s = &d->disks.v[i]->slots;

@@ -292,7 +292,8 @@ static int ask(const struct bus_api *api, bool private, uint64_t deadline, struc
         sd_bus *bus = NULL;
         int r;
 
-        *a = (struct answers) { .api = api };
+        memset(a, 0, sizeof(*a));
+        a->api = api;
         r = open_bus(api, private, &bus);
         if (r < 0)
                 return r;

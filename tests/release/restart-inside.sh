@@ -24,14 +24,11 @@ restart_mark=/run/hvtuned-restart.mark
 
 # NAME:INODE of each record of originals (its dot files are no records).
 record_inodes() { find /run/hvtuned -maxdepth 1 -type f ! -name '.*' -printf '%f:%i\n' 2>/dev/null | sort; }
-# The journal's position now, for entries.
-journal_cursor() { journalctl -n 1 -o cat --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
-# entries INVOCATION MESSAGE_ID [CURSOR]: that invocation's entries with that MESSAGE_ID (after
-# CURSOR), one line each: DEVICE ATTR TO, or MESSAGE.
+# entries PID MESSAGE_ID: that process's entries with that MESSAGE_ID, one line each: DEVICE
+# ATTR TO, or MESSAGE. By _PID: a process is one start and one stop.
 entries() {
         journalctl --sync 2> /dev/null || true
-        journalctl --no-pager -o json ${3:+--after-cursor="$3"} _SYSTEMD_INVOCATION_ID="$1" MESSAGE_ID="$2" |
-                python3 -c '
+        journalctl --no-pager -o json _PID="$1" MESSAGE_ID="$2" | python3 -c '
 import json, sys
 for e in map(json.loads, sys.stdin):
     print(" ".join((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"])) if "HVTUNED_ATTR" in e else e["MESSAGE"])'
@@ -48,26 +45,24 @@ written_since_mark() {
 # (a regular expression, "" none), and RESTORED_AT_START what the new start restores, one
 # "DEVICE ATTR TO" a line.
 restart_check() {
-        local what=$1 may_write=$2 want_restored=$3 old new inodes got since
+        local what=$1 may_write=$2 want_restored=$3 old new inodes got restored_before
         shift 3
-        old=$(systemctl show -P InvocationID hvtuned)
-        since=$(journal_cursor)
-        [ -n "$since" ] || fail "no journal cursor before $what"
+        old=$(systemctl show -P MainPID hvtuned)
+        restored_before=$(entries "$old" "$RESTORED")  # its start's, if any
         inodes=$(record_inodes)
         [ -n "$inodes" ] || fail "no records before $what"
         touch "$restart_mark"
         sleep 0.01  # a write within the mark's own timestamp tick would not be newer
         "$@" > "$container_out/restart.txt" 2>&1 || { cat "$container_out/restart.txt"; fail "$what failed"; }
-        new=$(systemctl show -P InvocationID hvtuned)
+        new=$(systemctl show -P MainPID hvtuned)
         [ "$new" != "$old" ] || fail "$what did not restart hvtuned"
         expect "is-active after $what" "$(systemctl is-active hvtuned)" active
         expect "attributes written by $what" "$(written_since_mark "$may_write")" ""
-        expect "restore entries of the stop of $what" "$(entries "$old" "$RESTORED" "$since")" ""
-        got=$(entries "$old" "$RESTART_KEPT" "$since")
+        expect "restore entries of the stop of $what" "$(entries "$old" "$RESTORED")" "$restored_before"
+        got=$(entries "$old" "$RESTART_KEPT")
         [[ $got =~ ^restart:\ restoring\ nothing\;\ [0-9]+\ records?\ kept\ for\ the\ next\ start$ ]] ||
                 fail "the stop of $what said '$got', not restart: restoring nothing"
-        expect "the summary of the stop of $what" "$(entries "$old" "$STOPPED" "$since" | sed 's/:.*//')" \
-                "Stopped (restart)"
+        expect "the summary of the stop of $what" "$(entries "$old" "$STOPPED" | sed 's/:.*//')" "Stopped (restart)"
         expect "applied entries of the start after $what" "$(entries "$new" "$APPLIED")" ""
         expect "restore entries of the start after $what" "$(entries "$new" "$RESTORED")" "$want_restored"
         if [ -z "$want_restored" ]; then
@@ -104,7 +99,7 @@ expect "the version after the upgrade" "$(dpkg-query -W -f='${Version}' hvtuned)
         "$(sed -n 's/^Version: //p' /root/upgrade/pkg/DEBIAN/control)"
 
 # A plain stop still restores, and says what it did.
-old=$(systemctl show -P InvocationID hvtuned)
+old=$(systemctl show -P MainPID hvtuned)
 hvtuned_stop
 expect "sda scheduler after a plain stop" "$(active "$sda")" mq-deadline
 [ -n "$(entries "$old" "$RESTORED")" ] || fail "a plain stop restored nothing"

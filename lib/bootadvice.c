@@ -129,14 +129,16 @@ static void nvme_cmdline_step(const struct hvt_boot_facts *f, char *buf, size_t 
         switch (hvt_boot_choose(f)) {
         case HVT_BOOT_KERNEL_CMDLINE:
                 snprintf(buf, size, "add nvme_core.io_timeout=240 to /etc/kernel/cmdline and run kernel-install add "
-                         "\"$(uname -r)\" \"/boot/vmlinuz-$(uname -r)\"");
+                         "\"$(uname -r)\" \"/boot/vmlinuz-$(uname -r)\" (take it out and run the same to undo)");
                 break;
         case HVT_BOOT_GRUBBY:
-                snprintf(buf, size, "grubby --update-kernel=ALL --args=nvme_core.io_timeout=240");
+                snprintf(buf, size, "grubby --update-kernel=ALL --args=nvme_core.io_timeout=240 (--remove-args="
+                         "nvme_core.io_timeout undoes it)");
                 break;
         case HVT_BOOT_GRUB_DEBIAN:
                 snprintf(buf, size, "put GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX nvme_core.io_timeout=240\" in "
-                         "/etc/default/grub.d/nvme-io-timeout.cfg and run update-grub");
+                         "/etc/default/grub.d/nvme-io-timeout.cfg and run update-grub (delete the file and run "
+                         "update-grub to undo)");
                 break;
         default:
                 snprintf(buf, size, "put nvme_core.io_timeout=240 on the kernel command line");
@@ -148,7 +150,7 @@ void hvt_boot_nvme_advice(const struct hvt_boot_facts *f, bool azure_rule, char 
         char step[192];
 
         nvme_cmdline_step(f, step, sizeof(step));
-        snprintf(buf, size, "%s (its udev rule sets 240000 on each Azure NVMe disk, from the initramfs on), or %s "
-                 "(every NVMe disk)", azure_rule ? "update azure-vm-utils to 0.7 or later" :
+        snprintf(buf, size, "%s (its udev rule sets 240000 on each Azure NVMe disk, from the initramfs on), or, "
+                 "for every NVMe disk, %s", azure_rule ? "update azure-vm-utils to 0.7 or later" :
                  "install azure-vm-utils 0.7 or later where the distribution has it", step);
 }

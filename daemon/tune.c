@@ -163,13 +163,13 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struc
  * --restore reads no configuration, and a value at least the window is taken for hvtuned's,
  * since the record says hvtuned wrote it. */
 static bool hold_nvme_timeout(const struct hvt_tracked *t, struct hvt_plan *p) {
-        struct hvt_setting *orig = &p->want[HVT_ATTR_IO_TIMEOUT], now, want;
+        struct hvt_setting *orig = &p->want[HVT_ATTR_IO_TIMEOUT], was, now, want;
         const struct hvt_slot *slot = hvt_slot_get(&t->slots, HVT_ATTR_IO_TIMEOUT);
         _cleanup_close_ int fd = -EBADF;
         char text[HVT_VALUE_MAX];
 
         if (!hvt_kind_is_nvme(t->disk.kind) || !orig->set ||
-            hvt_setting_from_kernel(&want, HVT_ATTR_IO_TIMEOUT, orig->text) < 0 || want.num >= HVT_PLATFORM_NVME_RETRY_MS)
+            hvt_setting_from_kernel(&was, HVT_ATTR_IO_TIMEOUT, orig->text) < 0 || was.num >= HVT_PLATFORM_NVME_RETRY_MS)
                 return false;
         fd = hvt_sysfs_open_dir(t->disk.syspath);
         if (fd < 0 || hvt_sysfs_read(fd, "queue/io_timeout", text, sizeof(text)) < 0 ||

@@ -26,6 +26,8 @@ struct hvt_tracked {
          * repairs since the disk was found (saturates); of other writers' values only: the
          * kernel's re-application (writer.h) is the metrics' alone. */
         uint8_t last_repair_id;
+        /* The last restore left its Azure NVMe I/O timeout as hvtuned set it (tune.c). */
+        bool timeout_held;
         uint32_t n_repairs;
         struct hvt_repair_window window; /* CLOCK_MONOTONIC: drift rate limit */
         struct hvt_event_source *resume; /* set while repairs are paused */

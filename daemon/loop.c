@@ -24,7 +24,7 @@
 #include "reload.h"
 #include "route.h"
 #include "status.h"
-#include "system.h"
+#include "stop.h"
 #include "udev-util.h"
 
 /* Large enough for a burst of hot-added LUNs; charged only while it holds events. */
@@ -98,20 +98,15 @@ static int on_post(struct hvt_event_source *s, void *userdata) {
         return 0;
 }
 
-/* Restores originals unless told not to, or the whole system is going down anyway. */
+/* Restores originals unless told not to, a restart follows, or the whole system is going down
+ * anyway (stop.h). */
 static int on_terminate(struct hvt_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct hvt_daemon *d = userdata;
 
         (void) s;
         hvt_log_debug(&d->log, "Received %s, exiting", strsignal((int) si->ssi_signo));
         hvt_notify_stopping(&d->notify);
-        if (!d->config->restore_on_stop)
-                hvt_log_debug(&d->log, "restore_on_stop = false: leaving the tuned values in place");
-        else if (hvt_system_is_stopping(&d->log))
-                (void) hvt_log_struct(&d->log, LOG_INFO, 0, HVT_MESSAGE_RESTORE_SKIPPED, NULL,
-                                      "The system is shutting down: not restoring original values");
-        else
-                hvt_pass_restore(d);
+        hvt_stop(d);
         return hvt_event_exit(d->event, 0);
 }
 

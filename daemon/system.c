@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Owns: the shutdown check, through systemd's Manager.SystemState.
+/* Owns: what kind of stop this is, asked of systemd: a shutdown (Manager.SystemState), a
+ * restart (a job of type "restart" on this unit), or a plain stop.
  *
  * PID 1's private socket first: during shutdown the D-Bus broker may already be gone, and
  * PID 1 still answers there (it is how systemctl talks to it). The system bus after that.
@@ -20,7 +21,15 @@
  * blocking, and the waiting done here, in this process: a child left behind would hold the
  * stop as long (systemd waits for the whole cgroup). Only calls libsystemd has had since 221
  * are made, so that it works with the systemd 239 of RHEL 8; and they are declared here, so
- * that building hvtuned needs no libsystemd headers at all. */
+ * that building hvtuned needs no libsystemd headers at all.
+ *
+ * A restart is a job too, and on the bus only: during the stop half of `systemctl restart`
+ * (and of try-restart on an active unit, which collapses into one), the unit's job is of type
+ * "restart" until the stop is done, when src/core/job.c turns it into a start (239 to 257
+ * alike). The three questions go out together, on the one connection and within the one
+ * deadline, and are answered in one round trip: SystemState, Manager.GetUnitByPID (this
+ * unit's path) and Manager.ListJobs (every job's type and unit path), matched here.
+ * Properties of the unit and then of its job would cost two more round trips. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -28,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "system.h"
@@ -65,6 +75,8 @@ struct bus_api {
         int (*sd_bus_message_is_method_error)(sd_bus_message *m, const char *name);
         int (*sd_bus_message_get_errno)(sd_bus_message *m);
         int (*sd_bus_message_read)(sd_bus_message *m, const char *types, ...);
+        int (*sd_bus_message_enter_container)(sd_bus_message *m, char type, const char *contents);
+        int (*sd_bus_message_exit_container)(sd_bus_message *m);
         void (*sd_bus_close)(sd_bus *bus);
         sd_bus *(*sd_bus_unref)(sd_bus *bus);
 };
@@ -82,6 +94,8 @@ struct bus_api {
         X(sd_bus_message_is_method_error)       \
         X(sd_bus_message_get_errno)             \
         X(sd_bus_message_read)                  \
+        X(sd_bus_message_enter_container)       \
+        X(sd_bus_message_exit_container)        \
         X(sd_bus_close)                         \
         X(sd_bus_unref)
 
@@ -146,32 +160,104 @@ static int open_bus(const struct bus_api *api, bool private, sd_bus **ret) {
         return 0;
 }
 
-struct answer {
+/* Jobs of type "restart" taken from ListJobs' reply: one machine has a handful at most. More
+ * than that, and which unit is restarting is not known. */
+#define RESTART_JOBS_MAX 16
+#define OBJECT_PATH_MAX 256
+
+struct answers {
         const struct bus_api *api;
-        bool done;
-        int error;
+        unsigned pending;               /* replies still to come */
+        bool state_done;
+        int state_error;                /* SystemState's: the one answer every stop needs */
         char state[32];
+        bool unit_known;                /* GetUnitByPID answered */
+        char unit[OBJECT_PATH_MAX];     /* this process's unit, as an object path */
+        bool jobs_known;                /* ListJobs answered, and every restart job fitted */
+        char restarting[RESTART_JOBS_MAX][OBJECT_PATH_MAX];  /* units with a restart job */
+        size_t n_restarting;
 };
 
-static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct answer *a = userdata;
+/* An error reply, or one sd-bus made up for a lost connection: -errno; 0 for a reply. */
+static int reply_error(const struct bus_api *api, sd_bus_message *m) {
+        int r;
+
+        if (api->sd_bus_message_is_method_error(m, NULL) <= 0)
+                return 0;
+        r = api->sd_bus_message_get_errno(m);
+        return r > 0 ? -r : -EIO;
+}
+
+static int on_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct answers *a = userdata;
         const char *state;
         int r;
 
         (void) ret_error;
-        a->done = true;
-        /* An error reply, or one sd-bus made up for a lost connection. */
-        if (a->api->sd_bus_message_is_method_error(m, NULL) > 0) {
-                r = a->api->sd_bus_message_get_errno(m);
-                a->error = r > 0 ? -r : -EIO;
-                return 0;
-        }
-        r = a->api->sd_bus_message_read(m, "v", "s", &state);
+        a->pending--;
+        a->state_done = true;
+        r = reply_error(a->api, m);
+        if (r >= 0)
+                r = a->api->sd_bus_message_read(m, "v", "s", &state);
         if (r < 0)
-                a->error = r;
+                a->state_error = r;
         else
                 (void) hvt_strscpy(a->state, sizeof(a->state), state);
         return 0;
+}
+
+static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct answers *a = userdata;
+        const char *path;
+
+        (void) ret_error;
+        a->pending--;
+        if (reply_error(a->api, m) < 0 || a->api->sd_bus_message_read(m, "o", &path) < 0)
+                return 0;
+        a->unit_known = hvt_strscpy(a->unit, sizeof(a->unit), path);
+        return 0;
+}
+
+/* ListJobs: a(usssoo), each job's id, unit name, type, state, job path and unit path. */
+static int on_jobs(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct answers *a = userdata;
+        bool fitted = true;
+        int r;
+
+        (void) ret_error;
+        a->pending--;
+        r = reply_error(a->api, m);
+        if (r >= 0)
+                r = a->api->sd_bus_message_enter_container(m, 'a', "(usssoo)");
+        while (r >= 0) {
+                const char *unit, *type, *state, *job, *unit_path;
+                uint32_t id;
+
+                r = a->api->sd_bus_message_read(m, "(usssoo)", &id, &unit, &type, &state, &job, &unit_path);
+                if (r <= 0)
+                        break;
+                if (strcmp(type, "restart") != 0)
+                        continue;
+                if (a->n_restarting >= RESTART_JOBS_MAX ||
+                    !hvt_strscpy(a->restarting[a->n_restarting], OBJECT_PATH_MAX, unit_path))
+                        fitted = false;
+                else
+                        a->n_restarting++;
+        }
+        if (r >= 0)
+                r = a->api->sd_bus_message_exit_container(m);
+        a->jobs_known = r >= 0 && fitted;
+        return 0;
+}
+
+/* Whether this process's unit has a job of type restart; false when that is not known. */
+static bool answers_restarting(const struct answers *a) {
+        if (!a->unit_known || !a->jobs_known)
+                return false;
+        for (size_t i = 0; i < a->n_restarting; i++)
+                if (strcmp(a->restarting[i], a->unit) == 0)
+                        return true;
+        return false;
 }
 
 /* Waits for what the connection waits for: its socket, or its own next timeout if sooner
@@ -199,26 +285,39 @@ static int wait_bus(const struct bus_api *api, sd_bus *bus, uint64_t now, uint64
         return 0;
 }
 
-/* Properties.Get(Manager, SystemState) on one connection, made and answered by the
- * deadline or abandoned there. */
-static int ask(const struct bus_api *api, bool private, uint64_t deadline, char *state, size_t size) {
-        struct answer a = { .api = api };
+/* The three questions on one connection, asked together and answered by the deadline or
+ * abandoned there: 0 once SystemState is answered (the others may not be: then it is not known
+ * whether this is a restart), -errno otherwise. */
+static int ask(const struct bus_api *api, bool private, uint64_t deadline, struct answers *a) {
         sd_bus *bus = NULL;
         int r;
 
+        memset(a, 0, sizeof(*a));
+        a->api = api;
         r = open_bus(api, private, &bus);
         if (r < 0)
                 return r;
-        /* The slot is the bus's own (floating): it goes with the bus, and the callback with
+        /* The slots are the bus's own (floating): they go with the bus, and the callbacks with
          * it, never to be called once this returns. */
         r = api->sd_bus_call_method_async(bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                          "org.freedesktop.DBus.Properties", "Get", on_reply, &a, "ss",
+                                          "org.freedesktop.DBus.Properties", "Get", on_state, a, "ss",
                                           "org.freedesktop.systemd1.Manager", "SystemState");
-        while (r >= 0) {
+        if (r >= 0) {
+                a->pending++;
+                /* Not sent, not known: the stop is then a plain one, and SystemState still counts. */
+                if (api->sd_bus_call_method_async(bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                  "org.freedesktop.systemd1.Manager", "GetUnitByPID", on_unit, a, "u",
+                                                  (uint32_t) getpid()) >= 0)
+                        a->pending++;
+                if (api->sd_bus_call_method_async(bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                  "org.freedesktop.systemd1.Manager", "ListJobs", on_jobs, a, "") >= 0)
+                        a->pending++;
+        }
+        while (r >= 0 && a->pending > 0) {
                 uint64_t now;
 
                 r = api->sd_bus_process(bus, NULL);
-                if (a.done || r < 0)
+                if (a->pending == 0 || r < 0)
                         break;
                 /* Before waiting, and before the next message too: a peer that never stops
                  * talking must not keep us either. */
@@ -229,42 +328,54 @@ static int ask(const struct bus_api *api, bool private, uint64_t deadline, char 
                         r = wait_bus(api, bus, now, deadline);
         }
         bus_close_unref(api, bus);
-        if (!a.done)
+        if (!a->state_done)
                 return r < 0 ? r : -EIO;
-        if (a.error < 0)
-                return a.error;
-        (void) hvt_strscpy(state, size, a.state);
-        return 0;
+        return a->state_error;
 }
 
-bool hvt_system_is_stopping(const struct hvt_log *log) {
+static const char *job_said(const struct answers *a, bool restarting) {
+        if (restarting)
+                return "a restart";
+        return a->unit_known && a->jobs_known ? "no restart" : "not known";
+}
+
+enum hvt_stop_kind hvt_system_stop_kind(const struct hvt_log *log) {
         uint64_t start = hvt_now_usec(CLOCK_MONOTONIC), deadline = start + CHECK_TIMEOUT_USEC;
+        _cleanup_free_ struct answers *a = NULL;
         struct bus_api api;
-        char state[32];
         const char *bus_said = "not asked, no time left";
+        bool restarting;
         double took;
         int r, r_private;
 
         if (load_bus_api(&api, log) < 0)
-                return false;
-        r = r_private = hvt_now_usec(CLOCK_MONOTONIC) < deadline ?
-                ask(&api, true, deadline, state, sizeof(state)) : -ETIMEDOUT;
+                return HVT_STOP_PLAIN;
+        a = malloc(sizeof(*a));  /* 4 KiB of restart jobs: not on the signal handler's stack */
+        if (!a) {
+                hvt_log_debug(log, "Out of memory: cannot tell whether the system is shutting down or this is a restart");
+                return HVT_STOP_PLAIN;
+        }
+        r = r_private = hvt_now_usec(CLOCK_MONOTONIC) < deadline ? ask(&api, true, deadline, a) : -ETIMEDOUT;
         if (r < 0 && hvt_now_usec(CLOCK_MONOTONIC) < deadline) {
-                r = ask(&api, false, deadline, state, sizeof(state));
+                r = ask(&api, false, deadline, a);
                 if (r < 0)
                         bus_said = strerror(-r);
         }
         took = (double) (hvt_now_usec(CLOCK_MONOTONIC) - start) / 1e6;
         if (r >= 0) {
-                hvt_log_debug(log, "systemd says the system is %s (asked in %.3f s)", state, took);
-                return strcmp(state, "stopping") == 0;
+                restarting = answers_restarting(a);
+                hvt_log_debug(log, "systemd says the system is %s, and this unit's job is %s (asked in %.3f s)",
+                              a->state, job_said(a, restarting), took);
+                if (strcmp(a->state, "stopping") == 0)
+                        return HVT_STOP_SHUTDOWN;
+                return restarting ? HVT_STOP_RESTART : HVT_STOP_PLAIN;
         }
         /* Not there at all (no systemd, not root) is the usual reason, said at debug level;
          * a systemd that did not answer in time is worth saying: it is why the stop took
          * that long. */
         (void) hvt_log_struct(log, r_private == -ETIMEDOUT || r == -ETIMEDOUT ? LOG_INFO : LOG_DEBUG, 0, NULL, NULL,
-                              "Cannot tell whether the system is shutting down, taken as running: no answer from "
-                              "systemd in %.1f s (PID 1's private socket: %s; the system bus: %s)",
+                              "Cannot tell whether the system is shutting down or this is a restart, taken as a plain "
+                              "stop: no answer from systemd in %.1f s (PID 1's private socket: %s; the system bus: %s)",
                               took, strerror(-r_private), bus_said);
-        return false;
+        return HVT_STOP_PLAIN;
 }

@@ -11,8 +11,10 @@
 #include "macro.h"
 #include "messages.h"
 #include "neighbours.h"
+#include "nvme-timeout.h"
 #include "originals.h"
 #include "report.h"
+#include "sysfs.h"
 #include "tune.h"
 #include "writer.h"
 
@@ -103,6 +105,16 @@ static bool nvme_timeout_short(const struct hvt_tracked *t, const struct hvt_res
                 put_back.num < HVT_PLATFORM_NVME_IO_TIMEOUT_MS;
 }
 
+/* A tune that raised an Azure NVMe disk's I/O timeout from under the host's retry window: the
+ * disk ran with it until hvtuned started, which is after the root disk was in use. */
+static bool nvme_timeout_raised(const struct hvt_tracked *t, const struct hvt_result *r) {
+        struct hvt_setting found;
+
+        return r->attr == HVT_ATTR_IO_TIMEOUT && hvt_kind_is_nvme(t->disk.kind) &&
+                (r->outcome == HVT_APPLIED || r->outcome == HVT_CLAMPED) &&
+                hvt_setting_from_kernel(&found, r->attr, r->from) >= 0 && found.num < HVT_PLATFORM_NVME_RETRY_MS;
+}
+
 static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, const struct hvt_apply *a,
                            const struct hvt_verdict *v) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
@@ -113,6 +125,8 @@ static void report_results(struct hvt_daemon *d, const struct hvt_tracked *t, co
                 hvt_report_result(&d->log, &s, r, v[i].action, report_flags(d, &v[i]));
                 if (v[i].action == HVT_ACTION_RESTORE && nvme_timeout_short(t, r))
                         hvt_report_nvme_timeout_short(&d->log, &t->disk, r->to);
+                if (v[i].action != HVT_ACTION_RESTORE && nvme_timeout_raised(t, r))
+                        hvt_nvme_timeout_advise(d, &t->disk, r->from);
         }
 }
 
@@ -142,11 +156,55 @@ static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struc
         return failed;
 }
 
+/* At stop, an Azure NVMe disk's I/O timeout whose original is under the host's retry window
+ * stays as hvtuned set it, when that is what the disk shows and at least the window: putting
+ * the original back would fail I/O the host still completes (policy.h). Returns whether it is
+ * held, then taken out of p. Whose value it is: the daemon knows what it wanted; hvtuned
+ * --restore reads no configuration, and a value at least the window is taken for hvtuned's,
+ * since the record says hvtuned wrote it. */
+static bool hold_nvme_timeout(const struct hvt_tracked *t, struct hvt_plan *p) {
+        struct hvt_setting *orig = &p->want[HVT_ATTR_IO_TIMEOUT], was, now, want;
+        const struct hvt_slot *slot = hvt_slot_get(&t->slots, HVT_ATTR_IO_TIMEOUT);
+        _cleanup_close_ int fd = -EBADF;
+        char text[HVT_VALUE_MAX];
+
+        if (!hvt_kind_is_nvme(t->disk.kind) || !orig->set ||
+            hvt_setting_from_kernel(&was, HVT_ATTR_IO_TIMEOUT, orig->text) < 0 || was.num >= HVT_PLATFORM_NVME_RETRY_MS)
+                return false;
+        fd = hvt_sysfs_open_dir(t->disk.syspath);
+        if (fd < 0 || hvt_sysfs_read(fd, "queue/io_timeout", text, sizeof(text)) < 0 ||
+            hvt_setting_from_kernel(&now, HVT_ATTR_IO_TIMEOUT, text) < 0 || now.num < HVT_PLATFORM_NVME_RETRY_MS)
+                return false;
+        if (slot && slot->want_set) {
+                hvt_slot_want(slot, &want);
+                if (want.num != now.num)
+                        return false;
+        }
+        orig->set = false;
+        return true;
+}
+
+/* hvtuned --restore lets the held timeout go: its record goes, and nothing puts the failing
+ * value back later (a start would adopt it as hvtuned's to restore). */
+static void forget_held_timeout(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hvt_slot *slot = hvt_slot_get(&t->slots, HVT_ATTR_IO_TIMEOUT);
+
+        if (!slot)
+                return;
+        hvt_slot_set_orig(slot, &(struct hvt_setting) {});
+        hvt_slots_compact(&t->slots);
+        if (save_record(d, t) < 0)
+                t->timeout_held = false;  /* still recorded: counted as kept by the caller */
+}
+
 bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_plan all;
         bool busy = false;
 
         hvt_track_restore_all(&t->slots, &all);
+        t->timeout_held = hold_nvme_timeout(t, &all);
+        if (t->timeout_held && d->undo)
+                forget_held_timeout(d, t);
         (void) restore(d, t, &all, &busy);
         return busy;
 }

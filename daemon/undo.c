@@ -23,6 +23,7 @@
 #include "driver.h"
 #include "macro.h"
 #include "messages.h"
+#include "nvme-timeout.h"
 #include "originals.h"
 #include "passes.h"
 #include "report.h"
@@ -32,6 +33,7 @@
 
 struct tally {
         unsigned restored, dropped, kept;
+        unsigned held;  /* Azure NVMe timeouts left as hvtuned set them, their records deleted */
 };
 
 static bool dry_run(const struct hvt_daemon *d) {
@@ -268,12 +270,17 @@ static void restore_driver_said(struct hvt_daemon *d, struct tally *n) {
 }
 
 static void summary(struct hvt_daemon *d, const struct tally *n) {
+        char held[96] = "";
+
+        if (n->held > 0)
+                snprintf(held, sizeof(held), " (%u Azure NVMe I/O timeout%s %s as set)", n->held,
+                         n->held == 1 ? "" : "s", dry_run(d) ? "to leave" : "left");
         if (dry_run(d))
-                hvt_log_info(&d->log, "Dry run, nothing written: %u record%s to put back, %u to drop, %u to keep",
-                             n->restored, n->restored == 1 ? "" : "s", n->dropped, n->kept);
+                hvt_log_info(&d->log, "Dry run, nothing written: %u record%s to put back%s, %u to drop, %u to keep",
+                             n->restored, n->restored == 1 ? "" : "s", held, n->dropped, n->kept);
         else
-                hvt_log_info(&d->log, "%u record%s put back and deleted, %u dropped, %u kept", n->restored,
-                             n->restored == 1 ? "" : "s", n->dropped, n->kept);
+                hvt_log_info(&d->log, "%u record%s put back and deleted%s, %u dropped, %u kept", n->restored,
+                             n->restored == 1 ? "" : "s", held, n->dropped, n->kept);
 }
 
 int hvt_undo(struct hvt_daemon *d) {
@@ -284,6 +291,7 @@ int hvt_undo(struct hvt_daemon *d) {
         size_t n_names = 0;
         int r;
 
+        d->undo = true;
         hvt_rundir_path(path, sizeof(path));
         r = hold(d, path);
         if (r > 0)
@@ -319,6 +327,7 @@ int hvt_undo(struct hvt_daemon *d) {
         }
 
         hvt_pass_restore(d);
+        n.held = hvt_nvme_timeout_said_held(d);
         count_disks(d, &n);
         if (driver)
                 restore_driver_said(d, &n);

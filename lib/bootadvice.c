@@ -116,3 +116,41 @@ void hvt_boot_advice(const struct hvt_boot_facts *f, unsigned cap, char *buf, si
                 break;
         }
 }
+
+bool hvt_boot_azure_rule(const char *root) {
+        return exists(root, "/usr/lib/udev/rules.d/80-azure-disk.rules") ||
+               exists(root, "/lib/udev/rules.d/80-azure-disk.rules") ||
+               exists(root, "/etc/udev/rules.d/80-azure-disk.rules");
+}
+
+/* The kernel command line's step for nvme_core.io_timeout=240, by boot loader. NVMe is never
+ * on WSL; nvme_core, module or not, reads it from the command line. */
+static void nvme_cmdline_step(const struct hvt_boot_facts *f, char *buf, size_t size) {
+        switch (hvt_boot_choose(f)) {
+        case HVT_BOOT_KERNEL_CMDLINE:
+                snprintf(buf, size, "add nvme_core.io_timeout=240 to /etc/kernel/cmdline and run kernel-install add "
+                         "\"$(uname -r)\" \"/boot/vmlinuz-$(uname -r)\" (take it out and run the same to undo)");
+                break;
+        case HVT_BOOT_GRUBBY:
+                snprintf(buf, size, "grubby --update-kernel=ALL --args=nvme_core.io_timeout=240 (--remove-args="
+                         "nvme_core.io_timeout undoes it)");
+                break;
+        case HVT_BOOT_GRUB_DEBIAN:
+                snprintf(buf, size, "put GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX nvme_core.io_timeout=240\" in "
+                         "/etc/default/grub.d/nvme-io-timeout.cfg and run update-grub (delete the file and run "
+                         "update-grub to undo)");
+                break;
+        default:
+                snprintf(buf, size, "put nvme_core.io_timeout=240 on the kernel command line");
+                break;
+        }
+}
+
+void hvt_boot_nvme_advice(const struct hvt_boot_facts *f, bool azure_rule, char *buf, size_t size) {
+        char step[192];
+
+        nvme_cmdline_step(f, step, sizeof(step));
+        snprintf(buf, size, "%s (its udev rule sets 240000 on each Azure NVMe disk, from the initramfs on), or, "
+                 "for every NVMe disk, %s", azure_rule ? "update azure-vm-utils to 0.7 or later" :
+                 "install azure-vm-utils 0.7 or later where the distribution has it", step);
+}

@@ -37,3 +37,11 @@ const char *hvt_boot_kind_to_string(enum hvt_boot_kind k);
 
 /* The step, with how to undo it, for the cap: what follows "To cap them from boot: ". */
 void hvt_boot_advice(const struct hvt_boot_facts *f, unsigned cap, char *buf, size_t size);
+
+/* Whether azure-vm-utils' udev rule (80-azure-disk.rules) is installed under root. */
+bool hvt_boot_azure_rule(const char *root);
+
+/* The step that gives every Azure NVMe disk a 240 s I/O timeout from boot on, before hvtuned
+ * starts: azure-vm-utils 0.7 or later, whose rule sets it per disk (in the initramfs too), or
+ * nvme_core.io_timeout=240 on the kernel command line, for every NVMe disk. */
+void hvt_boot_nvme_advice(const struct hvt_boot_facts *f, bool azure_rule, char *buf, size_t size);

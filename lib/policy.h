@@ -37,6 +37,10 @@ struct hvt_plan {
  *   I/O that would have completed. */
 #define HVT_PLATFORM_READ_AHEAD_KB 128
 #define HVT_PLATFORM_NVME_IO_TIMEOUT_MS 240000
+/* How long Azure's host retries a remote disk's I/O (azure-vm-utils PR #82): an Azure NVMe
+ * disk's I/O timeout under it fails I/O the host would still complete. A stop does not put
+ * such an original back over hvtuned's value (tune.c). */
+#define HVT_PLATFORM_NVME_RETRY_MS 120000
 void hvt_platform_defaults(const struct hvt_disk *d, struct hvt_setting ret[static _HVT_ATTR_DISK_MAX]);
 
 bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);

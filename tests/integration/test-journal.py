@@ -12,7 +12,11 @@ report in a file of its own, which must stay empty: stderr is the journal's here
 
 Last, hvtuned on a copy of the Azure v6 testbed (its disks all NVMe): the entries of Azure's
 NVMe disks carry their kind, role, nsid, layout and hv_pci controller, the decoys have none,
-and a stop that puts back the kernel's 30 s I/O timeout warns, once a disk.
+and a stop leaves their 30 s I/O timeouts at 240000, said in one entry with the boot-time step.
+
+A restart (the fake PID 1 says hvtuned.service has a job of type restart) writes nothing and
+keeps the record files as they are; the start after it, on a configuration that no longer
+manages queue_depth, puts back only that; a plain stop then restores the rest.
 
 Needs root, unshare(1) and systemd-journald: exits 77 (skip) without them.
 
@@ -36,6 +40,7 @@ JOURNALD = "/lib/systemd/systemd-journald"
 # copies could go on looking for an id the daemon no longer logs.
 APPLIED = FAILED = FOUND = STARTED = REPAIRED = RESTORED = KNOCKED_ON = None
 STATE_DISK = STATE_SUMMARY = SKIPPED = CONTROLLER = HWQ_ADVICE = NVME_TIMEOUT_SHORT = None
+RESTART_KEPT = STOPPED = NVME_TIMEOUT_KEPT = NVME_ADVICE = None
 AZURE_HWQ = "; hw queues: 2 controllers over cap 4, ~169 MiB reclaimable at next boot"
 SCSI0, SCSI1 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}", "{f8b3781b-1e82-4818-a1c3-63d806ec15bb}"
 # Every original of the testbed as a stop puts it back. The cap goes back too: hot-added
@@ -62,6 +67,7 @@ def load_message_ids(path):
     daemon/messages.h."""
     global APPLIED, FAILED, FOUND, STARTED, REPAIRED, RESTORED, KNOCKED_ON
     global STATE_DISK, STATE_SUMMARY, SKIPPED, CONTROLLER, HWQ_ADVICE, NVME_TIMEOUT_SHORT
+    global RESTART_KEPT, STOPPED, NVME_TIMEOUT_KEPT, NVME_ADVICE
     with open(path) as f:
         ids = dict(re.findall(r'^#define HVT_MESSAGE_(\w+) +"([0-9a-f]{32})"$', f.read(), re.M))
     try:
@@ -70,6 +76,8 @@ def load_message_ids(path):
         KNOCKED_ON, STATE_DISK, STATE_SUMMARY = ids["ATTR_KNOCKED_ON"], ids["STATE_DISK"], ids["STATE_SUMMARY"]
         SKIPPED, CONTROLLER, HWQ_ADVICE = ids["RESTORE_SKIPPED"], ids["CONTROLLER"], ids["HWQ_ADVICE"]
         NVME_TIMEOUT_SHORT = ids["NVME_TIMEOUT_SHORT"]
+        RESTART_KEPT, STOPPED = ids["RESTART_KEPT"], ids["STOPPED"]
+        NVME_TIMEOUT_KEPT, NVME_ADVICE = ids["NVME_TIMEOUT_KEPT"], ids["NVME_ADVICE"]
     except KeyError as e:
         fail(f"{path} defines no HVT_MESSAGE_{e.args[0]}")
 
@@ -197,6 +205,7 @@ def inside(hvtuned, testbed, emulator, manager, faults, v6_testbed):
     # Before the checks below take the system bus and libsystemd away from this namespace.
     check_nvme(hvtuned, env, emulator, v6_testbed)
     check_shutdown(hvtuned, manager, env, denv)
+    check_restart(hvtuned, manager, env, denv)
     check_shutdown_silent(hvtuned, env, denv)
     check_fault(hvtuned, env, denv, emulator, faults)
     check_shutdown_blind(hvtuned, manager, env, denv)
@@ -228,7 +237,7 @@ def check_nvme(hvtuned, env, emulator, v6_testbed):
     daemon.terminate()
     if daemon.wait(timeout=30) != 0:
         fail(f"hvtuned exited with {daemon.returncode} on the v6 VM")
-    wait_for("the v6 stop's warnings", f"_PID={pid}", f"MESSAGE_ID={NVME_TIMEOUT_SHORT}")
+    wait_for("the v6 stop's summary", f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
     journald.terminate()
     journald.wait(timeout=30)
 
@@ -249,10 +258,23 @@ def check_nvme(hvtuned, env, emulator, v6_testbed):
     got = [(e["HVTUNED_FROM"], e["HVTUNED_TO"], e.get("HVTUNED_KIND"), e.get("HVTUNED_ROLE")) for e in applied]
     if got != [("30000", "240000", "nvme-accelerator", "data")]:
         fail(f"nvme0n2's io_timeout applied entries {got}")
-    short = journal(f"_PID={pid}", f"MESSAGE_ID={NVME_TIMEOUT_SHORT}")
-    got = sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"], e["PRIORITY"]) for e in short)
-    if got != [(d, "queue/io_timeout", "30000", "4") for d in ("nvme0n1", "nvme0n2", "nvme0n3", "nvme1n1")]:
-        fail(f"short I/O timeout warnings at stop {got}")
+    # The 30 s timeouts stay at 240000 at stop, said once, with the boot-time step; the start
+    # said that step once too.
+    if journal(f"_PID={pid}", f"MESSAGE_ID={NVME_TIMEOUT_SHORT}"):
+        fail("a stop put a 30 s NVMe timeout back")
+    kept = journal(f"_PID={pid}", f"MESSAGE_ID={NVME_TIMEOUT_KEPT}")
+    got = [(e["HVTUNED_DEVICES"], e["HVTUNED_COUNT"], e["HVTUNED_FIX"], e["PRIORITY"]) for e in kept]
+    if got != [("nvme0n1, nvme0n2, nvme0n3, nvme1n1", "4", "nvme_core.io_timeout=240", "5")]:
+        fail(f"timeouts kept at stop {got}")
+    advice = journal(f"_PID={pid}", f"MESSAGE_ID={NVME_ADVICE}")
+    if len(advice) != 1 or advice[0]["HVTUNED_FIX"] != "nvme_core.io_timeout=240" or \
+            "ran with an I/O timeout of 30000 ms until hvtuned started" not in advice[0]["MESSAGE"]:
+        fail(f"NVMe boot advice entries {advice}")
+    stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
+    got = [(e["HVTUNED_STOP"], e["HVTUNED_N_KEPT"], e["HVTUNED_N_LEFT"], e["HVTUNED_N_DISKS"]) for e in stopped]
+    if got != [("stop", "4", "0", "4")]:
+        fail(f"the v6 stop's summary {got}")
+    short = kept
     with open("/run/hvtuned.stderr") as f:
         stray = f.read()
     if stray:
@@ -261,7 +283,7 @@ def check_nvme(hvtuned, env, emulator, v6_testbed):
         if journal(f"_PID={pid}", f"HVTUNED_DEVICE={decoy}"):
             fail(f"an entry names {decoy}, which is not Azure's")
     print(f"ok: {len(found)} Azure NVMe disks in the journal with kind, role, nsid and hv_pci; "
-          f"{len(short)} short-timeout warnings at stop; no decoy named")
+          f"their 30 s timeouts kept at stop in {len(short)} entry, the boot-time step once; no decoy named")
 
 
 def check_hw_queues(pid):
@@ -365,6 +387,108 @@ def check_shutdown(hvtuned, manager, env, denv):
         if "[none]" not in f.read():
             fail("sdb lost its tuned scheduler at shutdown")
     print("ok: no restore while the system is stopping")
+
+
+RECORDS = ("sda", "sdb", "sdc", "hv_storvsc")
+
+
+def record_inodes():
+    """The inode of each record file of the testbed's disks (sdd's attribute fails at every
+    start, so its record is left out)."""
+    inodes = {}
+    for name in RECORDS:
+        try:
+            inodes[name] = os.stat(f"/run/hvtuned/{name}").st_ino
+        except FileNotFoundError:
+            pass
+    return inodes
+
+
+def start_under_manager(hvtuned, manager, env, denv, job):
+    """journald, a fake PID 1 that says the system is running and, given job, that
+    hvtuned.service has a job of that type, and hvtuned once started."""
+    fake = subprocess.Popen([manager, "/run/systemd/private", "running"] + ([job] if job else []), env=env,
+                            stdout=subprocess.PIPE, text=True)
+    if fake.stdout.readline().strip() != "ready":
+        fail("the fake manager did not start")
+    journald = start_journald(env)
+    stream = open("/run/hvtuned.stderr", "w")
+    st = os.fstat(stream.fileno())
+    daemon = subprocess.Popen(daemon_argv(hvtuned), stderr=stream, env=dict(denv, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+    pid = str(daemon.pid)
+    wait_for("a start-up pass", f"_PID={pid}", f"MESSAGE_ID={STARTED}")
+    return fake, journald, daemon, pid
+
+
+def stop_under_manager(fake, journald, daemon, pid):
+    daemon.terminate()
+    if daemon.wait(timeout=30) != 0:
+        fail(f"hvtuned exited with {daemon.returncode}")
+    check_valgrind(pid)
+    fake.kill()
+    fake.wait()
+    journald.terminate()
+    journald.wait(timeout=30)
+
+
+def restored(pid):
+    return sorted((e["HVTUNED_DEVICE"], e["HVTUNED_ATTR"], e["HVTUNED_TO"])
+                  for e in journal(f"_PID={pid}", f"MESSAGE_ID={RESTORED}") if e["HVTUNED_DEVICE"] != "sdd")
+
+
+def check_restart(hvtuned, manager, env, denv):
+    """The stop half of a restart writes nothing, keeps the records (the same files), says so
+    once; the next start adopts them, and puts back only what its configuration no longer
+    manages; a plain stop after it restores the rest."""
+    with open("/run/hvtuned.conf") as f:
+        config = f.read()
+    first = record_inodes()
+    if sorted(first) != sorted(RECORDS):
+        fail(f"records before the restart: {sorted(first)}")
+
+    run = start_under_manager(hvtuned, manager, env, denv, "restart")
+    pid = run[3]
+    stop_under_manager(*run)
+    if restored(pid):
+        fail(f"a restart restored {restored(pid)}")
+    kept = journal(f"_PID={pid}", f"MESSAGE_ID={RESTART_KEPT}")
+    if len(kept) != 1 or not re.fullmatch(r"restart: restoring nothing; \d+ records kept for the next start",
+                                          kept[0]["MESSAGE"]) or int(kept[0]["HVTUNED_RECORDS"]) < len(RECORDS):
+        fail(f"the restart's entries {kept}")
+    if journal(f"_PID={pid}", f"MESSAGE_ID={SKIPPED}"):
+        fail("a restart taken for a shutdown")
+    stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
+    if [(e["HVTUNED_STOP"], e["HVTUNED_N_RESTORED"], e["HVTUNED_N_KEPT"]) for e in stopped] != [("restart", "0", "0")] or \
+            int(stopped[0]["HVTUNED_N_LEFT"]) < len(RECORDS):
+        fail(f"the restart's summary {stopped}")
+    if record_inodes() != first:
+        fail(f"the records are other files after the restart: {first} then {record_inodes()}")
+    with open(SDB + "/queue/scheduler") as f:
+        if "[none]" not in f.read():
+            fail("sdb lost its tuned scheduler at the restart")
+
+    # The new configuration no longer manages queue_depth: the start puts back that alone.
+    with open("/run/hvtuned.conf", "w") as f:
+        f.write(config.replace("device = { queue_depth = 254; };\n", ""))
+    run = start_under_manager(hvtuned, manager, env, denv, None)
+    pid = run[3]
+    at_start = restored(pid)
+    if at_start != [(d, "device/queue_depth", "2048") for d in ("sda", "sdb", "sdc")]:
+        fail(f"the start after a restart restored {at_start}")
+    if [e for e in journal(f"_PID={pid}", f"MESSAGE_ID={APPLIED}") if e["HVTUNED_DEVICE"] != "sdd"]:
+        fail("the start after a restart wrote what the records and the disks already had")
+    stop_under_manager(*run)
+    at_stop = [r for r in restored(pid) if r not in at_start]
+    if ("sdb", "queue/scheduler", "bfq") not in at_stop or \
+            ("hv_storvsc", "parameters/storvsc_max_hw_queues", "0") not in at_stop:
+        fail(f"a plain stop restored {at_stop}")
+    stopped = journal(f"_PID={pid}", f"MESSAGE_ID={STOPPED}")
+    if [(e["HVTUNED_STOP"], e["HVTUNED_N_KEPT"], e["HVTUNED_N_LEFT"]) for e in stopped] != [("stop", "0", "0")]:
+        fail(f"the plain stop's summary {stopped}")
+    with open("/run/hvtuned.conf", "w") as f:
+        f.write(config)
+    print(f"ok: a restart wrote nothing and kept {len(first)} records as they were; the start after it restored "
+          f"{len(at_start)} attributes no longer managed; a plain stop restored {len(at_stop)}")
 
 
 def silent_socket(path, accept):

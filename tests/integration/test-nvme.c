@@ -574,18 +574,23 @@ START_TEST(test_v6_platform_defaults_off) {
 END_TEST
 
 /* The daemon: a data disk attached later is tuned, a change event undoing io_timeout (as
- * something with another idea of it) is repaired, and stop puts every original back,
- * warning that the 30 s it restores is below what Azure's host needs. */
+ * something with another idea of it) is repaired, and stop puts every original back but the
+ * 30 s timeouts, under the 120 s Azure's host retries I/O: those stay at hvtuned's 240000,
+ * their records kept, said in one line with the boot-time step; the next start adopts them
+ * and writes nothing. */
 START_TEST(test_v6_daemon_hotplug_drift_restore) {
         UMockdevTestbed *tb = testbed_load("azure-v6");
         GHashTable *before = snapshot_take();
         const char *args[] = { NULL };
+        const char *accel[] = { "nvme0n1", "nvme0n2", "nvme0n3", "nvme0n4" };
         g_autofree char *diff = NULL;
         struct hv_run run;
         char *err, **lines;
 
         hvtuned_start(&run, args);
         assert_v6_tuned();
+        /* The start raised them from 30 s: the boot-time step, once. */
+        hvtuned_wait_stderr(&run, "ran with an I/O timeout of 30000 ms until hvtuned started", 1);
 
         testbed_add(tb, "azure-v6-nvme0n4.umockdev");
         testbed_wait_value("nvme0n4", "queue/io_timeout", "240000");
@@ -596,19 +601,66 @@ START_TEST(test_v6_daemon_hotplug_drift_restore) {
         testbed_sentinel_value(tb, "nvme0n3", "queue/read_ahead_kb", "65536\n", "128");
 
         err = hvtuned_stop(&run);
-        assert_contains(err, "nvme0n2 queue/io_timeout: 240000 -> 30000 (restored)\n");
-        assert_contains(err, "nvme0n2 queue/io_timeout: back to 30000 ms, below the 240000 Azure's host needs");
+        ck_assert_uint_eq(hv_count(err, "ran with an I/O timeout of"), 1);
+        ck_assert_msg(!strstr(err, "queue/io_timeout: 240000 -> 30000 (restored)"), "a 30 s timeout went back:\n%s", err);
+        assert_contains(err, "nvme0n1, nvme0n2, nvme0n3, nvme1n1, nvme0n4: queue/io_timeout left as hvtuned set it, "
+                        "not put back to their originals, under 120000 ms");
+        assert_contains(err, "nvme_core.io_timeout=240");
         assert_contains(err, "nvme0n3 queue/scheduler: none -> mq-deadline (restored)\n");
-        /* Every value as it was; the hot-added namespace's files are new, and as they came. */
+        assert_contains(err, "kept (5 Azure NVMe I/O timeouts), 0 left as tuned, on 5 disks");
+        /* Every value as it was but the timeouts; the hot-added namespace's files are new. */
         diff = g_strdup(snapshot_diff_values(before, snapshot_take()));
         lines = g_strsplit(diff, "\n", -1);
         for (char **l = lines; *l; l++)
-                ck_assert_msg(!**l || g_str_has_prefix(*l, "nvme0n4/") || g_str_has_prefix(*l, "ng0n4/"),
-                              "%s differs after stop", *l);
+                ck_assert_msg(!**l || g_str_has_prefix(*l, "nvme0n4/") || g_str_has_prefix(*l, "ng0n4/") ||
+                              strstr(*l, "/queue/io_timeout"), "%s differs after stop", *l);
         g_strfreev(lines);
         ck_assert_str_eq(testbed_value("nvme0n3", "queue/nr_requests"), "256");
-        ck_assert_str_eq(testbed_value("nvme0n4", "queue/io_timeout"), "30000");
+        for (size_t i = 0; i < G_N_ELEMENTS(accel); i++) {
+                ck_assert_str_eq(testbed_value(accel[i], "queue/io_timeout"), "240000");
+                ck_assert_msg(record_exists(accel[i]), "%s's record went", accel[i]);
+        }
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/io_timeout"), "240000");
         ck_assert_str_eq(testbed_value("nvme0n4", "queue/read_ahead_kb"), "65536");
+
+        /* The next start adopts them: the timeouts need no write, and the next stop keeps them
+         * again. */
+        hvtuned_start(&run, args);
+        err = hvtuned_stop(&run);
+        ck_assert_msg(!strstr(err, "queue/io_timeout: 30000 -> 240000") && !strstr(err, "queue/io_timeout: 240000 ->"),
+                      "a timeout was written:\n%s", err);
+        ck_assert_uint_eq(hv_count(err, "ran with an I/O timeout of"), 0);
+        assert_contains(err, "kept (5 Azure NVMe I/O timeouts)");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* hvtuned --restore, after a stop kept the 30 s timeouts' records: it leaves the timeouts at
+ * 240000 too, and deletes their records, saying so; an original at or above 120000 ms goes
+ * back as any other. */
+START_TEST(test_v6_restore_leaves_short_timeout) {
+        UMockdevTestbed *tb = testbed_load("azure-v6");
+        const char *args[] = { NULL }, *restore[] = { "--restore", NULL };
+        struct hv_run run;
+        char *err = NULL;
+
+        /* Not Azure's 30 s: this one goes back. */
+        ck_assert(g_file_set_contents(testbed_sys_path("block/nvme1n1/queue/io_timeout"), "180000\n", -1, NULL));
+        hvtuned_start(&run, args);
+        assert_v6_tuned();
+        hvtuned_kill(&run, SIGKILL);    /* a crash: every record left for --restore */
+        ck_assert(record_exists("nvme0n2"));
+
+        ck_assert_int_eq(hvtuned_run(restore, &err), 0);
+        assert_contains(err, "nvme0n1, nvme0n2, nvme0n3: queue/io_timeout left as hvtuned set it");
+        assert_contains(err, "Their records are deleted");
+        assert_contains(err, "nvme1n1 queue/io_timeout: 240000 -> 180000 (restored)\n");
+        assert_contains(err, "(3 Azure NVMe I/O timeouts left as set)");
+        ck_assert_str_eq(testbed_value("nvme0n2", "queue/io_timeout"), "240000");
+        ck_assert_str_eq(testbed_value("nvme0n3", "queue/scheduler"), "mq-deadline");
+        ck_assert_str_eq(testbed_value("nvme1n1", "queue/io_timeout"), "180000");
+        ck_assert(!record_exists("nvme0n1") && !record_exists("nvme0n2") && !record_exists("nvme0n3") &&
+                  !record_exists("nvme1n1"));
         g_object_unref(tb);
 }
 END_TEST
@@ -631,7 +683,7 @@ START_TEST(test_v6_daemon_namespace_removed) {
         err = hvtuned_stop(&run);
         ck_assert_ptr_nonnull((after = strstr(err, "nvme0n4: removed")));
         ck_assert_msg(!strstr(after, "nvme0n4 queue/"), "nvme0n4 written after it went:\n%s", after);
-        assert_contains(err, "nvme0n2 queue/io_timeout: 240000 -> 30000 (restored)\n");
+        assert_contains(err, "nvme0n2, nvme0n3, nvme1n1: queue/io_timeout left as hvtuned set it");
         ck_assert(!record_exists("nvme0n4"));
         g_object_unref(tb);
 }
@@ -790,7 +842,9 @@ START_TEST(test_v6_reload) {
         ck_assert_str_eq(testbed_value("nvme1n1", "queue/read_ahead_kb"), "128");
         ck_assert_str_eq(testbed_value("nvme0n2", "queue/io_timeout"), "240000");
         hvtuned_stop(&run);
-        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+        /* All but the 30 s timeouts, which a stop keeps at 240000 (test_v6_daemon_hotplug_drift_restore). */
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()),
+                         "nvme0n1/queue/io_timeout\nnvme0n2/queue/io_timeout\nnvme0n3/queue/io_timeout\nnvme1n1/queue/io_timeout");
         unlink(config);
         unlink(prom);
         (void) rmdir(dir);
@@ -880,6 +934,7 @@ int main(void) {
                 tcase_add_test(tuned, test_v6_no_storvsc);
                 tcase_add_test(tuned, test_v6_daemon_hotplug_drift_restore);
                 tcase_add_test(tuned, test_v6_daemon_namespace_removed);
+                tcase_add_test(tuned, test_v6_restore_leaves_short_timeout);
                 tcase_add_test(tuned, test_v6_mpath_once);
         }
         tcase_add_test(tuned, test_v6_siblings);

@@ -27,12 +27,14 @@
 /* Each testbed with a configuration that changes something of every kind: the scheduler
  * (and with it nr_requests), the read-ahead, a LUN's timeout (and with it io_timeout), and
  * the cap on the driver's parameter; on azure-v6 the platform defaults for NVMe too. */
+/* held: what --restore leaves as hvtuned set it, the NVMe timeouts under Azure's retry window. */
 static const struct {
-        const char *testbed, *config;
+        const char *testbed, *config, *held;
 } beds[] = {
         { "azure-gen2", "queue = { scheduler = \"none\"; read_ahead_kb = 1024; };\n"
-                        "device = { timeout = 300; };\n" },
-        { "azure-v6", "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 128; };\n" },
+                        "device = { timeout = 300; };\n", "" },
+        { "azure-v6", "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 128; };\n",
+          "nvme0n1/queue/io_timeout\nnvme0n2/queue/io_timeout\nnvme0n3/queue/io_timeout\nnvme1n1/queue/io_timeout" },
 };
 
 static gint by_name(gconstpointer a, gconstpointer b) {
@@ -63,12 +65,17 @@ static char *param_read(void) {
         return g_file_test(testbed_sys_path(PARAM), G_FILE_TEST_EXISTS) ? testbed_sys_read(PARAM) : NULL;
 }
 
-/* Everything the testbed had before hvtuned: every sysfs value and the driver's parameter. */
-static void assert_back(GHashTable *before, const char *param) {
-        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), "");
+/* Everything the testbed had before hvtuned but held (the attributes --restore leaves as hvtuned
+ * set them): every sysfs value and the driver's parameter. */
+static void assert_back_but(GHashTable *before, const char *param, const char *held) {
+        ck_assert_str_eq(snapshot_diff_values(before, snapshot_take()), held);
         if (param)
                 ck_assert_str_eq(testbed_sys_read(PARAM), param);
         ck_assert_str_eq(records(), "");
+}
+
+static void assert_back(GHashTable *before, const char *param) {
+        assert_back_but(before, param, "");
 }
 
 static char *restore(int want_exit) {
@@ -97,7 +104,7 @@ START_TEST(test_after_once) {
                 assert_contains(err, "storvsc reads storvsc_max_hw_queues only when it probes a controller");
         }
         assert_contains(err, " dropped, 0 kept\n");
-        assert_back(before, param);
+        assert_back_but(before, param, beds[_i].held);
 
         /* Nothing left: said, and still 0. */
         assert_contains(restore(0), "Nothing to restore: ");
@@ -139,22 +146,41 @@ START_TEST(test_after_kill9) {
 }
 END_TEST
 
-/* The same with restore_on_stop = false: the stop leaves everything to --restore. */
+/* The same with restore_on_stop = false: the stop leaves everything to --restore, and says
+ * so in its one line. */
 START_TEST(test_after_stop_without_restore) {
         GHashTable *before;
         struct hv_run run;
         UMockdevTestbed *tb;
-        char *config, *param;
+        char *config, *param, *err;
 
         tb = testbed_load("azure-gen2");
         before = snapshot_take();
         param = param_read();
         g_object_unref(tb);
         azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nrestore_on_stop = false;\n");
-        hvtuned_stop(&run);
+        err = hvtuned_stop(&run);
+        assert_contains(err, "Stopped (restore_on_stop = false): 0 attributes restored, 0 kept, 5 left as tuned, "
+                        "on 2 disks and the storvsc driver\n");
         ck_assert_str_eq(testbed_value("sda", "queue/scheduler"), "none");
         restore(0);
         assert_back(before, param);
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A plain stop's one line: what went back, on how many disks. */
+START_TEST(test_stop_summary) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        err = hvtuned_stop(&run);
+        assert_contains(err, "Stopped (stop): 5 attributes restored, 0 kept, 0 left as tuned, on 2 disks and the "
+                        "storvsc driver\n");
+        ck_assert_str_eq(records(), "");
         unlink(config);
         g_object_unref(tb);
 }
@@ -417,6 +443,7 @@ int main(void) {
         tcase_add_loop_test(tc, test_after_once, 0, G_N_ELEMENTS(beds));
         tcase_add_test(tc, test_after_kill9);
         tcase_add_test(tc, test_after_stop_without_restore);
+        tcase_add_test(tc, test_stop_summary);
         tcase_add_test(tc, test_refused_while_running);
         tcase_add_test(tc, test_failed_original_kept);
         tcase_add_test(tc, test_gone_and_other_instance_dropped);

@@ -119,6 +119,8 @@ for _ in $(seq 100); do
 done
 expect "sda nr_requests after kill -HUP" "$(cat "$sda/queue/nr_requests")" 64
 expect "is-active after kill -HUP" "$(systemctl is-active hvtuned)" active
+# shellcheck source=tests/release/restart-inside.sh
+. /opt/restart-inside.sh
 journalctl -u hvtuned --no-pager > /opt/out/journal.txt
 
 # stop: the originals are back.

@@ -74,7 +74,8 @@ container_boot "boot-$suite" "$work/out-boot" "$work/boot.log" "$src/tests/relea
         --bind-ro="$work/src/hvtuned-$version/README.md:/opt/README.md" \
         --bind-ro="$work/src/hvtuned-$version/tests/docs/readme-blocks.py:/opt/readme-blocks.py" \
         --bind-ro="$work/src/hvtuned-$version/tests/release/fleet-inside.sh:/opt/fleet-inside.sh" \
-        --bind-ro="$work/src/hvtuned-$version/tests/release/walk-inside.sh:/opt/walk-inside.sh" || rc=$?
+        --bind-ro="$work/src/hvtuned-$version/tests/release/walk-inside.sh:/opt/walk-inside.sh" \
+        --bind-ro="$work/src/hvtuned-$version/tests/release/restart-inside.sh:/opt/restart-inside.sh" || rc=$?
 cp "$work/out-boot"/verify.txt "$work/out-boot"/security.txt "$keep/" 2>/dev/null || true
 container_verdict "$work/out-boot" "$work/boot.log" "$rc" || exit 1
 echo "--- systemd-analyze security hvtuned.service under $suite's systemd:"

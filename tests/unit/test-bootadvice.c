@@ -129,6 +129,39 @@ START_TEST(test_nothing_known) {
 }
 END_TEST
 
+/* The NVMe I/O timeout's step: azure-vm-utils first (installed: too old, to update), then the
+ * kernel command line by boot loader. */
+static void assert_nvme_advice(const char *const *files, const char *want) {
+        char *root = make_root(files), buf[512];
+        struct hvt_boot_facts f;
+
+        hvt_boot_facts_read(root, false, &f);
+        hvt_boot_nvme_advice(&f, hvt_boot_azure_rule(root), buf, sizeof(buf));
+        ck_assert_str_eq(buf, want);
+        ck_assert_int_eq(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+        free(root);
+}
+
+#define AZURE_RULE "/usr/lib/udev/rules.d/80-azure-disk.rules", ""
+
+START_TEST(test_nvme_timeout) {
+        assert_nvme_advice((const char *const[]) { GRUBBY, NULL },
+                           "install azure-vm-utils 0.7 or later where the distribution has it (its udev rule sets "
+                           "240000 on each Azure NVMe disk, from the initramfs on), or, for every NVMe disk, grubby "
+                           "--update-kernel=ALL --args=nvme_core.io_timeout=240 (--remove-args=nvme_core.io_timeout "
+                           "undoes it)");
+        assert_nvme_advice((const char *const[]) { AZURE_RULE, DEFAULT_GRUB, UPDATE_GRUB, NULL },
+                           "update azure-vm-utils to 0.7 or later (its udev rule sets 240000 on each Azure NVMe disk, "
+                           "from the initramfs on), or, for every NVMe disk, put GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX "
+                           "nvme_core.io_timeout=240\" in /etc/default/grub.d/nvme-io-timeout.cfg and run update-grub "
+                           "(delete the file and run update-grub to undo)");
+        assert_nvme_advice((const char *const[]) { UPDATE_INITRAMFS, NULL },
+                           "install azure-vm-utils 0.7 or later where the distribution has it (its udev rule sets "
+                           "240000 on each Azure NVMe disk, from the initramfs on), or, for every NVMe disk, put "
+                           "nvme_core.io_timeout=240 on the kernel command line");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("bootadvice");
         TCase *tc = tcase_create("platforms");
@@ -139,6 +172,7 @@ int main(void) {
         tcase_add_test(tc, test_grub_debian);
         tcase_add_test(tc, test_modprobe);
         tcase_add_test(tc, test_nothing_known);
+        tcase_add_test(tc, test_nvme_timeout);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

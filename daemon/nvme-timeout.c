@@ -37,7 +37,7 @@ void hvt_nvme_timeout_advise(struct hvt_daemon *d, const struct hvt_disk *disk, 
                                        HVT_FIELD("HVTUNED_AZURE_RULE=%s", rule ? "yes" : "no"),
                                        HVT_FIELD("HVTUNED_BOOT=%s", boot)),
                             "%s ran with an I/O timeout of %s ms until hvtuned started (it starts after the root disk "
-                            "is in use), under the 120 s Azure's host retries I/O. To set 240 s from boot: %s",
+                            "is in use), under the 120 s for which Azure's host retries I/O. To set 240 s from boot: %s",
                             disk->sysname, from, fix);
 }
 

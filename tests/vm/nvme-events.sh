@@ -419,6 +419,7 @@ CONF
         fi
         ok "NVMe, hvtuned running: every value back within its bound after each event, the kernel named as the writer ($((SECONDS - t0)) s):"$'\n'"${nvme_events_report%$'\n'}"
         hvtuned_stop "NVMe, with a file"
+        nvme_timeouts_held "NVMe, with a file"
         # The namespace attached in this life has no line in the snapshot before it.
         nvme_restored "NVMe, with a file" "$nvme_ns4"
         rm -f /etc/hvtuned.conf

@@ -99,8 +99,10 @@ void hvt_stop(struct hvt_daemon *d) {
                                       "restart: restoring nothing; %u record%s kept for the next start", n,
                                       n == 1 ? "" : "s");
         }
-        if (!restore || kind != HVT_STOP_PLAIN)
-                return summary(d, stop_name(kind, restore), 0, 0, 0, before.attrs, &before);
+        if (!restore || kind != HVT_STOP_PLAIN) {
+                summary(d, stop_name(kind, restore), 0, 0, 0, before.attrs, &before);
+                return;
+        }
 
         hvt_pass_restore(d);
         held = hvt_nvme_timeout_said_held(d);

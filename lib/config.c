@@ -583,7 +583,7 @@ static int parse_contested(struct loader *l, const config_setting_t *g, struct h
 
 static const char *const top_keys[] = {
         "queue", "device", "host", "override", "verify_interval", "restore_on_stop", "platform_defaults",
-        "metrics_file", "contested",
+        "builtin_policy", "metrics_file", "contested",
 };
 
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
@@ -607,13 +607,16 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_bool(l, s, name, &c->restore_on_stop);
                 else if (strcmp(name, "platform_defaults") == 0)
                         r = parse_bool(l, s, name, &c->platform_defaults);
+                else if (strcmp(name, "builtin_policy") == 0)
+                        r = parse_bool(l, s, name, &c->builtin_policy);
                 else if (strcmp(name, "metrics_file") == 0)
                         r = parse_metrics_file(l, s, c);
                 else if (strcmp(name, "contested") == 0)
                         r = parse_contested(l, s, c);
                 else
                         r = fail_unknown(l, s, name, "unknown key (queue, device, host, override, "
-                                         "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)",
+                                         "verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, "
+                                         "contested)",
                                          top_keys, ELEMENTSOF(top_keys));
                 if (r >= 0 && config_setting_is_scalar(s))
                         r = note_key(l, s, name);
@@ -629,7 +632,8 @@ static void builtin_policy(struct hvt_config *c) {
         c->origin[HVT_ATTR_SCHEDULER] = (struct hvt_origin) { .kind = HVT_ORIGIN_POLICY };
 }
 
-/* platform_defaults = false, in the last file that names it: no built-in setting at all. */
+/* builtin_policy = false, in the last file that names it: the drop-ins are laid over nothing
+ * where no main file exists. The platform values are platform_defaults' alone. */
 static void drop_builtin_policy(struct hvt_config *c) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
                 if (c->origin[i].kind == HVT_ORIGIN_POLICY) {
@@ -790,6 +794,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c->verify_interval = HVT_VERIFY_INTERVAL_DEFAULT;
         c->restore_on_stop = true;
         c->platform_defaults = true;
+        c->builtin_policy = true;
         c->path = strdup(path);
         if (!c->path)
                 return -ENOMEM;
@@ -826,7 +831,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (r < 0)
                 return r;
         c->n_dropins = n_dropins;
-        if (!c->platform_defaults)
+        if (!c->builtin_policy)
                 drop_builtin_policy(c);
         if (main_missing && n_dropins == 0) {
                 /* No file at all: "built-in defaults". */

@@ -178,7 +178,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, contested)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
@@ -194,7 +194,7 @@ START_TEST(test_bad_keys_suggest) {
                  "unknown key, did you mean scheduler?");
         load_bad("device = { queue_dpeth = 32; };\n", 1, "device.queue_dpeth", "unknown key, did you mean queue_depth?");
         load_bad("verify_intervall = 5;\n", 1, "verify_intervall", "unknown key (queue, device, host, override, "
-                 "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested), did you mean "
+                 "verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, contested), did you mean "
                  "verify_interval?");
         load_bad("host = { max_hwqueues = 4; };\n", 1, "host.max_hwqueues", "did you mean max_hw_queues?");
         load_bad("override = ( { match = { rol = \"data\"; }; queue = { nomerges = 1; }; } );\n", 1,

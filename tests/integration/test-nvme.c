@@ -539,7 +539,7 @@ START_TEST(test_v6_no_storvsc) {
 }
 END_TEST
 
-/* A file that sets an attribute takes it from the platform defaults; a file (any) means no
+/* A file that sets an attribute takes it from the platform defaults; a main file means no
  * scheduler default. (The harness's files say platform_defaults = false unless they name
  * it: these name it.) */
 START_TEST(test_v6_file_over_defaults) {

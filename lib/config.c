@@ -667,26 +667,50 @@ static int sources_checked(struct loader *l, const config_setting_t *s) {
         return 0;
 }
 
+/* The word at p, when it is a bare value: letters and '_' only, then (after blanks) what ends
+ * a value (';', ',', '}' or the end of the line). Returns its length, 0 for none. */
+static size_t bare_word(const char *p) {
+        size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+        const char *q = p + len;
+
+        q += strspn(q, " \t");
+        return len > 0 && strchr(";,}\n", *q) ? len : 0;
+}
+
 /* A bare word after an "=" or ":" on line n of text (not true or false, which libconfig
- * reads so): libconfig calls anything else a syntax error. */
+ * reads so): libconfig calls anything else a syntax error. An "=" or ":" inside a string,
+ * and whatever follows a comment's start, is not one. */
 static bool bare_value(const char *text, int n, char *buf, size_t size) {
-        const char *p = text, *end;
+        const char *p = text;
 
         for (int i = 1; p && i < n; i++)
                 if ((p = strchr(p, '\n')))
                         p++;
         if (!p || n < 1)
                 return false;
-        end = p + strcspn(p, "\n");
-        while ((p = p + strcspn(p, "=:\n")) < end) {
+        for (; *p && *p != '\n'; p++) {
                 size_t len;
 
-                p++;
-                p += strspn(p, " \t");
-                len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
-                if (len == 0 || len >= size || (len == 4 && strncasecmp(p, "true", 4) == 0) ||
-                    (len == 5 && strncasecmp(p, "false", 5) == 0))
+                if (*p == '"') {
+                        /* Past the string, its escapes and all: an unterminated one ends the line. */
+                        while (*++p && *p != '"' && *p != '\n')
+                                if (*p == '\\' && p[1] && p[1] != '\n')
+                                        p++;
+                        if (*p != '"')
+                                return false;
                         continue;
+                }
+                if (*p == '#' || (*p == '/' && (p[1] == '/' || p[1] == '*')))
+                        return false;
+                if (*p != '=' && *p != ':')
+                        continue;
+                p += 1 + strspn(p + 1, " \t");
+                len = bare_word(p);
+                if (len == 0 || len >= size || (len == 4 && strncasecmp(p, "true", 4) == 0) ||
+                    (len == 5 && strncasecmp(p, "false", 5) == 0)) {
+                        p--;  /* the loop's p++ looks at *p again: it may open a string */
+                        continue;
+                }
                 memcpy(buf, p, len);
                 buf[len] = '\0';
                 return true;

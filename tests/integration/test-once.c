@@ -397,6 +397,20 @@ START_TEST(test_bounds_named) {
                              "queue/max_hw_sectors_kb 2048)\n");
         ck_assert_ptr_null(strstr(err, "-> 4000 (would apply)"));
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        {
+                /* The refused line is a line of the plan, on stdout with the others; the warning
+                 * is stderr's. */
+                char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 4000; };\n"), *out;
+                const char *const dry[] = { "--dry-run", "-c", config, NULL };
+
+                ck_assert_int_eq(hvtuned_run_out(dry, &out, &err), 0);
+                assert_contains(out, "sdb queue/nr_requests: 2534 -> 4000 (would be refused: over the tag depth 2534)\n");
+                ck_assert_ptr_null(strstr(err, "(would be refused"));
+                assert_contains(err, "sdb queue/nr_requests: 4000 is over a bound the kernel states (over the tag "
+                                "depth 2534): the kernel would refuse it\n");
+                ck_assert_ptr_null(strstr(out, "is over a bound"));
+                unlink(config);
+        }
 
         ck_assert_int_eq(run_once("queue = { scheduler = \"mq-deadline\"; nr_requests = 3000; };\n", "--dry-run", &err), 0);
         assert_contains(err, "sdb queue/nr_requests: 2534 -> 3000 (would be refused: over the 2048 a scheduler takes)\n");

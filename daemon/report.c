@@ -249,7 +249,7 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
          * then at info, a line of the report (stdout) as the others are, not a debug one. */
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO) && log->max_level >= LOG_DEBUG)
                 prio = LOG_INFO;
-        if (flags & HVT_REPORT_REPEATED)
+        if (flags & (HVT_REPORT_REPEATED | HVT_REPORT_DEBUG))
                 prio = LOG_DEBUG;
         /* Before the fields are made: most results are unchanged ones, at debug. */
         if (prio > log->max_level)

@@ -521,7 +521,7 @@ END_TEST
 /* And the effective settings, on stdout, each with the line it comes from (no built-in one:
  * the harness's file says platform_defaults = false). */
 START_TEST(test_check_config_good) {
-        char *config = config_write(ISSUE_CONFIG), *err, *out;
+        char *config = config_write(ISSUE_CONFIG), *err, *out, *want;
         const char *check[] = { "--check-config", "-c", config, NULL };
         const char *missing[] = { "--check-config", "-c", "/nonexistent.conf", NULL };
         g_autofree char *nr = g_strdup_printf("queue.nr_requests = 128;                    # %s:1\n", config);
@@ -546,10 +546,23 @@ START_TEST(test_check_config_good) {
                               "override = ( { match = { role = \"data\"; }; queue = { scheduler = \"none\"; }; } );\n");
         check[2] = config;
         ck_assert_int_eq(hvtuned_run(check, &err), 0);
-        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it "
-                             "under mq-deadline\n");
-        ck_assert_ptr_null(strstr(err, "override 1"));
+        want = g_strdup_printf("%s:1: queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel "
+                               "refuses it under mq-deadline\n", config);
+        assert_contains(err, want);
+        g_free(want);
+        ck_assert_ptr_null(strstr(err, "override[0]"));
         assert_contains(err, "valid");
+        unlink(config);
+        /* An override's names its file and line, and its index in that file, as an error does. */
+        config = config_write("override = ( { match = { role = \"os\"; }; queue = { nomerges = 1; }; },\n"
+                              "  { match = { role = \"data\"; };\n"
+                              "    queue = { scheduler = \"bfq\"; nr_requests = 3000; }; } );\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        want = g_strdup_printf("%s:3: override[1].queue.nr_requests = 3000 is over the 2048 a scheduler takes: "
+                               "the kernel refuses it under bfq\n", config);
+        assert_contains(err, want);
+        g_free(want);
         unlink(config);
         config = config_write("queue = { nr_requests = 4000; };\n");
         check[2] = config;

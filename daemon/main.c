@@ -189,8 +189,10 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
  * status action has it: a monitor must not read a typo beside it as 1, "differs". Looked for
  * in argv itself, as getopt stops at the first error, which may come before it. */
 static bool verify_given(int argc, char *argv[]) {
+        /* getopt_long takes an unambiguous abbreviation: "--veri" is the shortest (--verbose,
+         * --version). */
         for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-                if (strcmp(argv[i], "--verify") == 0)
+                if (strlen(argv[i]) >= strlen("--veri") && strncmp(argv[i], "--verify", strlen(argv[i])) == 0)
                         return true;
         return false;
 }

@@ -203,7 +203,6 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
         return 0;
 }
 
-/* One "queue = { ... };" or "device = { ... };" group. */
 /* what ("unknown key", with the keys known), and the key meant where one of known is near. */
 static int fail_unknown(struct loader *l, const config_setting_t *s, const char *key, const char *what,
                         const char *const *known, size_t n) {
@@ -224,6 +223,7 @@ static int fail_unknown_attr(struct loader *l, const config_setting_t *s, const 
         return fail_unknown(l, s, key, "unknown key", known, n);
 }
 
+/* One "queue = { ... };" or "device = { ... };" group. */
 static int parse_group(struct loader *l, const config_setting_t *g, const char *prefix,
                        enum hvt_group group, struct hvt_setting settings[static _HVT_ATTR_MAX],
                        struct hvt_origin origins[static _HVT_ATTR_MAX]) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "host.h"
 #include "hwqueues.h"
 #include "macro.h"
 #include "originals.h"
@@ -51,7 +52,7 @@ static int read_present(struct hvt_daemon *d) {
                 r = hvt_cpulist_count(buf, &n);
         if (r < 0) {
                 d->driver.present = 0;
-                return hvt_log_errno(&d->log, LOG_WARNING, r, "Cannot count the present CPUs (%s/present: %m): "
+                return hvt_log_errno(&d->log, hvt_host_has_storvsc(d) ? LOG_WARNING : LOG_DEBUG, r, "Cannot count the present CPUs (%s/present: %m): "
                                      "leaving storvsc_max_hw_queues alone", CPU_DIR);
         }
         d->driver.present = n;
@@ -102,9 +103,13 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
         if ((r->outcome == HVT_FAILED || r->outcome == HVT_UNSUPPORTED) && last->outcome == r->outcome &&
             last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
+        /* Without a storvsc controller the cap is only for one probed later: nothing to say of
+         * it, nor a failure to count. */
+        if (!hvt_host_has_storvsc(d))
+                flags |= HVT_REPORT_DEBUG;
         hvt_report_result_because(&d->log, &driver, r, action, flags, because);
         d->driver.param_last = *r;
-        if (r->outcome == HVT_FAILED)
+        if (r->outcome == HVT_FAILED && hvt_host_has_storvsc(d))
                 d->any_failed = true;
 }
 
@@ -193,7 +198,7 @@ void hvt_driver_set_cap(struct hvt_daemon *d) {
          * elevator_get_default()), which a scheduler in hvtuned.conf then has to undo. Its
          * cost: docs/performance.md measured ~320 KiB a hw queue (256 scheduler requests and
          * their sense buffers; 10.0-10.2 MiB at 32 queues) on 6.1. */
-        if (drv->target == 1)
+        if (drv->target == 1 && hvt_host_has_storvsc(d))
                 (void) hvt_log_struct(&d->log, LOG_NOTICE, 0, NULL, NULL,
                                       "With a cap of 1, each disk on a controller probed from now on has a single "
                                       "hw queue, and the kernel gives such a disk mq-deadline (about 320 KiB more "

@@ -248,6 +248,10 @@ static unsigned reclaimable_band(const struct hvt_daemon *d) {
         return hvt_layout_band_pct(reclaimable(d, &n_over), others, l->n_rows);
 }
 
+bool hvt_host_has_storvsc(const struct hvt_daemon *d) {
+        return d->host.controllers.n > 0;
+}
+
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) {
         const struct hvt_host *h = &d->host;
         const struct hvt_driver *drv = &d->driver;
@@ -256,7 +260,7 @@ void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size) 
         char note[64];
 
         hvt_host_layout_note(d, reclaimable_band(d), false, note, sizeof(note));
-        if (drv->target == 0)
+        if (drv->target == 0 || !hvt_host_has_storvsc(d))
                 buf[0] = '\0';
         else if (n_over == 0)
                 snprintf(buf, size, "hw queues: every controller within cap %u", drv->target);

@@ -34,6 +34,11 @@ uint64_t hvt_host_estimate(const struct hvt_daemon *d, unsigned nr_hw_queues, un
 /* Reads every storvsc controller into d->host.controllers. */
 int hvt_host_scan(struct hvt_daemon *d);
 
+/* Whether the last scan found a storvsc controller: the cap and its figures are about those
+ * alone, and a VM without one (NVMe only, with hv_storvsc built in or loaded by an initramfs)
+ * hears nothing of them. */
+bool hvt_host_has_storvsc(const struct hvt_daemon *d);
+
 /* A report of every controller, and the boot-time advice for those over the cap. */
 void hvt_host_report(struct hvt_daemon *d);
 
@@ -42,7 +47,7 @@ void hvt_host_report(struct hvt_daemon *d);
 void hvt_host_handle_device(struct hvt_daemon *d, const char *syspath, const char *action);
 
 /* "hw queues: 1 controller over cap 4, ~69 MiB reclaimable at next boot", or "" when no cap
- * applies. */
+ * applies or no storvsc controller is there. */
 void hvt_host_format_status(const struct hvt_daemon *d, char *buf, size_t size);
 
 /* The figures of every controller (d->host.controllers.n of them) for the metrics file; the

@@ -189,8 +189,10 @@ static int parse_argv(int argc, char *argv[], struct hvt_daemon *d, enum mode *m
  * status action has it: a monitor must not read a typo beside it as 1, "differs". Looked for
  * in argv itself, as getopt stops at the first error, which may come before it. */
 static bool verify_given(int argc, char *argv[]) {
+        /* getopt_long takes an unambiguous abbreviation: "--veri" is the shortest (--verbose,
+         * --version). */
         for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-                if (strcmp(argv[i], "--verify") == 0)
+                if (strlen(argv[i]) >= strlen("--veri") && strncmp(argv[i], "--verify", strlen(argv[i])) == 0)
                         return true;
         return false;
 }
@@ -219,18 +221,25 @@ static int run_once(struct hvt_daemon *d) {
  * says. A warning: the file is valid, the kernel is what refuses. */
 static void check_config_bounds(const struct hvt_daemon *d) {
         const struct hvt_config *c = d->config;
-        char why[384];
+        char why[384], at[PATH_MAX + 32];
 
         if (hvt_bound_setting(&c->settings[HVT_ATTR_NR_REQUESTS], &c->settings[HVT_ATTR_SCHEDULER], why,
-                              sizeof(why)) > 0)
-                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, NULL, NULL, "%s", why);
-        for (size_t i = 0; i < c->n_overrides; i++) {
-                const struct hvt_setting *s = c->overrides[i].settings;
-                const struct hvt_setting *sched = s[HVT_ATTR_SCHEDULER].set ? &s[HVT_ATTR_SCHEDULER] :
+                              sizeof(why)) > 0) {
+                hvt_origin_format(&c->origin[HVT_ATTR_NR_REQUESTS], at, sizeof(at));
+                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, NULL, NULL, "%s: %s", at, why);
+        }
+        for (size_t i = 0, n = 0; i < c->n_overrides; i++, n++) {
+                const struct hvt_override *o = &c->overrides[i];
+                const struct hvt_setting *sched = o->settings[HVT_ATTR_SCHEDULER].set ? &o->settings[HVT_ATTR_SCHEDULER] :
                                                   &c->settings[HVT_ATTR_SCHEDULER];
 
-                if (hvt_bound_setting(&s[HVT_ATTR_NR_REQUESTS], sched, why, sizeof(why)) > 0)
-                        (void) hvt_log_struct(&d->log, LOG_WARNING, 0, NULL, NULL, "override %zu: %s", i + 1, why);
+                /* Counted from 0 in each file, as a refused override is (override[N]). */
+                if (i > 0 && o->at.file != c->overrides[i - 1].at.file)
+                        n = 0;
+                if (hvt_bound_setting(&o->settings[HVT_ATTR_NR_REQUESTS], sched, why, sizeof(why)) <= 0)
+                        continue;
+                hvt_origin_format(&o->origin[HVT_ATTR_NR_REQUESTS], at, sizeof(at));
+                (void) hvt_log_struct(&d->log, LOG_WARNING, 0, NULL, NULL, "%s: override[%zu].%s", at, n, why);
         }
 }
 

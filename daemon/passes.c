@@ -80,9 +80,13 @@ static void forget_unbound(struct hvt_daemon *d, const struct hvt_unbound *u) {
 }
 
 void hvt_pass_driver(struct hvt_daemon *d) {
+        int r;
+
         hvt_reprobe_resume(d);
+        /* The scan first: the cap's lines are said only where a storvsc controller is. */
+        r = hvt_host_scan(d);
         hvt_driver_set_cap(d);
-        if (hvt_host_scan(d) < 0)
+        if (r < 0)
                 return;
         /* Re-probes first: the report and the advice are about what stays over the cap. */
         if (d->config->host.reprobe_idle_controllers) {

@@ -219,6 +219,18 @@ static const char *message_id(const struct hvt_result *r, enum hvt_action action
         return outcome_log[r->outcome].message_id;
 }
 
+/* A plan line that the kernel would refuse stays a line of the plan (stdout, with the
+ * others: `hvtuned --dry-run | less` shows it); this warning, on stderr, is what a script
+ * or a terminal that drops stdout still sees. */
+static void warn_would_refuse(const struct hvt_log *log, const struct hvt_subject *subject,
+                              const struct hvt_result *r, const char *attr) {
+        (void) hvt_log_subject(log, subject, LOG_WARNING, 0, NULL, NULL,
+                               "%s %s: %s is over a bound the kernel states (%s): %s", subject->name, attr,
+                               r->to, r->bound,
+                               r->attr == HVT_ATTR_MAX_SECTORS_KB ? "the kernel would refuse it, or clamp it from 6.10" :
+                               "the kernel would refuse it");
+}
+
 void hvt_report_result(const struct hvt_log *log, const struct hvt_subject *subject, const struct hvt_result *r,
                        enum hvt_action action, unsigned flags) {
         hvt_report_result_because(log, subject, r, action, flags, NULL);
@@ -237,9 +249,7 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
          * then at info, a line of the report (stdout) as the others are, not a debug one. */
         if (r->outcome == HVT_UNCHANGED && (flags & HVT_REPORT_UNCHANGED_INFO) && log->max_level >= LOG_DEBUG)
                 prio = LOG_INFO;
-        if (r->outcome == HVT_WOULD_APPLY && *r->bound)
-                prio = LOG_WARNING;
-        if (flags & HVT_REPORT_REPEATED)
+        if (flags & (HVT_REPORT_REPEATED | HVT_REPORT_DEBUG))
                 prio = LOG_DEBUG;
         /* Before the fields are made: most results are unchanged ones, at debug. */
         if (prio > log->max_level)
@@ -268,6 +278,8 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
                                               HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
                                               optional[0], optional[1], optional[2]),
                                "%s %s: %s", subject->name, attr, text);
+        if (r->outcome == HVT_WOULD_APPLY && *r->bound)
+                warn_would_refuse(log, subject, r, attr);
 }
 
 /* "nsid 2 (data LUN 0), direct, via hv_pci {guid}". */

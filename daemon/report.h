@@ -17,6 +17,7 @@ enum {
         /* A repair: who wrote the value it undid (track.h's enum hvt_writer). */
         HVT_REPORT_BY_KERNEL      = 1 << 2,
         HVT_REPORT_BY_OTHER       = 1 << 3,
+        HVT_REPORT_DEBUG          = 1 << 4,  /* about nothing the machine has (no storvsc controller): debug only */
 };
 
 /* One attribute's result, of a disk or of the driver; the action (track.h) picks the wording

@@ -10,8 +10,11 @@
  * a scheduler it cannot exceed MAX_SCHED_RQ (block/blk-mq-sched.h, 16 x 128 = 2048, on every
  * kernel from 5.10 on). Either way EINVAL.
  *
- * max_sectors_kb (block/blk-sysfs.c queue_max_sectors_store()): above max_hw_sectors_kb,
- * EINVAL before 6.10, clamped to it from 6.10. */
+ * max_sectors_kb (block/blk-sysfs.c queue_max_sectors_store()): before 6.10, EINVAL above
+ * min_not_zero(max_hw_sectors_kb, max_dev_sectors / 2), max_dev_sectors being the device's own
+ * limit in 512-byte sectors (a SCSI disk's Block Limits VPD page), which sysfs does not show;
+ * from 6.10, clamped to the same limits. The bound named here is max_hw_sectors_kb, the one
+ * sysfs shows: a lower max_dev_sectors refuses a write that it lets pass. */
 #pragma once
 
 #include <stdbool.h>

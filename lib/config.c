@@ -203,7 +203,6 @@ static int parse_value(struct loader *l, const config_setting_t *s, const char *
         return 0;
 }
 
-/* One "queue = { ... };" or "device = { ... };" group. */
 /* what ("unknown key", with the keys known), and the key meant where one of known is near. */
 static int fail_unknown(struct loader *l, const config_setting_t *s, const char *key, const char *what,
                         const char *const *known, size_t n) {
@@ -224,6 +223,7 @@ static int fail_unknown_attr(struct loader *l, const config_setting_t *s, const 
         return fail_unknown(l, s, key, "unknown key", known, n);
 }
 
+/* One "queue = { ... };" or "device = { ... };" group. */
 static int parse_group(struct loader *l, const config_setting_t *g, const char *prefix,
                        enum hvt_group group, struct hvt_setting settings[static _HVT_ATTR_MAX],
                        struct hvt_origin origins[static _HVT_ATTR_MAX]) {
@@ -583,7 +583,7 @@ static int parse_contested(struct loader *l, const config_setting_t *g, struct h
 
 static const char *const top_keys[] = {
         "queue", "device", "host", "override", "verify_interval", "restore_on_stop", "platform_defaults",
-        "metrics_file", "contested",
+        "builtin_policy", "metrics_file", "contested",
 };
 
 static int parse_root(struct loader *l, const config_setting_t *root, struct hvt_config *c) {
@@ -607,13 +607,16 @@ static int parse_root(struct loader *l, const config_setting_t *root, struct hvt
                         r = parse_bool(l, s, name, &c->restore_on_stop);
                 else if (strcmp(name, "platform_defaults") == 0)
                         r = parse_bool(l, s, name, &c->platform_defaults);
+                else if (strcmp(name, "builtin_policy") == 0)
+                        r = parse_bool(l, s, name, &c->builtin_policy);
                 else if (strcmp(name, "metrics_file") == 0)
                         r = parse_metrics_file(l, s, c);
                 else if (strcmp(name, "contested") == 0)
                         r = parse_contested(l, s, c);
                 else
                         r = fail_unknown(l, s, name, "unknown key (queue, device, host, override, "
-                                         "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)",
+                                         "verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, "
+                                         "contested)",
                                          top_keys, ELEMENTSOF(top_keys));
                 if (r >= 0 && config_setting_is_scalar(s))
                         r = note_key(l, s, name);
@@ -629,7 +632,8 @@ static void builtin_policy(struct hvt_config *c) {
         c->origin[HVT_ATTR_SCHEDULER] = (struct hvt_origin) { .kind = HVT_ORIGIN_POLICY };
 }
 
-/* platform_defaults = false, in the last file that names it: no built-in setting at all. */
+/* builtin_policy = false, in the last file that names it: the drop-ins are laid over nothing
+ * where no main file exists. The platform values are platform_defaults' alone. */
 static void drop_builtin_policy(struct hvt_config *c) {
         for (size_t i = 0; i < _HVT_ATTR_MAX; i++)
                 if (c->origin[i].kind == HVT_ORIGIN_POLICY) {
@@ -663,26 +667,50 @@ static int sources_checked(struct loader *l, const config_setting_t *s) {
         return 0;
 }
 
+/* The word at p, when it is a bare value: letters and '_' only, then (after blanks) what ends
+ * a value (';', ',', '}' or the end of the line). Returns its length, 0 for none. */
+static size_t bare_word(const char *p) {
+        size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+        const char *q = p + len;
+
+        q += strspn(q, " \t");
+        return len > 0 && strchr(";,}\n", *q) ? len : 0;
+}
+
 /* A bare word after an "=" or ":" on line n of text (not true or false, which libconfig
- * reads so): libconfig calls anything else a syntax error. */
+ * reads so): libconfig calls anything else a syntax error. An "=" or ":" inside a string,
+ * and whatever follows a comment's start, is not one. */
 static bool bare_value(const char *text, int n, char *buf, size_t size) {
-        const char *p = text, *end;
+        const char *p = text;
 
         for (int i = 1; p && i < n; i++)
                 if ((p = strchr(p, '\n')))
                         p++;
         if (!p || n < 1)
                 return false;
-        end = p + strcspn(p, "\n");
-        while ((p = p + strcspn(p, "=:\n")) < end) {
+        for (; *p && *p != '\n'; p++) {
                 size_t len;
 
-                p++;
-                p += strspn(p, " \t");
-                len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
-                if (len == 0 || len >= size || (len == 4 && strncasecmp(p, "true", 4) == 0) ||
-                    (len == 5 && strncasecmp(p, "false", 5) == 0))
+                if (*p == '"') {
+                        /* Past the string, its escapes and all: an unterminated one ends the line. */
+                        while (*++p && *p != '"' && *p != '\n')
+                                if (*p == '\\' && p[1] && p[1] != '\n')
+                                        p++;
+                        if (*p != '"')
+                                return false;
                         continue;
+                }
+                if (*p == '#' || (*p == '/' && (p[1] == '/' || p[1] == '*')))
+                        return false;
+                if (*p != '=' && *p != ':')
+                        continue;
+                p += 1 + strspn(p + 1, " \t");
+                len = bare_word(p);
+                if (len == 0 || len >= size || (len == 4 && strncasecmp(p, "true", 4) == 0) ||
+                    (len == 5 && strncasecmp(p, "false", 5) == 0)) {
+                        p--;  /* the loop's p++ looks at *p again: it may open a string */
+                        continue;
+                }
                 memcpy(buf, p, len);
                 buf[len] = '\0';
                 return true;
@@ -790,6 +818,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         c->verify_interval = HVT_VERIFY_INTERVAL_DEFAULT;
         c->restore_on_stop = true;
         c->platform_defaults = true;
+        c->builtin_policy = true;
         c->path = strdup(path);
         if (!c->path)
                 return -ENOMEM;
@@ -826,7 +855,7 @@ int hvt_config_load(const char *path, bool missing_ok, struct hvt_config **ret,
         if (r < 0)
                 return r;
         c->n_dropins = n_dropins;
-        if (!c->platform_defaults)
+        if (!c->builtin_policy)
                 drop_builtin_policy(c);
         if (main_missing && n_dropins == 0) {
                 /* No file at all: "built-in defaults". */

@@ -75,10 +75,12 @@ struct hvt_config {
         size_t n_dropins;
         unsigned verify_interval;  /* 0: no timer at all; HVT_VERIFY_INTERVAL_DEFAULT */
         bool restore_on_stop;      /* put originals back on SIGTERM (default true) */
-        /* Every built-in setting (default true): the platform values (hvt_platform_defaults()),
-         * under every file's settings, with or without a file, and the built-in policy in place
-         * of a missing main file. */
+        /* The platform values (hvt_platform_defaults(), default true), under every file's
+         * settings, with or without a file. */
         bool platform_defaults;
+        /* The built-in policy in place of a missing main file (default true). Where the main
+         * file exists it has replaced the policy already, and false changes nothing. */
+        bool builtin_policy;
         char *metrics_file;        /* Prometheus text file written after every pass; NULL: none */
         uint32_t contest_insist;   /* contested: the attributes insisted on (1 << id); the rest yield */
         struct hvt_host_config host;
@@ -99,8 +101,8 @@ struct hvt_config {
  * order, each over what the files before it set: a top-level key, and each attribute of the queue, device,
  * host and contested groups, takes the last file's value; overrides are appended in file
  * order. The rules that span settings (device.timeout or queue.io_timeout, not both) span the
- * files. platform_defaults = false (the last file's word) drops the built-in policy as well as
- * the platform values. c->path is NULL when neither the main file nor a drop-in exists. The load, every file and include together, reads
+ * files. builtin_policy = false (the last file's word) drops the built-in policy, and only it;
+ * platform_defaults = false drops only the platform values (hvt_policy_plan()). c->path is NULL when neither the main file nor a drop-in exists. The load, every file and include together, reads
  * at most HVT_CONFIG_LOAD_MAX bytes, opens at most HVT_CONFIG_FILES_MAX files and holds at
  * most HVT_CONFIG_NAMES_MAX setting names of HVT_CONFIG_NAME_BYTES_MAX bytes, and is refused
  * (-E2BIG) where it would cross one, before libconfig parses what crosses it (config-scan.h).

@@ -17,5 +17,6 @@ struct hvt_origin {
         const char *file;  /* HVT_ORIGIN_FILE: the configuration's (struct hvt_config) own copy */
 };
 
-/* "built-in platform value", "built-in policy", "FILE:LINE", or "" for none. */
+/* "built-in platform value", "built-in policy", "FILE:LINE", or "" for none. A FILE:LINE
+ * longer than size keeps its line and loses the front of the path (".../50-fleet.conf:12"). */
 void hvt_origin_format(const struct hvt_origin *o, char *buf, size_t size);

@@ -27,7 +27,7 @@ struct hvt_plan {
 };
 
 /* The platform defaults, for every disk hvtuned manages (storvsc on Hyper-V, Azure and WSL2,
- * Azure's NVMe) unless the file sets the attribute or says platform_defaults = false:
+ * Azure's NVMe) unless a file sets the attribute or says platform_defaults = false:
  * - read_ahead_kb at most 128 (KiB): the kernel's own default (VM_READAHEAD_PAGES) for a disk
  *   that random I/O reads. The Azure NVMe accelerator comes up with 65536, and kernels with
  *   commit 459779d04ae8 give a rotational disk without io_opt its max_sectors, 4096 on
@@ -50,10 +50,11 @@ bool hvt_match_disk(const struct hvt_match *m, const struct hvt_disk *d);
 bool hvt_policy_applies(const struct hvt_disk *d, enum hvt_attr_id id);
 
 /* The platform defaults, the top-level groups (the built-in policy's among them, see
- * hvt_config_load()), then every matching override in order: a later one wins per attribute, and an attribute no layer sets is not managed. orig holds the
- * originals hvtuned recorded for d (NULL: none): a ceiling (at_most) over an attribute whose
- * original is under it is left out, so that the original goes back and its record goes, as a
- * restart would do; otherwise apply judges the ceiling against what the disk shows. */
+ * hvt_config_load()), then every matching override in order: a later one wins per attribute,
+ * and an attribute no layer sets is not managed. orig holds the originals hvtuned recorded
+ * for d (NULL: none): a ceiling (at_most) over an attribute whose original is under it is left
+ * out, so that the original goes back and its record goes, as a restart would do; otherwise
+ * apply judges the ceiling against what the disk shows. */
 void hvt_policy_plan(const struct hvt_config *c, const struct hvt_disk *d, const struct hvt_originals *orig,
                      struct hvt_plan *ret);
 

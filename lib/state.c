@@ -347,8 +347,10 @@ static int read_attr(struct in *in, char **f, unsigned n, struct hvt_state *s) {
                 return -EINVAL;
         if (n > 9 && parse_bool(f[9], &a.ceiling) < 0)
                 return -EINVAL;
-        if (n > 10 && !hvt_strscpy(a.origin, sizeof(a.origin), f[10]))
-                return -EINVAL;
+        /* Text for a person, never parsed: a newer writer's longer one is cut, not refused
+         * (which would fail --status over a note). */
+        if (n > 10)
+                (void) hvt_strscpy(a.origin, sizeof(a.origin), f[10]);
         a.id = (enum hvt_attr_id) id;
         for (size_t i = 0; i < d->n_attr; i++)
                 if (d->attr[i].id == a.id)

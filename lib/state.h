@@ -21,9 +21,9 @@
  *   nvme           NAME KIND IO_QUEUES QUEUE_DEPTH BYTES BAND_PCT   (BAND_PCT: an assumed layout's, 0..100)
  *   end            N                  last: the number of lines before it
  *
- * KEPT is what the kernel kept of WANTED when it was written (clamped), CEILING 1 when WANTED is
- * a ceiling (a value at or below it is as configured), 0 when not: both added within version 1,
- * and a file without them (an older hvtuned's) reads as "" and 0.
+ * A line without the bracketed fields (an older hvtuned's) reads as "", 0 and "". ORIGIN is
+ * for a person: the writer cuts a long path at the front and keeps ":LINE", and a reader cuts
+ * a longer one (a newer writer's) rather than refuse the file.
  *
  * An empty field is "none". A reader of version 1 skips the records it does not know and the
  * fields past those it knows, so that a field or a record may be added without a new version;

@@ -33,8 +33,8 @@ old=$work/build/daemon/hvtuned
 # hvtuned refuses a configuration others could write.
 install -m 0644 "$srcdir/examples/hvtuned.conf" "$work/example.conf"
 printf 'queue = { nr_requests = 128; };\n' > "$work/no-scheduler.conf"
-# platform_defaults = false now drops the built-in policy too: in a main file, which replaces
-# that policy anyway, the plan stays the same.
+# platform_defaults = false drops the platform values, as in 0.1.0: in a main file the plan
+# stays the same.
 printf 'platform_defaults = false;\nqueue = { nr_requests = 128; };\n' > "$work/no-builtin.conf"
 chmod 0644 "$work/no-scheduler.conf" "$work/no-builtin.conf"
 

@@ -530,6 +530,30 @@ START_TEST(test_v6_no_storvsc) {
                 ck_assert_msg(!strstr(err, "storvsc_max_hw_queues") && !strstr(err, "Request layout") &&
                               !strstr(err, "hw queue"), "storvsc named on a VM without it:\n%s", err);
         }
+        /* hv_storvsc built in (=y) or loaded by an initramfs, with no controller of its own:
+         * the cap may still be written, for a controller probed later, but nothing is said of
+         * it, whether the write works, fails or finds no parameter. */
+        {
+                const char *param = "module/hv_storvsc/parameters/storvsc_max_hw_queues";
+                g_autofree char *dir = g_path_get_dirname(testbed_sys_path(param));
+
+                ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+                ck_assert(g_file_set_contents(testbed_sys_path(param), "0\n", -1, NULL));
+                for (int round = 0; round < 3; round++) {
+                        if (round == 1)
+                                ck_assert_int_eq(chmod(testbed_sys_path(param), 0444), 0);
+                        if (round == 2)
+                                ck_assert_int_eq(unlink(testbed_sys_path(param)), 0);
+                        ck_assert_int_eq(once_on(config, "--once", &err), 0);
+                        ck_assert_msg(!strstr(err, "storvsc_max_hw_queues") && !strstr(err, "Request layout") &&
+                                      !strstr(err, "hw queue"), "storvsc named without a controller of its own "
+                                      "(round %d):\n%s", round, err);
+                        assert_contains(err, "\n4 Azure NVMe disks on 2 controllers, 0 storvsc: 4 tuned, 0 failed\n");
+                        if (round == 0)
+                                ck_assert_str_eq(testbed_sys_read(param), "1");
+                }
+                ck_assert_int_eq(rmdir(dir), 0);
+        }
         /* An NVMe disk's tag depth is its controller's queue size, as its mq/0/nr_tags shows */
         config_rewrite(config, "platform_defaults = true;\nqueue = { scheduler = \"none\"; nr_requests = 2000; };\n");
         ck_assert_int_eq(once_on(config, "--dry-run", &err), 0);
@@ -539,7 +563,7 @@ START_TEST(test_v6_no_storvsc) {
 }
 END_TEST
 
-/* A file that sets an attribute takes it from the platform defaults; a file (any) means no
+/* A file that sets an attribute takes it from the platform defaults; a main file means no
  * scheduler default. (The harness's files say platform_defaults = false unless they name
  * it: these name it.) */
 START_TEST(test_v6_file_over_defaults) {

@@ -397,6 +397,20 @@ START_TEST(test_bounds_named) {
                              "queue/max_hw_sectors_kb 2048)\n");
         ck_assert_ptr_null(strstr(err, "-> 4000 (would apply)"));
         ck_assert_str_eq(snapshot_diff(before, snapshot_take()), "");
+        {
+                /* The refused line is a line of the plan, on stdout with the others; the warning
+                 * is stderr's. */
+                char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 4000; };\n"), *out;
+                const char *const dry[] = { "--dry-run", "-c", config, NULL };
+
+                ck_assert_int_eq(hvtuned_run_out(dry, &out, &err), 0);
+                assert_contains(out, "sdb queue/nr_requests: 2534 -> 4000 (would be refused: over the tag depth 2534)\n");
+                ck_assert_ptr_null(strstr(err, "(would be refused"));
+                assert_contains(err, "sdb queue/nr_requests: 4000 is over a bound the kernel states (over the tag "
+                                "depth 2534): the kernel would refuse it\n");
+                ck_assert_ptr_null(strstr(out, "is over a bound"));
+                unlink(config);
+        }
 
         ck_assert_int_eq(run_once("queue = { scheduler = \"mq-deadline\"; nr_requests = 3000; };\n", "--dry-run", &err), 0);
         assert_contains(err, "sdb queue/nr_requests: 2534 -> 3000 (would be refused: over the 2048 a scheduler takes)\n");
@@ -507,7 +521,7 @@ END_TEST
 /* And the effective settings, on stdout, each with the line it comes from (no built-in one:
  * the harness's file says platform_defaults = false). */
 START_TEST(test_check_config_good) {
-        char *config = config_write(ISSUE_CONFIG), *err, *out;
+        char *config = config_write(ISSUE_CONFIG), *err, *out, *want;
         const char *check[] = { "--check-config", "-c", config, NULL };
         const char *missing[] = { "--check-config", "-c", "/nonexistent.conf", NULL };
         g_autofree char *nr = g_strdup_printf("queue.nr_requests = 128;                    # %s:1\n", config);
@@ -532,10 +546,23 @@ START_TEST(test_check_config_good) {
                               "override = ( { match = { role = \"data\"; }; queue = { scheduler = \"none\"; }; } );\n");
         check[2] = config;
         ck_assert_int_eq(hvtuned_run(check, &err), 0);
-        assert_contains(err, "queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel refuses it "
-                             "under mq-deadline\n");
-        ck_assert_ptr_null(strstr(err, "override 1"));
+        want = g_strdup_printf("%s:1: queue.nr_requests = 4000 is over the 2048 a scheduler takes: the kernel "
+                               "refuses it under mq-deadline\n", config);
+        assert_contains(err, want);
+        g_free(want);
+        ck_assert_ptr_null(strstr(err, "override[0]"));
         assert_contains(err, "valid");
+        unlink(config);
+        /* An override's names its file and line, and its index in that file, as an error does. */
+        config = config_write("override = ( { match = { role = \"os\"; }; queue = { nomerges = 1; }; },\n"
+                              "  { match = { role = \"data\"; };\n"
+                              "    queue = { scheduler = \"bfq\"; nr_requests = 3000; }; } );\n");
+        check[2] = config;
+        ck_assert_int_eq(hvtuned_run(check, &err), 0);
+        want = g_strdup_printf("%s:3: override[1].queue.nr_requests = 3000 is over the 2048 a scheduler takes: "
+                               "the kernel refuses it under bfq\n", config);
+        assert_contains(err, want);
+        g_free(want);
         unlink(config);
         config = config_write("queue = { nr_requests = 4000; };\n");
         check[2] = config;

@@ -239,6 +239,10 @@ START_TEST(test_unknown) {
         assert_contains(err, "--verify and --once cannot be given together");
         ck_assert_int_eq(verify("--dry-run", &out, &err), 4);
         ck_assert_int_eq(verify("--no-such-option", &out, &err), 4);
+        /* getopt takes an abbreviation of --verify as --verify: so does the usage error's exit. */
+        ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--veri", "--no-such-option", NULL }, &out, &err), 4);
+        ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--verif", "--once", NULL }, &out, &err), 4);
+        ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--ver", "--no-such-option", NULL }, &out, &err), 1);
         g_object_unref(tb);
 }
 END_TEST

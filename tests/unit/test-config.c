@@ -178,7 +178,7 @@ END_TEST
 
 START_TEST(test_bad_keys) {
         load_bad("queue = { scheduler = \"none\"; };\nqeueu = { };\n", 2, "qeueu", "unknown key");
-        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, metrics_file, contested)");
+        load_bad("verify = 5;\n", 1, "verify", "unknown key (queue, device, host, override, verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, contested)");
         load_bad("queue = {\n  schedular = \"none\";\n};\n", 2, "queue.schedular", "unknown key");
         load_bad("queue = { io_poll = 1; };\n", 1, "queue.io_poll", "unknown key");
         load_bad("device = { nr_requests = 1; };\n", 1, "device.nr_requests", "unknown key");
@@ -194,7 +194,7 @@ START_TEST(test_bad_keys_suggest) {
                  "unknown key, did you mean scheduler?");
         load_bad("device = { queue_dpeth = 32; };\n", 1, "device.queue_dpeth", "unknown key, did you mean queue_depth?");
         load_bad("verify_intervall = 5;\n", 1, "verify_intervall", "unknown key (queue, device, host, override, "
-                 "verify_interval, restore_on_stop, platform_defaults, metrics_file, contested), did you mean "
+                 "verify_interval, restore_on_stop, platform_defaults, builtin_policy, metrics_file, contested), did you mean "
                  "verify_interval?");
         load_bad("host = { max_hwqueues = 4; };\n", 1, "host.max_hwqueues", "did you mean max_hw_queues?");
         load_bad("override = ( { match = { rol = \"data\"; }; queue = { nomerges = 1; }; } );\n", 1,
@@ -216,6 +216,18 @@ END_TEST
 
 /* libconfig refuses "yes" before hvtuned sees the setting: its "syntax error" at the line
  * says how a boolean (or a string) is written. */
+/* Loads text, expects failure at line with exactly message. */
+static void load_bad_exact(const char *text, int line, const char *message) {
+        struct hvt_config_error err = {};
+        struct hvt_config *c = NULL;
+        char *path = test_write_file(dir, "bad.conf", text);
+
+        ck_assert_int_eq(hvt_config_load(path, false, &c, &err), -EINVAL);
+        ck_assert_int_eq(err.line, line);
+        ck_assert_str_eq(err.message, message);
+        free(path);
+}
+
 START_TEST(test_bare_word_value) {
         load_bad("verify_interval = 5;\nrestore_on_stop = yes;\n", 2, "",
                  "syntax error: a boolean is written true or false, not yes");
@@ -225,6 +237,15 @@ START_TEST(test_bare_word_value) {
                  "syntax error: a string is written in double quotes (\"none\"), a boolean as true or false");
         /* Another syntax error keeps libconfig's words alone. */
         load_bad("queue = { nr_requests = ; };\n", 1, "", "syntax error");
+        /* A word in a comment or in a string is no value: the hint names the bare word, or
+         * none. */
+        load_bad_exact("queue = { nr_requests = 12x; }; # note: tuned\n", 1, "syntax error");
+        load_bad_exact("queue = { nr_requests = 12x; }; // note: tuned\n", 1, "syntax error");
+        load_bad_exact("queue = { nr_requests = 12x; }; /* note: tuned */\n", 1, "syntax error");
+        load_bad_exact("metrics_file = \"/run/a:b\"; queue = { scheduler = none; };\n", 1,
+                       "syntax error: a string is written in double quotes (\"none\"), a boolean as true or false");
+        load_bad_exact("metrics_file = \"/run/\\\"x=y\"; queue = { scheduler = none; };\n", 1,
+                       "syntax error: a string is written in double quotes (\"none\"), a boolean as true or false");
 }
 END_TEST
 

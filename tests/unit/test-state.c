@@ -14,6 +14,7 @@
 #include "state.h"
 #include "state-show.h"
 #include "macro.h"
+#include "origin.h"
 #include "testutil.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
@@ -190,6 +191,39 @@ START_TEST(test_origin_compatible) {
 }
 END_TEST
 
+/* A newer writer's ORIGIN longer than this reader keeps: cut, not a refused file (which would
+ * fail --status and make --verify exit 4). And a writer's origin too long for the field keeps
+ * its line, cutting the path at the front. */
+START_TEST(test_origin_long) {
+        char *text, why[256], origin[HVT_ORIGIN_TEXT_MAX];
+        struct hvt_state s;
+        struct hvt_origin o = { .kind = HVT_ORIGIN_FILE, .line = 12 };
+        char path[300];
+
+        memset(path, 'x', sizeof(path) - 1);
+        path[0] = '/';
+        path[sizeof(path) - 1] = '\0';
+        ck_assert_int_ge(asprintf(&text, "hvtuned-state\t1\npid\t1\nwritten\t1\nstatus\tok\ndriver\t0\t0\t-1\t\n"
+                                  "disk\tsda\t/sys/sda\t\t\tscsi\tos\t0\t0\t\t0\t0\n"
+                                  "attr\tqueue/scheduler\tmanaged\tnone\tmq-deadline\t\tapplied\t0\t\t0\t%s:3\nend\t7\n",
+                                  path), 0);
+        ck_assert_msg(hvt_state_parse(text, &s, why, sizeof(why)) == 0, "%s", why);
+        ck_assert_uint_eq(strlen(s.disk[0].attr[0].origin), HVT_ORIGIN_TEXT_MAX - 1);
+        ck_assert(strncmp(s.disk[0].attr[0].origin, path, HVT_ORIGIN_TEXT_MAX - 1) == 0);
+        hvt_state_done(&s);
+        free(text);
+
+        o.file = path;
+        hvt_origin_format(&o, origin, sizeof(origin));
+        ck_assert_uint_eq(strlen(origin), sizeof(origin) - 1);
+        ck_assert(strncmp(origin, "...", 3) == 0);
+        ck_assert_str_eq(origin + strlen(origin) - 6, "xxx:12");
+        o.file = "/etc/hvtuned.conf.d/50-fleet.conf";
+        hvt_origin_format(&o, origin, sizeof(origin));
+        ck_assert_str_eq(origin, "/etc/hvtuned.conf.d/50-fleet.conf:12");
+}
+END_TEST
+
 START_TEST(test_refused) {
         char why[256];
 
@@ -298,6 +332,7 @@ int main(void) {
         tcase_add_test(tc, test_attr_without_kept);
         tcase_add_test(tc, test_refused);
         tcase_add_test(tc, test_origin_compatible);
+        tcase_add_test(tc, test_origin_long);
         tcase_add_test(tc, test_json_every_byte);
         tcase_add_test(tc, test_json_unbalanced);
         tcase_add_test(tc, test_show_queues_under_cap);

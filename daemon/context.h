@@ -111,7 +111,8 @@ struct hvt_daemon {
         struct hvt_disks disks;  /* the managed disks */
         struct hvt_settles settles;  /* controllers whose disks an event wants re-checked */
         bool any_failed;         /* for --once's exit code */
-        bool undo;               /* hvtuned --restore: a timeout a stop keeps is let go (tune.c) */
+        bool undo;               /* hvtuned --restore: a timeout a stop keeps is let go (tune.c); the
+                                  * cap's restore said without a controller scan (driver.c) */
         bool nvme_advice_told;   /* the NVMe I/O timeout's boot advice: once a run (nvme-timeout.h) */
         bool foreign_told;       /* files not hvtuned's in the runtime directory: said once */
         char config_error[300];  /* "FILE:LINE" of the last failed load, "" after a good one */

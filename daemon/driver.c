@@ -104,12 +104,12 @@ static void report_param(struct hvt_daemon *d, const struct hvt_result *r, enum 
             last->error == r->error && strcmp(last->to, r->to) == 0)
                 flags |= HVT_REPORT_REPEATED;
         /* Without a storvsc controller the cap is only for one probed later: nothing to say of
-         * it, nor a failure to count. */
-        if (!hvt_host_has_storvsc(d))
+         * it, nor a failure to count. --restore scans no controller: what it puts back is said. */
+        if (!hvt_host_has_storvsc(d) && !d->undo)
                 flags |= HVT_REPORT_DEBUG;
         hvt_report_result_because(&d->log, &driver, r, action, flags, because);
         d->driver.param_last = *r;
-        if (r->outcome == HVT_FAILED && hvt_host_has_storvsc(d))
+        if (r->outcome == HVT_FAILED && (hvt_host_has_storvsc(d) || d->undo))
                 d->any_failed = true;
 }
 

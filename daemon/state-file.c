@@ -273,6 +273,11 @@ void hvt_state_file_update(struct hvt_daemon *d, const char *status) {
         d->state_hash_set = true;
 }
 
+void hvt_state_file_update_now(struct hvt_daemon *d, const char *status) {
+        d->state_gathered_usec = 0;
+        hvt_state_file_update(d, status);
+}
+
 void hvt_state_file_remove(struct hvt_daemon *d) {
         d->state_later = hvt_event_source_free(d->state_later);
         if (d->state_fd >= 0 && !d->once && unlinkat(d->state_fd, HVT_STATE_FILE, 0) < 0 && errno != ENOENT)

@@ -17,5 +17,8 @@ int hvt_state_gather(const struct hvt_daemon *d, const char *status, struct hvt_
  * failure is logged once, until a write works again. */
 void hvt_state_file_update(struct hvt_daemon *d, const char *status);
 
+/* The same, gathering now whenever the last gathering was: at READY=1. */
+void hvt_state_file_update_now(struct hvt_daemon *d, const char *status);
+
 /* Removes it (at stop). */
 void hvt_state_file_remove(struct hvt_daemon *d);

@@ -119,7 +119,9 @@ void hvt_status_update(struct hvt_daemon *d) {
 
 void hvt_status_ready(struct hvt_daemon *d) {
         hvt_status_format(d, d->status_sent, sizeof(d->status_sent));
-        hvt_notify_ready(&d->notify, d->status_sent);
         hvt_metrics_update(d);
-        hvt_state_file_update(d, d->status_sent);
+        /* Before READY=1, on which systemctl start and reload return: a --verify or --status
+         * right after reads this pass, not the state of the second before. */
+        hvt_state_file_update_now(d, d->status_sent);
+        hvt_notify_ready(&d->notify, d->status_sent);
 }

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,26 @@ START_TEST(test_as_configured) {
         /* --status judges by the same path: neither is "differs" there either. */
         ck_assert_int_eq(hvtuned_run_out((const char *const[]) { "--status", NULL }, &out, &err), 0);
         ck_assert_msg(!strstr(out, "differs"), "--status says differs:\n%s", out);
+        (void) hvtuned_stop(&run);
+        g_object_unref(tb);
+        unlink(config);
+}
+END_TEST
+
+/* READY=1, on which systemctl start and reload return, comes after the state of its pass is
+ * published: a --verify right after a reload judges the new configuration, although the
+ * reload comes within the second the daemon gathers its state at most once in. */
+START_TEST(test_right_after_reload) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *out, *err;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 256; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_int_eq(verify("-v", &out, &err), 0);
+        assert_contains(out, "sda queue/read_ahead_kb: 256 (as configured)\n");
         (void) hvtuned_stop(&run);
         g_object_unref(tb);
         unlink(config);
@@ -254,6 +275,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_as_configured);
         tcase_add_test(tc, test_differs);
+        tcase_add_test(tc, test_right_after_reload);
         tcase_add_test(tc, test_paused);
         tcase_add_test(tc, test_failed);
         tcase_add_test(tc, test_not_running);

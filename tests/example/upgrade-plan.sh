@@ -2,8 +2,9 @@
 # Upgrading changes no existing /etc/hvtuned.conf's plan: `hvtuned --dry-run` plans the same
 # writes on the binary of 1fa4ed8 (the last commit before the layers of 0.2.0) and on this
 # one, for the packaged example (examples/hvtuned.conf), for a main file that names no
-# scheduler and for one that says platform_defaults = false, on both bundled VMs. The plan, not its wording: each "NAME GROUP/ATTR: A -> B"
-# (an unchanged "A (unchanged)" is A -> A), from stdout and stderr together, sorted.
+# scheduler and for one that says platform_defaults = false, on both bundled VMs. The plan,
+# not its wording: each "NAME GROUP/ATTR: A -> B" (an unchanged "A (unchanged)" is A -> A),
+# from stdout and stderr together, sorted.
 # usage: upgrade-plan.sh SRCDIR HVTUNED SHIM TESTBEDS_DIR
 set -eu
 srcdir=$1 hvtuned=$2 shim=$3 testbeds=$4

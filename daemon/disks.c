@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the table of disks.h: an array in no order (removal moves the last entry into the
- * gap) beside the syspath index; and whether a tracked disk is still the instance at its path. */
+ * gap) beside the syspath index. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "disks.h"
-#include "macro.h"
-#include "parse.h"
-#include "sysfs.h"
 
 static const char *syspath_of(const void *item) {
         const struct hvt_tracked *t = item;
@@ -78,21 +74,4 @@ void hvt_disks_done(struct hvt_disks *x) {
         free(x->v);
         hvt_index_done(&x->index);
         *x = (struct hvt_disks) {};
-}
-
-bool hvt_tracked_same_instance(const struct hvt_tracked *t) {
-        _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
-        char dev[sizeof(t->disk.dev)], seq[32];
-        struct stat st;
-        uint64_t diskseq;
-
-        if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
-                return false;
-        if (t->disk.ino != 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != t->disk.ino))
-                return false;
-        if (t->disk.diskseq == 0)
-                return true;
-        if (hvt_sysfs_read(fd, "diskseq", seq, sizeof(seq)) < 0)
-                return false;
-        return hvt_parse_u64(seq, UINT64_MAX, &diskseq) >= 0 && diskseq == t->disk.diskseq;
 }

@@ -21,7 +21,6 @@
 struct hook {
         struct hvt_daemon *d;
         struct hvt_tracked *t;
-        enum hvt_tune_reason why;
 };
 
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
@@ -77,12 +76,6 @@ static int record_originals(const struct hvt_apply *found, void *userdata) {
         bool taken[_HVT_ATTR_DISK_MAX];
         int r;
 
-        /* A pass no add of this disk started (a re-check of its controller, the periodic
-         * check, a reload) may come before the events of a disk removed and added again at
-         * its path are read: the disk there is another instance, and writing it would take
-         * its values for drift and its originals for the old one's. Its events follow. */
-        if (h->why != HVT_TUNE_FOUND && !hvt_tracked_same_instance(h->t))
-                return -ENODEV;
         r = reload_record(h->d, h->t);
         if (r < 0)
                 return r;
@@ -345,7 +338,7 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
 }
 
 static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
-        struct hook hook = { d, t, why };
+        struct hook hook = { d, t };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_originals orig;
         struct hvt_plan plan, back;

@@ -424,6 +424,22 @@ int hvtuned_run_as_nobody(const char *const *args, char **out, char **err) {
         return WEXITSTATUS(code);
 }
 
+char *python_on_text(const char *script, const char *text) {
+        char path[] = "/tmp/hvtuned-python.XXXXXX", *out = NULL, *err = NULL;
+        const char *argv[] = { "python3", "-c", script, path, NULL };
+        int fd = mkstemp(path), code = 0;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        ck_assert(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &code, NULL));
+        /* The wait status checked by hand: g_spawn_check_wait_status() is glib 2.70's (bullseye has 2.66). */
+        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "python3 refused it: %s\n%s", err, text);
+        unlink(path);
+        hv_keep(err);
+        return hv_keep(out);
+}
+
 pid_t hvtuned_spawn_out(const char *const *args, const char *err_path, const char *out_path) {
         return spawn_out(args, NULL, err_path, out_path, -1);
 }

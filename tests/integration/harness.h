@@ -131,6 +131,10 @@ int hvtuned_run_fd(const char *const *args, int out_fd, char **err);
  * may write. Its exit status, stdout in *out and stderr in *err. */
 int hvtuned_run_as_nobody(const char *const *args, char **out, char **err);
 
+/* What python3 running script prints, with a file holding text as its argument: how a test
+ * reads a command's JSON through Python's own parser. The script failing fails the test. */
+char *python_on_text(const char *script, const char *text);
+
 /* With on, every hvtuned started from then on finds JOURNAL_STREAM naming its stderr, as
  * systemd sets it, and sends its entries to the journal's socket instead of stderr. */
 void hvtuned_log_to_journal(bool on);

@@ -47,20 +47,7 @@ static char *status(bool json) {
 
 /* The JSON form, through Python's parser, as summary_py prints it. */
 static char *json_summary(void) {
-        char path[] = "/tmp/hvtuned-status.XXXXXX", *out = NULL, *err = NULL;
-        const char *argv[] = { "python3", "-c", summary_py, path, NULL };
-        int fd = mkstemp(path), code = 0;
-        const char *text = status(true);
-
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        ck_assert(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &code, NULL));
-        /* The wait status checked by hand: g_spawn_check_wait_status() is glib 2.70's (bullseye has 2.66). */
-        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "python3 refused the JSON: %s\n%s", err, text);
-        unlink(path);
-        hv_keep(err);
-        return hv_keep(out);
+        return python_on_text(summary_py, status(true));
 }
 
 /* --status as a user who may not read what root's daemon keeps: exit 1, saying so. */

@@ -46,18 +46,7 @@ static const char *const summary_py =
         "    print('entry', a['disk'], a['attribute'], a['reason'], a['wanted'], a['found'], a['error'], a['daemon_last'])\n";
 
 static char *json_summary(const char *text) {
-        char path[] = "/tmp/hvtuned-verify.XXXXXX", *out = NULL, *err = NULL;
-        const char *argv[] = { "python3", "-c", summary_py, path, NULL };
-        int fd = mkstemp(path), code = 0;
-
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        ck_assert(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &code, NULL));
-        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "python3 refused the JSON: %s\n%s", err, text);
-        unlink(path);
-        hv_keep(err);
-        return hv_keep(out);
+        return python_on_text(summary_py, text);
 }
 
 /* As a user who may not read root's runtime directory: 4, saying why. */

@@ -267,11 +267,6 @@ START_TEST(test_readded_without_diskseq) {
         azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
         add_sdf_without_diskseq(tb, &run, "none [mq-deadline] kyber bfq \n");
         testbed_wait_value("sdf", "queue/scheduler", "none");
-        /* The add's second re-check of the controller comes 1 s after it (settle.h): past, so
-         * that it cannot fall between the re-add below and the events of it. A pass there
-         * writes the new disk before its events are read, a race of the daemon's that this
-         * test does not name (issue 43's closing note). */
-        g_usleep((hvtuned_under_valgrind() ? 6 : 2) * G_USEC_PER_SEC);
         path = g_build_filename(runtime_dir(), "sdf", NULL);
         ck_assert(g_file_get_contents(path, &record, NULL, NULL));
         hv_keep(record);

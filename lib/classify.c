@@ -335,11 +335,32 @@ static int read_address(const char *sdev, struct hvt_disk *d) {
         return parse_address(strrchr(sdev, '/') + 1, d);
 }
 
+/* dir's dev, "MAJOR:MINOR": 0, or -errno (-EBADMSG: not one). */
+static int read_devnum(const char *dir, dev_t *ret) {
+        char dev[32];
+        unsigned maj, min;
+        int consumed = 0, r;
+
+        r = read_below(dir, "dev", dev, sizeof(dev));
+        if (r < 0)
+                return r;
+        if (sscanf(dev, "%u:%u%n", &maj, &min, &consumed) != 2 || dev[consumed] != '\0')
+                return -EBADMSG;
+        *ret = makedev(maj, min);
+        return 0;
+}
+
 int hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d) {
         struct stat st;
         char seq[32];
         int r;
 
+        /* No block disk has major 0: an add event without MAJOR and MINOR (Debian 11's
+         * umockdev 0.15 sends its added devices' so) would record 0:0, which the disk's next
+         * start reads as another instance's record, and its originals would go with it. The
+         * kernel's own number is in the directory. */
+        if (major(devnum) == 0)
+                (void) read_devnum(syspath, &devnum);
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
         d->diskseq = 0;
         d->ino = stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;
@@ -362,10 +383,9 @@ int hvt_classify(struct udev_device *dev, struct hvt_disk *ret) {
 }
 
 int hvt_classify_block_name(int class_block, const char *name, char *syspath, size_t size, dev_t *ret_devnum) {
-        char target[PATH_MAX], dev[32];
+        char target[PATH_MAX];
         const char *rel = "../../devices/", *last, *parent;
-        unsigned maj, min;
-        int consumed = 0, r;
+        int r;
         ssize_t n;
 
         n = readlinkat(class_block, name, target, sizeof(target) - 1);
@@ -394,12 +414,9 @@ int hvt_classify_block_name(int class_block, const char *name, char *syspath, si
                         return negative_errno();
         }
 
-        r = read_below(syspath, "dev", dev, sizeof(dev));
+        r = read_devnum(syspath, ret_devnum);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
-        if (sscanf(dev, "%u:%u%n", &maj, &min, &consumed) != 2 || dev[consumed] != '\0')
-                return -EBADMSG;
-        *ret_devnum = makedev(maj, min);
         return 1;
 }
 

@@ -280,6 +280,28 @@ START_TEST(test_nvme_accelerator) {
 }
 END_TEST
 
+/* An add event without MAJOR and MINOR (Debian 11's umockdev) has device number 0: the
+ * instance takes the kernel's from the directory's dev, so that the record it writes matches
+ * the disk at the next start; a number the event has is kept. */
+START_TEST(test_devnum_from_sysfs) {
+        char top[PATH_MAX], syspath[PATH_MAX];
+        struct hvt_disk d;
+
+        tree_new();
+        make_direct("MSFT NVMe Accelerator v1.0", "../../../bus/vmbus/drivers/hv_pci");
+        make(CTRL "/nvme0n2/dev", NULL, "259:7\n");
+        snprintf(top, sizeof(top), "%s/devices", tree);
+        snprintf(syspath, sizeof(syspath), "%s/" CTRL "/nvme0n2", tree);
+        ck_assert_int_eq(hvt_classify_syspath(top, syspath, 0, &d), 1);
+        ck_assert_str_eq(d.dev, "259:7");
+        hvt_disk_done(&d);
+        ck_assert_int_eq(hvt_classify_syspath(top, syspath, makedev(259, 9), &d), 1);
+        ck_assert_str_eq(d.dev, "259:9");
+        hvt_disk_done(&d);
+        tree_done();
+}
+END_TEST
+
 /* hv_pci is reported, not required: a stand-in's controller is on no VMBus. */
 START_TEST(test_nvme_direct_disk_without_hv_pci) {
         struct hvt_disk d;
@@ -424,6 +446,7 @@ int main(void) {
         tcase_add_test(tc, test_vmbus_not_storvsc);
         tcase_add_test(tc, test_guid_normalize);
         tcase_add_test(tc, test_nvme_accelerator);
+        tcase_add_test(tc, test_devnum_from_sysfs);
         tcase_add_test(tc, test_nvme_direct_disk_without_hv_pci);
         tcase_add_test(tc, test_nvme_decoys);
         tcase_add_test(tc, test_nvme_multipath_head);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Owns: the table of disks.h: an array in no order (removal moves the last entry into the
- * gap) beside the syspath index. */
+ * gap) beside the syspath index; and whether a tracked disk is still the instance at its path. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,4 +74,17 @@ void hvt_disks_done(struct hvt_disks *x) {
         free(x->v);
         hvt_index_done(&x->index);
         *x = (struct hvt_disks) {};
+}
+
+int hvt_tracked_instance(const struct hvt_tracked *t) {
+        struct hvt_disk now = {};
+        int r;
+
+        /* Read as the tracked identity was, by path: a directory gone reads as device 0:0. */
+        r = hvt_disk_read_instance(t->disk.syspath, 0, &now);
+        if (r < 0)
+                return r;
+        if (strcmp(now.dev, t->disk.dev) != 0 || now.diskseq != t->disk.diskseq)
+                return 0;
+        return now.ino == 0 || t->disk.ino == 0 || now.ino == t->disk.ino;
 }

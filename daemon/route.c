@@ -5,12 +5,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "host.h"
 #include "macro.h"
 #include "messages.h"
-#include "parse.h"
 #include "report.h"
 #include "route.h"
 #include "settle.h"
@@ -41,33 +39,12 @@ void hvt_route_forget(struct hvt_daemon *d, struct hvt_tracked *t, bool removed)
         hvt_disks_remove(&d->disks, t);
 }
 
-/* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add after it:
- * taken for a removal, it would cost the disk its record, and the add would record the tuned
- * values as its originals. The kernel says whether it is gone: the same disk is still there
- * while its directory shows the device number and diskseq hvtuned tracks, and is the same
- * directory (without diskseq, a disk re-added at the same LUN has the same path and dev, and
- * only its new kernfs node tells it apart). (A real removal's
- * event reaches hvtuned through udevd, after its rules, long after the kernel removed the
- * directory.) */
-static bool still_present(const struct hvt_tracked *t) {
-        _cleanup_close_ int fd = hvt_sysfs_open_dir(t->disk.syspath);
-        char dev[sizeof(t->disk.dev)], seq[32];
-        struct stat st;
-        uint64_t diskseq;
-
-        if (fd < 0 || hvt_sysfs_read(fd, "dev", dev, sizeof(dev)) < 0 || strcmp(dev, t->disk.dev) != 0)
-                return false;
-        if (t->disk.ino != 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != t->disk.ino))
-                return false;
-        if (t->disk.diskseq == 0)
-                return true;
-        if (hvt_sysfs_read(fd, "diskseq", seq, sizeof(seq)) < 0)
-                return false;
-        return hvt_parse_u64(seq, UINT64_MAX, &diskseq) >= 0 && diskseq == t->disk.diskseq;
-}
-
 static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct hvt_tracked *t) {
-        if (t && still_present(t))
+        /* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add
+         * after it: taken for a removal, it would cost the disk its record, and the add would
+         * record the tuned values as its originals. (A real removal's event reaches hvtuned
+         * through udevd, after its rules, long after the kernel removed the directory.) */
+        if (t && hvt_tracked_instance(t) > 0)
                 hvt_log_info(&d->log, "%s: a remove event, but the disk is still there: kept as it was",
                              t->disk.sysname);
         else if (t)

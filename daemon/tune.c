@@ -21,7 +21,25 @@
 struct hook {
         struct hvt_daemon *d;
         struct hvt_tracked *t;
+        enum hvt_tune_reason why;
+        int instance;   /* hvt_tracked_instance(), once asked; INSTANCE_UNASKED before */
 };
+
+#define INSTANCE_UNASKED 2
+
+/* A pass no add of this disk started (a re-check of its controller, the periodic check, a
+ * reload) may come before the events of a disk removed and added again at its path are read:
+ * the disk there is another instance, and writing it would take its values for drift and its
+ * originals for the old one's. Its events follow; until then nothing is written. Asked only
+ * before a write, so that a pass that finds every value as planned costs nothing more; a disk
+ * that cannot be read is taken for the one tracked, as before the question was asked. */
+static bool another_instance(struct hook *h) {
+        if (h->why == HVT_TUNE_FOUND)
+                return false;
+        if (h->instance == INSTANCE_UNASKED)
+                h->instance = hvt_tracked_instance(h->t);
+        return h->instance == 0;
+}
 
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
         struct hvt_subject s = hvt_subject_disk(&t->disk);
@@ -76,6 +94,8 @@ static int record_originals(const struct hvt_apply *found, void *userdata) {
         bool taken[_HVT_ATTR_DISK_MAX];
         int r;
 
+        if (another_instance(h))
+                return -ESTALE;
         r = reload_record(h->d, h->t);
         if (r < 0)
                 return r;
@@ -337,8 +357,14 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
         hvt_report_busy_retry(&d->log, &t->disk, (unsigned) delay_ms, t->busy_passes, HVT_BUSY_PASSES);
 }
 
+/* The pass wrote nothing: the disk at t's path is another instance (another_instance()). */
+static void stale_pass(struct hvt_daemon *d, const struct hvt_tracked *t) {
+        hvt_log_info(&d->log, "%s: another disk is at its path now (removed and added again): nothing written, "
+                     "its events follow", t->disk.sysname);
+}
+
 static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
-        struct hook hook = { d, t };
+        struct hook hook = { d, t, why, INSTANCE_UNASKED };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_originals orig;
         struct hvt_plan plan, back;
@@ -366,10 +392,18 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
                 d->any_failed = true;
                 return;
         }
+        if (hvt_plan_count(&back) > 0 && another_instance(&hook)) {
+                stale_pass(d, t);
+                return;
+        }
         restore_failed = restore(d, t, &back, &busy);
         /* A periodic check finds most disks as planned: read by path, no directory opened. */
         hvt_apply_disk(&t->disk, &plan, d->apply_flags | (why == HVT_TUNE_VERIFY ? HVT_APPLY_CHECK : 0),
                        record_originals, &hook, &a);
+        if (hook.instance == 0) {
+                stale_pass(d, t);
+                return;
+        }
         hvt_track_applied(&t->slots, &a, v, &tally);
         hvt_writer_classify(d, t, &a, v, &tally);
         report_results(d, t, &a, v);

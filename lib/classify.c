@@ -359,8 +359,11 @@ int hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d
          * umockdev 0.15 sends its added devices' so) would record 0:0, which the disk's next
          * start reads as another instance's record, and its originals would go with it. The
          * kernel's own number is in the directory. */
-        if (major(devnum) == 0)
-                (void) read_devnum(syspath, &devnum);
+        if (major(devnum) == 0) {
+                r = read_devnum(syspath, &devnum);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
         snprintf(d->dev, sizeof(d->dev), "%u:%u", major(devnum), minor(devnum));
         d->diskseq = 0;
         d->ino = stat(syspath, &st) == 0 ? (uint64_t) st.st_ino : 0;

@@ -240,8 +240,8 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
                                const struct hvt_result *r, enum hvt_action action, unsigned flags,
                                const char *because) {
         char attr[48], cause[48] = "", text[512], cause_field[HVT_FIELD_MAX], value_field[HVT_FIELD_MAX],
-                writer_field[HVT_FIELD_MAX];
-        const char *optional[3] = {};
+                writer_field[HVT_FIELD_MAX], bound_field[HVT_FIELD_MAX];
+        const char *optional[4] = {};
         size_t n_optional = 0;
         int prio = outcome_log[r->outcome].prio;
 
@@ -270,13 +270,18 @@ void hvt_report_result_because(const struct hvt_log *log, const struct hvt_subje
         if ((flags & (HVT_REPORT_BY_KERNEL | HVT_REPORT_BY_OTHER)) && hvt_log_fields_wanted(log))
                 optional[n_optional++] = hvt_field_format(writer_field, sizeof(writer_field), "HVTUNED_WRITER=%s",
                                                           flags & HVT_REPORT_BY_KERNEL ? "kernel" : "other");
+        /* A fleet's query finds every disk whose configuration a kernel bound refuses, without
+         * parsing MESSAGE. */
+        if (*r->bound && hvt_log_fields_wanted(log))
+                optional[n_optional++] = hvt_field_format(bound_field, sizeof(bound_field), "HVTUNED_BOUND=%s",
+                                                          r->bound);
         (void) hvt_log_subject(log, subject, prio, r->error, message_id(r, action, flags),
                                HVT_FIELDS_FOR(log, HVT_FIELD("HVTUNED_ATTR=%s", attr),
                                               HVT_FIELD("HVTUNED_FROM=%s", r->from),
                                               HVT_FIELD("HVTUNED_TO=%s", r->to),
                                               HVT_FIELD("HVTUNED_RESULT=%s", hvt_outcome_to_string(r->outcome)),
                                               HVT_FIELD("HVTUNED_ACTION=%s", action_names[action]),
-                                              optional[0], optional[1], optional[2]),
+                                              optional[0], optional[1], optional[2], optional[3]),
                                "%s %s: %s", subject->name, attr, text);
         if (r->outcome == HVT_WOULD_APPLY && *r->bound)
                 warn_would_refuse(log, subject, r, attr);

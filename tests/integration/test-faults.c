@@ -235,6 +235,40 @@ START_TEST(test_fault) {
 }
 END_TEST
 
+/* A write the kernel refuses over a bound it states: its failed entry names the bound in a
+ * field of its own, as in MESSAGE (the tag depth is azure-gen2's can_queue, 2534). */
+START_TEST(test_bound_field) {
+        UMockdevTestbed *tb = testbed_load("azure-gen2");
+        char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 4000; };\n");
+        GPtrArray *found;
+        GHashTable *e = NULL;
+        struct hv_run run;
+
+        journal_start();
+        hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
+        found = journal_find(0, "HVTUNED_ATTR", "queue/nr_requests");
+        for (size_t i = 0; i < found->len; i++)
+                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), "sdb") == 0)
+                        e = found->pdata[i];
+        ck_assert_msg(e, "no journal entry for sdb queue/nr_requests");
+        ck_assert_str_eq(journal_field(e, "MESSAGE"),
+                         "sdb queue/nr_requests: 2534 -> 4000 (failed: Invalid argument: over the tag depth 2534)");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_RESULT"), "failed");
+        ck_assert_str_eq(journal_field(e, "HVTUNED_BOUND"), "over the tag depth 2534");
+        g_ptr_array_unref(found);
+        /* An entry without a bound has no such field. */
+        found = journal_find(0, "HVTUNED_ATTR", "queue/scheduler");
+        ck_assert_uint_gt(found->len, 0);
+        for (size_t i = 0; i < found->len; i++)
+                ck_assert_ptr_null(g_hash_table_lookup(found->pdata[i], "HVTUNED_BOUND"));
+        g_ptr_array_unref(found);
+        hvtuned_stop(&run);
+        journal_stop();
+        unlink(config);
+        g_object_unref(tb);
+}
+END_TEST
+
 /* The module parameter through the same layer: refused, or absent (a kernel before 5.13).
  * The disks are tuned all the same, and the controller reports stop promising that a
  * re-probe caps them. */
@@ -510,6 +544,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_loop_test(tc, test_fault, 0, G_N_ELEMENTS(cases));
         tcase_add_loop_test(tc, test_param_fault, 0, G_N_ELEMENTS(param_cases));
+        tcase_add_test(tc, test_bound_field);
         tcase_add_test(tc, test_once_exit_status);
         tcase_add_test(tc, test_stderr_reader_gone);
         tcase_add_test(tc, test_hostile_identity_escaped);

@@ -64,8 +64,8 @@ struct hvt_tracked *hvt_disks_find(const struct hvt_disks *x, const char *syspat
  * device number and diskseq tracked and is the same directory (without diskseq, a disk
  * re-added at the same LUN has the same path and dev, and only its new kernfs node tells it
  * apart); 0 for another instance or none; -errno when it cannot be read. Asked where an
- * event's word is not enough (a remove of a disk that stays), and before a write that no
- * event of the disk's asked for: a disk removed and added again, whose events are not read
+ * event's word is not enough (a remove of a disk that stays), and before a write to a disk
+ * classified in an earlier pass: a disk removed and added again, whose events are not read
  * yet, is another instance, with originals of its own. */
 int hvt_tracked_instance(const struct hvt_tracked *t);
 

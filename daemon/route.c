@@ -7,12 +7,10 @@
 #include <string.h>
 
 #include "host.h"
-#include "macro.h"
 #include "messages.h"
 #include "report.h"
 #include "route.h"
 #include "settle.h"
-#include "sysfs.h"
 #include "tune.h"
 
 /* Takes ownership of disk, and loads the originals a previous run recorded for it. */
@@ -43,7 +41,8 @@ static void route_remove(struct hvt_daemon *d, struct udev_device *dev, struct h
         /* `udevadm trigger --action=remove` sends a remove for a disk that stays, and an add
          * after it: taken for a removal, it would cost the disk its record, and the add would
          * record the tuned values as its originals. (A real removal's event reaches hvtuned
-         * through udevd, after its rules, long after the kernel removed the directory.) */
+         * through udevd, after its rules, long after the kernel removed the directory.) Where
+         * the kernel cannot say the disk is there, the event's word stands. */
         if (t && hvt_tracked_instance(t) > 0)
                 hvt_log_info(&d->log, "%s: a remove event, but the disk is still there: kept as it was",
                              t->disk.sysname);

@@ -18,27 +18,40 @@
 #include "tune.h"
 #include "writer.h"
 
+/* hvt_tracked_instance()'s answer, before it is asked. */
+#define INSTANCE_UNASKED 2
+
 struct hook {
         struct hvt_daemon *d;
         struct hvt_tracked *t;
-        enum hvt_tune_reason why;
         int instance;   /* hvt_tracked_instance(), once asked; INSTANCE_UNASKED before */
 };
 
-#define INSTANCE_UNASKED 2
-
-/* A pass no add of this disk started (a re-check of its controller, the periodic check, a
- * reload) may come before the events of a disk removed and added again at its path are read:
- * the disk there is another instance, and writing it would take its values for drift and its
- * originals for the old one's. Its events follow; until then nothing is written. Asked only
- * before a write, so that a pass that finds every value as planned costs nothing more; a disk
- * that cannot be read is taken for the one tracked, as before the question was asked. */
+/* Whether the disk at t's path is no longer the one tracked. A pass on a disk classified long
+ * ago (an event, the periodic check, a controller's re-check, a reload, the stop) may come
+ * before the events of a disk removed and added again at its path are read: the disk there
+ * is another instance, and writing it would take its values for drift, or give it the old
+ * one's originals. Its events follow; until then nothing is written. Asked before the first
+ * write only, so that a pass that finds every value as planned costs nothing more, and after
+ * the pass opened the disk's directory, so that a swap between the question and the writes
+ * leaves them on the old directory. A disk that cannot be read is taken for the one tracked:
+ * its writes fail or land as they did before the question was asked. */
 static bool another_instance(struct hook *h) {
-        if (h->why == HVT_TUNE_FOUND)
-                return false;
         if (h->instance == INSTANCE_UNASKED)
                 h->instance = hvt_tracked_instance(h->t);
         return h->instance == 0;
+}
+
+/* The before-write hook of a restore: no record to write, only the question. */
+static int check_instance(const struct hvt_apply *found, void *userdata) {
+        (void) found;
+        return another_instance(userdata) ? -ESTALE : 0;
+}
+
+/* The pass wrote nothing: the disk at t's path is not the one tracked (another_instance()). */
+static void stale_pass(struct hvt_daemon *d, const struct hvt_tracked *t) {
+        hvt_log_info(&d->log, "%s: no longer the disk at its path (removed, perhaps added again): nothing written, "
+                     "its events follow", t->disk.sysname);
 }
 
 static int save_record(struct hvt_daemon *d, struct hvt_tracked *t) {
@@ -158,16 +171,21 @@ static bool any_busy(const struct hvt_apply *a) {
         return false;
 }
 
-/* Puts back the originals of p. A restore that fails keeps its record, for a later pass or a
- * restart to do it. Returns how many failed; *busy is set when one was busy. */
-static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_plan *p, bool *busy) {
+/* Puts back the originals of p, unless the disk at t's path is no longer t's (then
+ * h->instance is 0). A restore that fails keeps its record, for a later pass or a restart to
+ * do it. Returns how many failed; *busy is set when one was busy. */
+static unsigned restore(struct hvt_daemon *d, struct hvt_tracked *t, const struct hvt_plan *p, bool *busy,
+                        struct hook *h) {
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_apply a;
         unsigned failed;
 
         if (hvt_plan_count(p) == 0)
                 return 0;
-        hvt_apply_disk(&t->disk, p, d->apply_flags | HVT_APPLY_RESTORE, NULL, NULL, &a);
+        hvt_apply_disk(&t->disk, p, d->apply_flags | HVT_APPLY_RESTORE, check_instance, h, &a);
+        /* Nothing written: the record keeps every original, and the caller says why. */
+        if (h->instance == 0)
+                return 0;
         failed = hvt_track_restored(&t->slots, &a, v);
         report_results(d, t, &a, v);
         (void) save_record(d, t);
@@ -218,6 +236,7 @@ static void forget_held_timeout(struct hvt_daemon *d, struct hvt_tracked *t) {
 }
 
 bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
+        struct hook hook = { .d = d, .t = t, .instance = INSTANCE_UNASKED };
         struct hvt_plan all;
         bool busy = false;
 
@@ -225,7 +244,9 @@ bool hvt_tune_restore(struct hvt_daemon *d, struct hvt_tracked *t) {
         t->timeout_held = hold_nvme_timeout(t, &all);
         if (t->timeout_held && d->undo)
                 forget_held_timeout(d, t);
-        (void) restore(d, t, &all, &busy);
+        (void) restore(d, t, &all, &busy, &hook);
+        if (hook.instance == 0)
+                stale_pass(d, t);
         return busy;
 }
 
@@ -357,14 +378,9 @@ static void retry_busy(struct hvt_daemon *d, struct hvt_tracked *t, bool busy) {
         hvt_report_busy_retry(&d->log, &t->disk, (unsigned) delay_ms, t->busy_passes, HVT_BUSY_PASSES);
 }
 
-/* The pass wrote nothing: the disk at t's path is another instance (another_instance()). */
-static void stale_pass(struct hvt_daemon *d, const struct hvt_tracked *t) {
-        hvt_log_info(&d->log, "%s: another disk is at its path now (removed and added again): nothing written, "
-                     "its events follow", t->disk.sysname);
-}
-
 static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reason why) {
-        struct hook hook = { d, t, why, INSTANCE_UNASKED };
+        /* A disk found just now was classified from its path a moment ago. */
+        struct hook hook = { .d = d, .t = t, .instance = why == HVT_TUNE_FOUND ? 1 : INSTANCE_UNASKED };
         struct hvt_verdict v[_HVT_ATTR_DISK_MAX];
         struct hvt_originals orig;
         struct hvt_plan plan, back;
@@ -392,11 +408,11 @@ static void tune(struct hvt_daemon *d, struct hvt_tracked *t, enum hvt_tune_reas
                 d->any_failed = true;
                 return;
         }
-        if (hvt_plan_count(&back) > 0 && another_instance(&hook)) {
+        restore_failed = restore(d, t, &back, &busy, &hook);
+        if (hook.instance == 0) {
                 stale_pass(d, t);
                 return;
         }
-        restore_failed = restore(d, t, &back, &busy);
         /* A periodic check finds most disks as planned: read by path, no directory opened. */
         hvt_apply_disk(&t->disk, &plan, d->apply_flags | (why == HVT_TUNE_VERIFY ? HVT_APPLY_CHECK : 0),
                        record_originals, &hook, &a);

@@ -137,7 +137,9 @@ void hvt_classify_cache_done(struct hvt_classify_cache *c);
 int hvt_classify_block_name(int class_block, const char *name, char *syspath, size_t size, dev_t *ret_devnum);
 
 /* Which instance the block disk at syspath is: d's dev, diskseq and ino, as a classified disk
- * has them (the rest of d untouched). -errno when its diskseq is there but cannot be read. */
+ * has them (the rest of d untouched). devnum is the event's; 0 (an event without one) takes
+ * the directory's dev, and a directory gone reads as 0:0. -errno when a dev or diskseq that is
+ * there cannot be read. */
 int hvt_disk_read_instance(const char *syspath, dev_t devnum, struct hvt_disk *d);
 
 void hvt_disk_done(struct hvt_disk *d);

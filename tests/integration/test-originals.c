@@ -288,35 +288,40 @@ START_TEST(test_readded_without_diskseq) {
 }
 END_TEST
 
-/* A pass no event of the disk's started (here the periodic check; as well a controller's
- * re-check or a reload) that comes before the events of a disk removed and added again are
- * read: the directory at the tracked path is another instance (a new kernfs node, made here
- * by hand so that no event comes at all), and is not written: a repair would take its
- * values for drift and keep the old disk's originals for it. Its events, once read, make it
- * a disk of its own, whose originals go back at stop. */
+/* sdf's directory swapped for a copy of itself at the same path, with no event: a new node,
+ * another instance to hvtuned, as a disk removed and added again whose events are not read
+ * yet. sched is the copy's scheduler. The old directory stays, beside it (its inode is not
+ * handed on). The swap is one renameat2(): the path is never missing, which a pass running
+ * meanwhile would report. */
+static void swap_sdf_by_hand(const char *sdf, const char *sched) {
+        g_autofree char *real = g_build_filename(getenv("UMOCKDEV_DIR"), sdf, NULL);
+        g_autofree char *copy = g_strconcat(real, ".new", NULL);
+        g_autofree char *sched_path = g_build_filename(copy, "queue", "scheduler", NULL);
+        const char *cp[] = { "cp", "-a", real, copy, NULL };
+        int code = 0;
+
+        ck_assert(g_spawn_sync(NULL, (char **) cp, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &code, NULL));
+        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "cp -a %s: %d", real, code);
+        ck_assert(g_file_set_contents(sched_path, sched, -1, NULL));
+        ck_assert_msg(renameat2(AT_FDCWD, copy, AT_FDCWD, real, RENAME_EXCHANGE) == 0, "renameat2 %s: %m", real);
+}
+
+/* A pass on a disk classified earlier (here the periodic check; as well a controller's
+ * re-check or a reload; a change event classifies the disk again) that comes before the events of a disk removed and added
+ * again are read: the directory at the tracked path is another instance, and is not written:
+ * a repair would take its values for drift and keep the old disk's originals for it. Its
+ * events, once read, make it a disk of its own, whose originals go back at stop. */
 START_TEST(test_readded_events_late) {
         struct hv_run run;
         UMockdevTestbed *tb;
-        char *config, *sdf, *real, *moved, *copy, *record, *path, *err;
-        const char *cp[] = { "cp", "-a", NULL, NULL, NULL };
-        int code = 0;
+        char *config, *sdf, *record, *path, *err;
 
         azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\nverify_interval = 1;\n");
         sdf = add_sdf_without_diskseq(tb, &run, "none [mq-deadline] kyber bfq \n");
         testbed_wait_value("sdf", "queue/scheduler", "none");
-        real = g_build_filename(getenv("UMOCKDEV_DIR"), sdf, NULL);
-        moved = g_strconcat(real, ".old", NULL);
-        copy = g_strconcat(real, ".new", NULL);
-        cp[2] = real;
-        cp[3] = copy;
-        ck_assert(g_spawn_sync(NULL, (char **) cp, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &code, NULL));
-        ck_assert_msg(WIFEXITED(code) && WEXITSTATUS(code) == 0, "cp -a %s: %d", real, code);
-        /* The old directory stays (its inode is not handed on), out of the way. */
-        ck_assert_int_eq(rename(real, moved), 0);
-        ck_assert_int_eq(rename(copy, real), 0);
-        testbed_drift(tb, "sdf", "queue/scheduler", "none mq-deadline kyber [bfq] \n");
+        swap_sdf_by_hand(sdf, "none mq-deadline kyber [bfq] \n");
 
-        hvtuned_wait_stderr(&run, "sdf: another disk is at its path now (removed and added again): nothing written", 1);
+        hvtuned_wait_stderr(&run, "sdf: no longer the disk at its path (removed, perhaps added again): nothing written", 1);
         ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "bfq");
         path = g_build_filename(runtime_dir(), "sdf", NULL);
         ck_assert(g_file_get_contents(path, &record, NULL, NULL));
@@ -334,9 +339,53 @@ START_TEST(test_readded_events_late) {
         assert_contains(err, "sdf queue/scheduler: none -> bfq (restored)\n");
         ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "bfq");
         g_free(path);
-        g_free(copy);
-        g_free(moved);
-        g_free(real);
+        g_object_unref(tb);
+}
+END_TEST
+
+/* The same at stop: the old disk's original is not put on the disk now at its path, whose
+ * events were never read; the record stays (the next start drops it as another instance's). */
+START_TEST(test_readded_at_stop) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *sdf, *err;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        sdf = add_sdf_without_diskseq(tb, &run, "none [mq-deadline] kyber bfq \n");
+        testbed_wait_value("sdf", "queue/scheduler", "none");
+        swap_sdf_by_hand(sdf, "none mq-deadline kyber [bfq] \n");
+
+        err = hvtuned_stop(&run);
+        assert_contains(err, "sdf: no longer the disk at its path (removed, perhaps added again): nothing written");
+        ck_assert_ptr_null(strstr(err, "sdf queue/scheduler: bfq -> mq-deadline"));
+        ck_assert_str_eq(testbed_value("sdf", "queue/scheduler"), "bfq");
+        ck_assert(record_exists("sdf"));
+        /* The disks that stayed are put back as ever. */
+        assert_contains(err, "sda queue/scheduler: none -> mq-deadline (restored)\n");
+        g_object_unref(tb);
+}
+END_TEST
+
+/* A disk whose identity cannot be read (its dev a directory: EISDIR) is taken for the one
+ * tracked: a reload and the stop write it as before the question was asked. */
+START_TEST(test_instance_unreadable_written) {
+        struct hv_run run;
+        UMockdevTestbed *tb;
+        char *config, *err, *dev;
+
+        azure_start(&run, &tb, &config, "queue = { scheduler = \"none\"; };\n");
+        dev = hv_keep(g_build_filename(getenv("UMOCKDEV_DIR"), testbed_syspath("sdb"), "dev", NULL));
+        ck_assert_int_eq(unlink(dev), 0);
+        ck_assert_int_eq(mkdir(dev, 0755), 0);
+        config_rewrite(config, "queue = { scheduler = \"none\"; read_ahead_kb = 4096; };\n");
+        ck_assert_int_eq(kill(run.pid, SIGHUP), 0);
+        hvtuned_wait_notify(&run, "RELOADING=1");
+        hvtuned_wait_notify(&run, "READY=1");
+        ck_assert_str_eq(testbed_value("sdb", "queue/read_ahead_kb"), "4096");
+        err = hvtuned_stop(&run);
+        ck_assert_ptr_null(strstr(err, "no longer the disk at its path"));
+        assert_contains(err, "sdb queue/read_ahead_kb: 4096 -> 128 (restored)\n");
+        ck_assert_str_eq(testbed_value("sdb", "queue/read_ahead_kb"), "128");
         g_object_unref(tb);
 }
 END_TEST
@@ -560,6 +609,8 @@ int main(void) {
         tcase_add_test(tc, test_readded_without_diskseq);
         tcase_add_test(tc, test_readded_without_diskseq_restart);
         tcase_add_test(tc, test_readded_events_late);
+        tcase_add_test(tc, test_readded_at_stop);
+        tcase_add_test(tc, test_instance_unreadable_written);
         suite_add_tcase(s, tc);
         return test_run(s);
 }

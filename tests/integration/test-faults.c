@@ -146,17 +146,24 @@ static char *journal_problems(size_t from) {
         return hv_keep(g_string_free(s, FALSE));
 }
 
-static void assert_result_entry(const struct fault_case *c) {
-        GPtrArray *found = journal_find(0, "HVTUNED_ATTR", c->attr);
+/* The one entry of found (entries of one attribute) about disk: there must be one only. */
+static GHashTable *entry_of(GPtrArray *found, const char *disk, const char *attr) {
         GHashTable *e = NULL;
-        char errno_text[16];
 
         for (size_t i = 0; i < found->len; i++)
-                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), c->disk) == 0) {
-                        ck_assert_msg(!e, "%s: more than one entry for %s %s", c->name, c->disk, c->attr);
+                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), disk) == 0) {
+                        ck_assert_msg(!e, "more than one entry for %s %s", disk, attr);
                         e = found->pdata[i];
                 }
-        ck_assert_msg(e, "%s: no journal entry for %s %s", c->name, c->disk, c->attr);
+        ck_assert_msg(e, "no journal entry for %s %s", disk, attr);
+        return e;
+}
+
+static void assert_result_entry(const struct fault_case *c) {
+        GPtrArray *found = journal_find(0, "HVTUNED_ATTR", c->attr);
+        GHashTable *e = entry_of(found, c->disk, c->attr);
+        char errno_text[16];
+
         snprintf(errno_text, sizeof(errno_text), "%d", c->error);
         ck_assert_str_eq(journal_field(e, "MESSAGE"), c->message);
         ck_assert_str_eq(journal_field(e, "HVTUNED_RESULT"), c->result);
@@ -241,16 +248,13 @@ START_TEST(test_bound_field) {
         UMockdevTestbed *tb = testbed_load("azure-gen2");
         char *config = config_write("queue = { scheduler = \"none\"; nr_requests = 4000; };\n");
         GPtrArray *found;
-        GHashTable *e = NULL;
+        GHashTable *e;
         struct hv_run run;
 
         journal_start();
         hvtuned_start(&run, (const char *const[]) { "-c", config, NULL });
         found = journal_find(0, "HVTUNED_ATTR", "queue/nr_requests");
-        for (size_t i = 0; i < found->len; i++)
-                if (strcmp(journal_field(found->pdata[i], "HVTUNED_DEVICE"), "sdb") == 0)
-                        e = found->pdata[i];
-        ck_assert_msg(e, "no journal entry for sdb queue/nr_requests");
+        e = entry_of(found, "sdb", "queue/nr_requests");
         ck_assert_str_eq(journal_field(e, "MESSAGE"),
                          "sdb queue/nr_requests: 2534 -> 4000 (failed: Invalid argument: over the tag depth 2534)");
         ck_assert_str_eq(journal_field(e, "HVTUNED_RESULT"), "failed");

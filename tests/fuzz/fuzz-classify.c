@@ -588,6 +588,25 @@ static void check_disk_common(const char *syspath, const struct model *m, const 
         }
 }
 
+/* Whether the disk's diskseq is there but is no plain number: hvt_disk_read_instance()
+ * refuses such a disk (-EBADMSG, -EFBIG) rather than take it for 0, which would make its
+ * record another instance's; or, for text sscanf() reads a number from, takes it. Either
+ * answer is right. */
+static bool diskseq_odd(const char *syspath) {
+        char buf[SMALL_MAX + 64];
+        uint64_t seq;
+
+        switch (attr(syspath, strlen(syspath), "diskseq", SMALL_MAX, buf, sizeof(buf))) {
+        case ATTR_ABSENT:
+                return false;
+        case ATTR_TEXT:
+                return !canonical_decimal(buf, UINT64_MAX, &seq);
+        case ATTR_ODD:
+        default:
+                return true;
+        }
+}
+
 /* An NVMe namespace: Azure's when its parent's model is one of Azure's, the hidden per-path
  * devices excepted; then with its nsid, the role Azure's rule gives it, and the hv_pci device
  * above a direct namespace's controller. */
@@ -623,7 +642,7 @@ static void check_nvme(const char *syspath, const struct model *m, int r, struct
                         hvt_disk_done(d);
                 return;  /* unsure, or refused with an error: either may be right */
         }
-        fuzz_check(r == 1, "an Azure namespace refused with %d", r);
+        fuzz_check(r == 1 || (r < 0 && diskseq_odd(syspath)), "an Azure namespace refused with %d", r);
         if (r != 1)
                 return;
         fuzz_check(d->kind == (enum hvt_kind) kind && d->nsid == nsid && d->multipath_head == m->head, "kind, nsid or layout");
@@ -687,7 +706,7 @@ static void check_disk(const char *syspath) {
                 return;
         }
         if (ctrl > 0 && addr)
-                fuzz_check(r == 1, "a Hyper-V disk refused with %d", r);
+                fuzz_check(r == 1 || (r < 0 && diskseq_odd(syspath)), "a Hyper-V disk refused with %d", r);
         if (r < 0)
                 return;
 

@@ -307,10 +307,11 @@ static void swap_sdf_by_hand(const char *sdf, const char *sched) {
 }
 
 /* A pass on a disk classified earlier (here the periodic check; as well a controller's
- * re-check or a reload; a change event classifies the disk again) that comes before the events of a disk removed and added
- * again are read: the directory at the tracked path is another instance, and is not written:
- * a repair would take its values for drift and keep the old disk's originals for it. Its
- * events, once read, make it a disk of its own, whose originals go back at stop. */
+ * re-check or a reload; a change event classifies the disk again) that comes before the
+ * events of a disk removed and added again are read: the directory at the tracked path is
+ * another instance, and is not written: a repair would take its values for drift and keep
+ * the old disk's originals for it. Its events, once read, make it a disk of its own, whose
+ * originals go back at stop. */
 START_TEST(test_readded_events_late) {
         struct hv_run run;
         UMockdevTestbed *tb;
